@@ -1,0 +1,18 @@
+//! coco: differentially private hierarchical count-of-counts tables.
+//!
+//! Data flows one way: files → [`data::Dataset`] → per-node true histograms →
+//! measurements ([`estimate`], the only place confidential data meets noise) →
+//! post-processing ([`consistency`]) → [`release`] → checks → files.
+//!
+//! The library never imports a terminal UI crate; [`tui`] is a sibling of the batch
+//! commands over the same core.
+
+pub mod consistency;
+pub mod data;
+pub mod emd;
+pub mod estimate;
+pub mod generate;
+pub mod histogram;
+pub mod noise;
+pub mod privacy;
+pub mod release;

@@ -1,0 +1,165 @@
+//! Randomness and exact integer noise.
+//!
+//! * [`NoiseSource`]: the cryptographically secure generator behind every measurement,
+//!   keyed from the operating system (`getrandom`) or, for tests and previews only, from
+//!   a seed. How it was keyed ([`Randomness`]) is recorded with every result.
+//! * [`NoiseStream`]: one independent ChaCha20 stream per measurement, so that every
+//!   node draws its own noise whatever order the nodes are processed in (and in
+//!   parallel), and a seeded run is reproducible.
+//! * [`DiscreteLaplace`]: the two-sided geometric distribution of Kuo et al.
+//!   Definition 3, sampled exactly with integer arithmetic.
+
+pub mod cks;
+pub mod discrete_laplace;
+
+pub use discrete_laplace::{DiscreteLaplace, NoiseError};
+
+use rand::rngs::{ChaCha20Rng, SysRng};
+use rand::{Rng, SeedableRng, TryRng};
+use serde::Serialize;
+
+/// How the noise of a result was drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum Randomness {
+    /// A fresh 256-bit key from the operating system: the only kind fit to publish.
+    Os,
+    /// Derived from a seed: reproducible, for tests and previews, never for publication.
+    Seeded { seed: u64 },
+}
+
+impl Randomness {
+    pub fn is_reproducible(self) -> bool {
+        matches!(self, Randomness::Seeded { .. })
+    }
+
+    pub fn describe(self) -> String {
+        match self {
+            Randomness::Os => "ChaCha20 keyed from the operating system".to_string(),
+            Randomness::Seeded { seed } => format!("ChaCha20 keyed from seed {seed} (reproducible, not for publication)"),
+        }
+    }
+}
+
+/// The key of a run's noise. Streams derived from it are independent.
+#[derive(Clone)]
+pub struct NoiseSource {
+    key: [u8; 32],
+    randomness: Randomness,
+}
+
+impl std::fmt::Debug for NoiseSource {
+    // Never print the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NoiseSource").field("randomness", &self.randomness).finish_non_exhaustive()
+    }
+}
+
+/// The operating system could not provide randomness.
+#[derive(Debug, thiserror::Error)]
+#[error("the operating system's random number generator failed: {0}")]
+pub struct OsRandomnessError(String);
+
+impl NoiseSource {
+    /// A fresh key from the operating system.
+    pub fn from_os() -> Result<Self, OsRandomnessError> {
+        let mut key = [0u8; 32];
+        SysRng.try_fill_bytes(&mut key).map_err(|e| OsRandomnessError(e.to_string()))?;
+        Ok(Self { key, randomness: Randomness::Os })
+    }
+
+    /// A key derived from `seed`: reproducible, for tests and previews only.
+    pub fn seeded(seed: u64) -> Self {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let mut key = [0u8; 32];
+        rng.fill_bytes(&mut key);
+        Self { key, randomness: Randomness::Seeded { seed } }
+    }
+
+    /// An independent source for a sub-run (a preview trial): same kind of key, new
+    /// value. For a seeded source the result is reproducible.
+    pub fn derive(&self, index: u64) -> NoiseSource {
+        let mut rng = ChaCha20Rng::from_seed(self.key);
+        rng.set_stream(u64::MAX - index);
+        let mut key = [0u8; 32];
+        rng.fill_bytes(&mut key);
+        Self { key, randomness: self.randomness }
+    }
+
+    pub fn randomness(&self) -> Randomness {
+        self.randomness
+    }
+
+    /// The stream for one measurement. Distinct ids give independent streams.
+    pub fn stream(&self, id: StreamId) -> NoiseStream {
+        let mut rng = ChaCha20Rng::from_seed(self.key);
+        rng.set_stream(id.0);
+        NoiseStream { rng }
+    }
+}
+
+/// Names one measurement's stream: what is measured and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StreamId(pub u64);
+
+impl StreamId {
+    /// The stream of the measurement of node `node` for purpose `purpose`
+    /// (0 = the release's own measurements, others for baselines and sub-steps).
+    pub fn node(purpose: u8, node: u32) -> StreamId {
+        StreamId((u64::from(purpose) << 40) | u64::from(node))
+    }
+}
+
+/// A ChaCha20 stream: the only generator measurements accept.
+pub struct NoiseStream {
+    rng: ChaCha20Rng,
+}
+
+impl TryRng for NoiseStream {
+    type Error = std::convert::Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        Ok(self.rng.next_u32())
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        Ok(self.rng.next_u64())
+    }
+
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        self.rng.fill_bytes(dst);
+        Ok(())
+    }
+}
+
+impl rand::TryCryptoRng for NoiseStream {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_are_reproducible_and_distinct() {
+        let a = NoiseSource::seeded(7);
+        let b = NoiseSource::seeded(7);
+        let x: Vec<u64> = (0..4).map(|_| a.stream(StreamId::node(0, 3)).next_u64()).collect();
+        assert!(x.windows(2).all(|w| w[0] == w[1]));
+        assert_eq!(a.stream(StreamId::node(0, 3)).next_u64(), b.stream(StreamId::node(0, 3)).next_u64());
+        assert_ne!(a.stream(StreamId::node(0, 3)).next_u64(), a.stream(StreamId::node(0, 4)).next_u64());
+        assert_ne!(a.stream(StreamId::node(0, 3)).next_u64(), a.stream(StreamId::node(1, 3)).next_u64());
+        assert_ne!(a.derive(0).stream(StreamId(0)).next_u64(), a.derive(1).stream(StreamId(0)).next_u64());
+        assert_eq!(a.derive(5).randomness(), Randomness::Seeded { seed: 7 });
+    }
+
+    #[test]
+    fn os_keys_differ() {
+        let a = NoiseSource::from_os().unwrap();
+        let b = NoiseSource::from_os().unwrap();
+        assert_eq!(a.randomness(), Randomness::Os);
+        assert_ne!(a.stream(StreamId(0)).next_u64(), b.stream(StreamId(0)).next_u64());
+        assert!(!format!("{a:?}").contains("key:"));
+    }
+}

@@ -1,0 +1,355 @@
+//! Privacy-loss budgets held as exact rationals.
+//!
+//! An ε is written as a decimal (`0.25`, `1e-3`) or a fraction (`"1/3"`) and kept as a
+//! reduced fraction of arbitrary-precision integers, so sums of level budgets and the
+//! noise scale `Δ/ε` are exact. Nothing about privacy goes through floating point;
+//! [`Epsilon::to_f64`] exists for display and for post-processing only.
+//!
+//! Accepted: decimals with at most 17 significant digits (what programs print for
+//! 1/3: `0.3333333333333333`) and fractions whose numerator and denominator are at
+//! most 10^18, in both cases with the reduced numerator and denominator at most 10^18.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::str::FromStr;
+
+use num_bigint::BigUint;
+use num_integer::Integer;
+use num_traits::{One, ToPrimitive, Zero};
+use thiserror::Error;
+
+/// The largest numerator or denominator accepted from text.
+pub const MAX_TERM: u64 = 1_000_000_000_000_000_000;
+/// The most significant digits accepted in a decimal.
+pub const MAX_SIGNIFICANT_DIGITS: usize = 17;
+
+/// Why a text is not an acceptable ε. Messages say what was found and what is expected.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum EpsilonError {
+    #[error("ε {text:?} is not a number: expected a decimal like 0.25 or a fraction like \"1/3\"")]
+    NotANumber { text: String },
+    #[error("ε {text:?} is not positive: ε must be greater than 0")]
+    NotPositive { text: String },
+    #[error("ε {text:?} has a zero denominator")]
+    ZeroDenominator { text: String },
+    #[error("ε {text:?} has more than {MAX_SIGNIFICANT_DIGITS} significant digits")]
+    TooManyDigits { text: String },
+    #[error("ε {text:?} is out of range: numerator and denominator must be at most 10^18 (ε between 1e-18 and 1e18)")]
+    OutOfRange { text: String },
+}
+
+/// A privacy-loss budget ε > 0, exact.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Epsilon {
+    num: BigUint,
+    den: BigUint,
+}
+
+impl Epsilon {
+    /// `num/den`, reduced. `None` if either is zero.
+    pub fn from_ratio(num: u64, den: u64) -> Option<Epsilon> {
+        Self::from_big(BigUint::from(num), BigUint::from(den))
+    }
+
+    fn from_big(num: BigUint, den: BigUint) -> Option<Epsilon> {
+        if num.is_zero() || den.is_zero() {
+            return None;
+        }
+        let g = num.gcd(&den);
+        Some(Epsilon { num: num / &g, den: den / g })
+    }
+
+    /// Numerator of the reduced fraction.
+    pub fn numer(&self) -> &BigUint {
+        &self.num
+    }
+
+    /// Denominator of the reduced fraction.
+    pub fn denom(&self) -> &BigUint {
+        &self.den
+    }
+
+    /// Exact sum (sequential composition adds budgets).
+    pub fn add(&self, other: &Epsilon) -> Epsilon {
+        Self::from_big(&self.num * &other.den + &other.num * &self.den, &self.den * &other.den)
+            .expect("a sum of positive budgets is positive")
+    }
+
+    /// Exact difference `self − other`, `None` unless it is positive.
+    pub fn checked_sub(&self, other: &Epsilon) -> Option<Epsilon> {
+        let a = &self.num * &other.den;
+        let b = &other.num * &self.den;
+        if a <= b {
+            return None;
+        }
+        Self::from_big(a - b, &self.den * &other.den)
+    }
+
+    /// Exact product with a positive fraction `n/d`.
+    pub fn mul_ratio(&self, n: u64, d: u64) -> Option<Epsilon> {
+        Self::from_big(&self.num * n, &self.den * d)
+    }
+
+    /// Whether both terms are at most 10^18 (what text may express and noise accepts).
+    pub fn within_text_bounds(&self) -> bool {
+        self.num <= BigUint::from(MAX_TERM) && self.den <= BigUint::from(MAX_TERM)
+    }
+
+    /// An approximation for display and post-processing (variance estimates). Never
+    /// used between confidential data and a noisy measurement.
+    pub fn to_f64(&self) -> f64 {
+        // Scale so both fit comfortably in f64's exponent range.
+        let shift = self.num.bits().max(self.den.bits()).saturating_sub(1000);
+        let n = (&self.num >> shift).to_f64().unwrap_or(f64::INFINITY);
+        let d = (&self.den >> shift).to_f64().unwrap_or(f64::INFINITY);
+        n / d
+    }
+
+    /// The sum of several budgets; `None` for an empty list.
+    pub fn sum<'a>(parts: impl IntoIterator<Item = &'a Epsilon>) -> Option<Epsilon> {
+        parts.into_iter().fold(None, |acc: Option<Epsilon>, e| Some(match acc {
+            None => e.clone(),
+            Some(a) => a.add(e),
+        }))
+    }
+
+    /// Parses a decimal or a fraction; see the module documentation for the bounds.
+    pub fn parse(text: &str) -> Result<Epsilon, EpsilonError> {
+        let t = text.trim();
+        let err_nan = || EpsilonError::NotANumber { text: text.to_string() };
+        let (num, den) = if let Some((a, b)) = t.split_once('/') {
+            let (a, b) = (a.trim(), b.trim());
+            let a = parse_term(a, text)?;
+            let b = parse_term(b, text)?;
+            if b.is_zero() {
+                return Err(EpsilonError::ZeroDenominator { text: text.to_string() });
+            }
+            (a, b)
+        } else {
+            parse_decimal(t, text)?
+        };
+        if num.is_zero() {
+            return Err(EpsilonError::NotPositive { text: text.to_string() });
+        }
+        let eps = Self::from_big(num, den).ok_or_else(err_nan)?;
+        if !eps.within_text_bounds() {
+            return Err(EpsilonError::OutOfRange { text: text.to_string() });
+        }
+        Ok(eps)
+    }
+
+    /// The shortest exact text: a decimal when the fraction terminates, else `a/b`.
+    fn exact_decimal(&self) -> Option<String> {
+        // den = 2^a 5^b terminates after max(a, b) digits.
+        let two = BigUint::from(2u32);
+        let five = BigUint::from(5u32);
+        let mut d = self.den.clone();
+        let (mut a, mut b) = (0u32, 0u32);
+        while (&d % &two).is_zero() {
+            d /= &two;
+            a += 1;
+        }
+        while (&d % &five).is_zero() {
+            d /= &five;
+            b += 1;
+        }
+        if !d.is_one() {
+            return None;
+        }
+        let digits = a.max(b);
+        let scaled = &self.num * BigUint::from(10u32).pow(digits) / &self.den;
+        let s = scaled.to_str_radix(10);
+        if digits == 0 {
+            return Some(s);
+        }
+        let digits = digits as usize;
+        let padded = if s.len() <= digits { format!("{}{}", "0".repeat(digits + 1 - s.len()), s) } else { s };
+        let (int, frac) = padded.split_at(padded.len() - digits);
+        Some(format!("{int}.{frac}"))
+    }
+}
+
+fn parse_term(s: &str, text: &str) -> Result<BigUint, EpsilonError> {
+    if s.starts_with('-') {
+        return Err(EpsilonError::NotPositive { text: text.to_string() });
+    }
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(EpsilonError::NotANumber { text: text.to_string() });
+    }
+    let v = BigUint::parse_bytes(s.as_bytes(), 10).ok_or_else(|| EpsilonError::NotANumber { text: text.to_string() })?;
+    if v > BigUint::from(MAX_TERM) {
+        return Err(EpsilonError::OutOfRange { text: text.to_string() });
+    }
+    Ok(v)
+}
+
+/// `[digits][.digits][e[+-]digits]` → exact fraction.
+fn parse_decimal(s: &str, text: &str) -> Result<(BigUint, BigUint), EpsilonError> {
+    let nan = || EpsilonError::NotANumber { text: text.to_string() };
+    let s = s.strip_prefix('+').unwrap_or(s);
+    if s.starts_with('-') {
+        // A negative number is still a number: say what is wrong with it.
+        return match parse_decimal(&s[1..], text) {
+            Ok(_) => Err(EpsilonError::NotPositive { text: text.to_string() }),
+            Err(e) => Err(e),
+        };
+    }
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => {
+            let e = &s[i + 1..];
+            let e_digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+            if e_digits.is_empty() || e_digits.len() > 6 || !e_digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(nan());
+            }
+            let v: i64 = e.parse().map_err(|_| nan())?;
+            (&s[..i], v)
+        }
+        None => (s, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if (int.is_empty() && frac.is_empty())
+        || !int.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err(nan());
+    }
+    let digits = format!("{int}{frac}");
+    let significant = digits.trim_start_matches('0').trim_end_matches('0');
+    if significant.len() > MAX_SIGNIFICANT_DIGITS {
+        return Err(EpsilonError::TooManyDigits { text: text.to_string() });
+    }
+    let scale = exponent - frac.len() as i64;
+    if scale.abs() > 400 {
+        // Far outside 1e-18..1e18 whatever the digits: say so without building 10^huge.
+        let value_is_zero = significant.is_empty();
+        return Err(if value_is_zero {
+            EpsilonError::NotPositive { text: text.to_string() }
+        } else {
+            EpsilonError::OutOfRange { text: text.to_string() }
+        });
+    }
+    let m = BigUint::parse_bytes(digits.as_bytes(), 10).unwrap_or_default();
+    let ten = BigUint::from(10u32);
+    Ok(if scale >= 0 { (m * ten.pow(scale as u32), BigUint::one()) } else { (m, ten.pow((-scale) as u32)) })
+}
+
+impl FromStr for Epsilon {
+    type Err = EpsilonError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Epsilon::parse(s)
+    }
+}
+
+impl fmt::Display for Epsilon {
+    /// Exact: a decimal when the fraction terminates, else `a/b`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.exact_decimal() {
+            Some(d) if d.len() <= 24 => f.write_str(&d),
+            _ => write!(f, "{}/{}", self.num, self.den),
+        }
+    }
+}
+
+impl fmt::Debug for Epsilon {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Epsilon({}/{})", self.num, self.den)
+    }
+}
+
+impl Ord for Epsilon {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (&self.num * &other.den).cmp(&(&other.num * &self.den))
+    }
+}
+
+impl PartialOrd for Epsilon {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl serde::Serialize for Epsilon {
+    /// As its exact text (`"0.25"`, `"1/3"`), so that manifests round-trip.
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(s: &str) -> Epsilon {
+        Epsilon::parse(s).unwrap()
+    }
+
+    #[test]
+    fn decimals_and_fractions_are_exact() {
+        assert_eq!(e("0.25"), Epsilon::from_ratio(1, 4).unwrap());
+        assert_eq!(e("1/3"), Epsilon::from_ratio(1, 3).unwrap());
+        assert_eq!(e(" 2/6 "), e("1/3"));
+        assert_eq!(e("1e-3"), Epsilon::from_ratio(1, 1000).unwrap());
+        assert_eq!(e("2.5E2"), Epsilon::from_ratio(250, 1).unwrap());
+        assert_eq!(e(".5"), e("0.5"));
+        assert_eq!(e("5."), e("5"));
+        assert_eq!(e("+0.5"), e("0.5"));
+        assert_eq!(e("0.100000000000000000000000"), e("0.1"));
+        let third = e("0.3333333333333333");
+        assert_eq!(third, Epsilon::from_ratio(3333333333333333, 10_000_000_000_000_000).unwrap());
+        assert_ne!(third, e("1/3"));
+        // 17 significant digits.
+        assert_eq!(e("0.12345678901234567").to_string(), "0.12345678901234567");
+        assert_eq!(e("1000000000000000000/999999999999999999").to_string(), "1000000000000000000/999999999999999999");
+    }
+
+    #[test]
+    fn sums_are_exact() {
+        let total = Epsilon::sum([&e("0.1"), &e("0.2"), &e("0.7")]).unwrap();
+        assert_eq!(total, e("1"));
+        assert_eq!(e("1/3").add(&e("1/6")), e("0.5"));
+        let big = Epsilon::sum([&e("1/999999999999999989"), &e("1/999999999999999967"), &e("1/999999999999999877")]);
+        let big = big.unwrap();
+        assert!(!big.within_text_bounds());
+        assert!(big > Epsilon::from_ratio(29, 10_000_000_000_000_000_000).unwrap());
+        assert!(big < Epsilon::from_ratio(31, 10_000_000_000_000_000_000).unwrap());
+        assert_eq!(e("1").checked_sub(&e("0.25")), Some(e("0.75")));
+        assert_eq!(e("0.25").checked_sub(&e("0.25")), None);
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for s in ["0.25", "1/3", "1", "0.000001", "12.5", "2/7", "1000000000000000000", "0.000000000000000001"] {
+            assert_eq!(e(s).to_string(), s);
+            assert_eq!(e(&e(s).to_string()), e(s));
+        }
+        assert_eq!(e("1/8").to_string(), "0.125");
+    }
+
+    #[test]
+    fn rejects_bad_text() {
+        use EpsilonError::*;
+        let err = |s: &str| Epsilon::parse(s).unwrap_err();
+        assert!(matches!(err("0"), NotPositive { .. }));
+        assert!(matches!(err("0.0"), NotPositive { .. }));
+        assert!(matches!(err("-0.5"), NotPositive { .. }));
+        assert!(matches!(err("-1/2"), NotPositive { .. }));
+        assert!(matches!(err("0/5"), NotPositive { .. }));
+        assert!(matches!(err("1/0"), ZeroDenominator { .. }));
+        for s in ["inf", "NaN", "nan", "-inf", "", "abc", "1/x", "1.2.3", "1e", "e5", "0x10", "1/2/3", "1 2"] {
+            assert!(matches!(err(s), NotANumber { .. }), "{s}");
+        }
+        assert!(matches!(err("1e-300"), OutOfRange { .. }));
+        assert!(matches!(err("1e300"), OutOfRange { .. }));
+        assert!(matches!(err("1e-19"), OutOfRange { .. }));
+        assert!(matches!(err("1/1000000000000000001"), OutOfRange { .. }));
+        assert!(matches!(err("0.123456789012345678"), TooManyDigits { .. }));
+        assert!(matches!(err("0e999999999"), NotANumber { .. }));
+    }
+
+    #[test]
+    fn ordering() {
+        assert!(e("1/3") > e("0.3333333333333333"));
+        assert!(e("0.1") < e("1/9"));
+        assert!((e("1/3").to_f64() - 1.0 / 3.0).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,103 @@
+//! Privacy budgets and how they compose over the hierarchy.
+//!
+//! Neighbouring datasets differ by one entity in one group (Kuo et al. Definition 1).
+//! That group lies in exactly one leaf, so the change touches exactly one node per
+//! level: the leaf and its ancestors. A measurement of a node with budget ε therefore
+//! costs ε for the entities below that node and nothing for any other entity.
+//!
+//! The guarantee of a set of measurements is the largest total charged along one
+//! root-to-leaf path: [`guarantee`]. This single function is sequential composition
+//! across levels (the charges on one path add) and parallel composition within a level
+//! (the nodes of a level are disjoint, so only one of them is on any path). Release code
+//! states its ε only through it.
+//!
+//! # Citations
+//! McSherry, "Privacy Integrated Queries", SIGMOD 2009 (parallel composition); Kuo et
+//! al., PVLDB 2018, Theorem 5.6.
+
+pub mod epsilon;
+
+pub use epsilon::{Epsilon, EpsilonError};
+
+use crate::data::{Hierarchy, NodeId};
+
+/// One measurement's cost: budget `epsilon` spent on the groups below `node`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Charge {
+    pub node: NodeId,
+    pub epsilon: Epsilon,
+}
+
+/// The ε-differential-privacy guarantee of all `charges` together: the maximum, over
+/// leaves, of the sum of the charges on the leaf and its ancestors. `None` when nothing
+/// was measured (no privacy is spent).
+pub fn guarantee(hierarchy: &Hierarchy, charges: &[Charge]) -> Option<Epsilon> {
+    if charges.is_empty() {
+        return None;
+    }
+    let mut per_node: Vec<Option<Epsilon>> = vec![None; hierarchy.len()];
+    for c in charges {
+        let slot = &mut per_node[c.node.index()];
+        *slot = Some(match slot.take() {
+            None => c.epsilon.clone(),
+            Some(e) => e.add(&c.epsilon),
+        });
+    }
+    // Path sums top-down: nodes are stored level by level, parents first.
+    let mut path: Vec<Option<Epsilon>> = vec![None; hierarchy.len()];
+    for (i, node) in hierarchy.nodes().iter().enumerate() {
+        let above = node.parent.and_then(|p| path[p.index()].clone());
+        path[i] = match (above, per_node[i].take()) {
+            (None, own) => own,
+            (above, None) => above,
+            (Some(a), Some(o)) => Some(a.add(&o)),
+        };
+    }
+    hierarchy.level_nodes(hierarchy.leaf_level()).filter_map(|leaf| path[leaf.index()].clone()).max()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::tests::tiny;
+    use crate::data::LevelId;
+
+    fn e(s: &str) -> Epsilon {
+        Epsilon::parse(s).unwrap()
+    }
+
+    #[test]
+    fn levels_add_and_siblings_do_not() {
+        let d = tiny();
+        let h = &d.hierarchy;
+        let budgets = [e("0.2"), e("1/3"), e("0.5")];
+        let charges: Vec<Charge> = h
+            .levels()
+            .flat_map(|l| h.level_nodes(l).map(move |n| (l, n)))
+            .map(|(l, n)| Charge { node: n, epsilon: budgets[l.0].clone() })
+            .collect();
+        assert_eq!(guarantee(h, &charges), Some(e("0.2").add(&e("1/3")).add(&e("0.5"))));
+    }
+
+    #[test]
+    fn uneven_paths_take_the_maximum() {
+        let d = tiny();
+        let h = &d.hierarchy;
+        let a = h.find("US/A").unwrap();
+        let b1 = h.find("US/B/b1").unwrap();
+        // 0.3 on state A (covers a1, a2), 0.5 on leaf b1 alone: the worst path is via b1.
+        let charges = vec![Charge { node: a, epsilon: e("0.3") }, Charge { node: b1, epsilon: e("0.5") }];
+        assert_eq!(guarantee(h, &charges), Some(e("0.5")));
+        // Two measurements of the same node add.
+        let charges = vec![Charge { node: a, epsilon: e("0.3") }, Charge { node: a, epsilon: e("0.3") }];
+        assert_eq!(guarantee(h, &charges), Some(e("0.6")));
+        // A root measurement (e.g. estimating K) is charged to every path.
+        let mut charges: Vec<Charge> = h
+            .level_nodes(LevelId(2))
+            .map(|n| Charge { node: n, epsilon: e("1") })
+            .collect();
+        charges.push(Charge { node: h.root(), epsilon: e("0.001") });
+        assert_eq!(guarantee(h, &charges), Some(e("1.001")));
+        assert_eq!(guarantee(h, &[]), None);
+    }
+}
