@@ -67,7 +67,11 @@ impl LevelEmd {
             n += 1;
         }
         let mean = if n == 0 { 0.0 } else { sum as f64 / n as f64 };
-        Self { mean, max, nodes: n }
+        Self {
+            mean,
+            max,
+            nodes: n,
+        }
     }
 }
 
@@ -84,7 +88,11 @@ mod tests {
     fn emd_dense(a: &CountOfCounts, b: &CountOfCounts) -> u64 {
         let k = a.max_size().unwrap_or(0).max(b.max_size().unwrap_or(0));
         let (ca, cb) = (a.cumulative(k), b.cumulative(k));
-        ca.values().iter().zip(cb.values()).map(|(x, y)| x.abs_diff(*y)).sum()
+        ca.values()
+            .iter()
+            .zip(cb.values())
+            .map(|(x, y)| x.abs_diff(*y))
+            .sum()
     }
 
     #[test]

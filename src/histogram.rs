@@ -31,7 +31,11 @@ pub type Count = u64;
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum HistogramError {
     #[error("cumulative histogram decreases at size {size}: {before} then {after}")]
-    NotMonotone { size: Size, before: Count, after: Count },
+    NotMonotone {
+        size: Size,
+        before: Count,
+        after: Count,
+    },
     #[error("cumulative histogram is empty: it needs at least the cell for size 0")]
     EmptyCumulative,
     #[error("size {size} appears twice")]
@@ -55,7 +59,9 @@ impl CountOfCounts {
 
     /// Builds `H` from `(size, count)` pairs in any order; zero counts are dropped and a
     /// size given twice is an error (it would hide a data problem).
-    pub fn from_pairs(pairs: impl IntoIterator<Item = (Size, Count)>) -> Result<Self, HistogramError> {
+    pub fn from_pairs(
+        pairs: impl IntoIterator<Item = (Size, Count)>,
+    ) -> Result<Self, HistogramError> {
         let mut pairs: Vec<(Size, Count)> = pairs.into_iter().filter(|&(_, c)| c > 0).collect();
         pairs.sort_unstable_by_key(|&(s, _)| s);
         if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
@@ -66,13 +72,17 @@ impl CountOfCounts {
 
     /// Builds `H` from `(size, count)` pairs in any order, adding the counts of a size
     /// given more than once.
-    pub fn from_pairs_summing(pairs: impl IntoIterator<Item = (Size, Count)>) -> Result<Self, HistogramError> {
+    pub fn from_pairs_summing(
+        pairs: impl IntoIterator<Item = (Size, Count)>,
+    ) -> Result<Self, HistogramError> {
         let mut pairs: Vec<(Size, Count)> = pairs.into_iter().filter(|&(_, c)| c > 0).collect();
         pairs.sort_unstable_by_key(|&(s, _)| s);
         let mut out: Vec<(Size, Count)> = Vec::with_capacity(pairs.len());
         for (s, c) in pairs {
             match out.last_mut() {
-                Some(last) if last.0 == s => last.1 = last.1.checked_add(c).ok_or(HistogramError::Overflow)?,
+                Some(last) if last.0 == s => {
+                    last.1 = last.1.checked_add(c).ok_or(HistogramError::Overflow)?
+                }
                 _ => out.push((s, c)),
             }
         }
@@ -121,7 +131,10 @@ impl CountOfCounts {
 
     /// The number of entities: the sum of all group sizes.
     pub fn entities(&self) -> u128 {
-        self.pairs.iter().map(|&(s, c)| u128::from(s) * u128::from(c)).sum()
+        self.pairs
+            .iter()
+            .map(|&(s, c)| u128::from(s) * u128::from(c))
+            .sum()
     }
 
     /// The largest group size, or `None` for a region without groups.
@@ -216,7 +229,9 @@ impl CountOfCounts {
 
     /// `Hg`, run-length encoded.
     pub fn unattributed(&self) -> Unattributed {
-        Unattributed { runs: self.pairs.clone() }
+        Unattributed {
+            runs: self.pairs.clone(),
+        }
     }
 
     /// Iterates over the cumulative histogram at the sizes where it changes:
@@ -262,7 +277,10 @@ impl Cumulative {
 
     /// `G` = `Hc[K]`.
     pub fn groups(&self) -> Count {
-        *self.values.last().expect("a cumulative histogram has at least one cell")
+        *self
+            .values
+            .last()
+            .expect("a cumulative histogram has at least one cell")
     }
 
     /// Back to `H` by differencing.
@@ -311,12 +329,16 @@ impl Unattributed {
 
     /// The `G` sizes in ascending order, expanded lazily.
     pub fn iter(&self) -> impl Iterator<Item = Size> + '_ {
-        self.runs.iter().flat_map(|&(s, c)| std::iter::repeat_n(s, c as usize))
+        self.runs
+            .iter()
+            .flat_map(|&(s, c)| std::iter::repeat_n(s, c as usize))
     }
 
     /// Back to `H` by counting.
     pub fn to_count_of_counts(&self) -> CountOfCounts {
-        CountOfCounts { pairs: self.runs.clone() }
+        CountOfCounts {
+            pairs: self.runs.clone(),
+        }
     }
 }
 
@@ -346,7 +368,10 @@ mod tests {
         // Kuo et al. §3: H = [0,2,1,2] gives Hc = [0,2,3,5] and Hg = [1,1,2,3,3].
         let hist = CountOfCounts::from_dense(&[0, 2, 1, 2]);
         assert_eq!(hist.cumulative(3).values(), &[0, 2, 3, 5]);
-        assert_eq!(hist.unattributed().iter().collect::<Vec<_>>(), vec![1, 1, 2, 3, 3]);
+        assert_eq!(
+            hist.unattributed().iter().collect::<Vec<_>>(),
+            vec![1, 1, 2, 3, 3]
+        );
         assert_eq!(hist.groups(), 5);
         assert_eq!(hist.entities(), 1 + 1 + 2 + 3 + 3);
     }
@@ -366,7 +391,10 @@ mod tests {
             CountOfCounts::from_pairs([(2, 1), (2, 3)]),
             Err(HistogramError::DuplicateSize { size: 2 })
         );
-        assert_eq!(CountOfCounts::from_pairs_summing([(2, 1), (2, 3)]).unwrap(), h(&[(2, 4)]));
+        assert_eq!(
+            CountOfCounts::from_pairs_summing([(2, 1), (2, 3)]).unwrap(),
+            h(&[(2, 4)])
+        );
     }
 
     #[test]
@@ -375,7 +403,10 @@ mod tests {
             Cumulative::from_values(vec![1, 3, 2]),
             Err(HistogramError::NotMonotone { size: 2, .. })
         ));
-        assert_eq!(Cumulative::from_values(vec![]), Err(HistogramError::EmptyCumulative));
+        assert_eq!(
+            Cumulative::from_values(vec![]),
+            Err(HistogramError::EmptyCumulative)
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod emd;
 pub mod estimate;
 pub mod generate;
 pub mod histogram;
+pub mod inspect;
 pub mod noise;
 pub mod privacy;
 pub mod release;

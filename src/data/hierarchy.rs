@@ -76,9 +76,13 @@ pub enum HierarchyError {
     EmptyCode { column: usize, level: String },
     #[error("code {code:?} in column {column} contains '/', which separates codes in display ids")]
     SlashInCode { code: String, column: usize },
-    #[error("root code {found:?} differs from {expected:?} on the first row: there must be exactly one root")]
+    #[error(
+        "root code {found:?} differs from {expected:?} on the first row: there must be exactly one root"
+    )]
     SecondRoot { expected: String, found: String },
-    #[error("leaf code {code:?} appears twice (first at row {first_row}); leaf codes must be unique")]
+    #[error(
+        "leaf code {code:?} appears twice (first at row {first_row}); leaf codes must be unique"
+    )]
     DuplicateLeaf { code: String, first_row: usize },
 }
 
@@ -119,28 +123,52 @@ impl Hierarchy {
         let mut leaf_rows: HashMap<&str, usize> = HashMap::with_capacity(paths.len());
         for (row, path) in paths.iter().enumerate() {
             if path.len() != depth {
-                return Err((Some(row), HierarchyError::WrongDepth { expected: depth, found: path.len() }));
+                return Err((
+                    Some(row),
+                    HierarchyError::WrongDepth {
+                        expected: depth,
+                        found: path.len(),
+                    },
+                ));
             }
             for (col, code) in path.iter().enumerate() {
                 if code.is_empty() {
                     return Err((
                         Some(row),
-                        HierarchyError::EmptyCode { column: col + 1, level: level_names[col].clone() },
+                        HierarchyError::EmptyCode {
+                            column: col + 1,
+                            level: level_names[col].clone(),
+                        },
                     ));
                 }
                 if code.contains('/') {
-                    return Err((Some(row), HierarchyError::SlashInCode { code: code.clone(), column: col + 1 }));
+                    return Err((
+                        Some(row),
+                        HierarchyError::SlashInCode {
+                            code: code.clone(),
+                            column: col + 1,
+                        },
+                    ));
                 }
             }
             if path[0] != paths[0][0] {
                 return Err((
                     Some(row),
-                    HierarchyError::SecondRoot { expected: paths[0][0].clone(), found: path[0].clone() },
+                    HierarchyError::SecondRoot {
+                        expected: paths[0][0].clone(),
+                        found: path[0].clone(),
+                    },
                 ));
             }
             let leaf = path[depth - 1].as_str();
             if let Some(&first) = leaf_rows.get(leaf) {
-                return Err((Some(row), HierarchyError::DuplicateLeaf { code: leaf.to_string(), first_row: first }));
+                return Err((
+                    Some(row),
+                    HierarchyError::DuplicateLeaf {
+                        code: leaf.to_string(),
+                        first_row: first,
+                    },
+                ));
             }
             leaf_rows.insert(leaf, row);
         }
@@ -177,7 +205,10 @@ impl Hierarchy {
         // Children ranges: the nodes of level l+1 are sorted by parent.
         for level in 1..depth {
             for id in levels[level].clone() {
-                let parent = nodes[id as usize].parent.expect("non-root nodes have parents").index();
+                let parent = nodes[id as usize]
+                    .parent
+                    .expect("non-root nodes have parents")
+                    .index();
                 let range = &mut nodes[parent].children;
                 if Range::is_empty(range) {
                     *range = id..id + 1;
@@ -190,7 +221,12 @@ impl Hierarchy {
             .clone()
             .map(|id| (nodes[id as usize].code.clone(), NodeId(id)))
             .collect();
-        Ok(Self { level_names, nodes, levels, leaves })
+        Ok(Self {
+            level_names,
+            nodes,
+            levels,
+            leaves,
+        })
     }
 
     /// Level names, root first.
@@ -267,7 +303,9 @@ impl Hierarchy {
         for code in parts {
             let n = &self.nodes[node.index()];
             let children = &self.nodes[n.children.start as usize..n.children.end as usize];
-            let pos = children.binary_search_by(|c| c.code.as_str().cmp(code)).ok()?;
+            let pos = children
+                .binary_search_by(|c| c.code.as_str().cmp(code))
+                .ok()?;
             node = NodeId(n.children.start + pos as u32);
         }
         Some(node)
@@ -289,7 +327,9 @@ mod tests {
     use super::*;
 
     fn paths(rows: &[&str]) -> Vec<Vec<String>> {
-        rows.iter().map(|r| r.split(',').map(String::from).collect()).collect()
+        rows.iter()
+            .map(|r| r.split(',').map(String::from).collect())
+            .collect()
     }
 
     fn names(h: &str) -> Vec<String> {
@@ -306,10 +346,17 @@ mod tests {
         assert_eq!(h.len(), 1 + 2 + 4);
         let root = h.node(h.root());
         assert_eq!(root.display_id, "US");
-        let states: Vec<&str> = root.children().map(|c| h.node(c).display_id.as_str()).collect();
+        let states: Vec<&str> = root
+            .children()
+            .map(|c| h.node(c).display_id.as_str())
+            .collect();
         assert_eq!(states, ["US/01", "US/06"]);
         let ca = h.find("US/06").unwrap();
-        let counties: Vec<&str> = h.node(ca).children().map(|c| h.node(c).code.as_str()).collect();
+        let counties: Vec<&str> = h
+            .node(ca)
+            .children()
+            .map(|c| h.node(c).code.as_str())
+            .collect();
         assert_eq!(counties, ["06001", "06037"]);
         assert_eq!(h.leaf("06037"), h.find("US/06/06037"));
         assert_eq!(h.level_nodes(LevelId(2)).len(), 4);
@@ -336,13 +383,39 @@ mod tests {
 
     #[test]
     fn structural_errors() {
-        let err = |h: &str, rows: &[&str]| Hierarchy::from_leaf_paths(names(h), &paths(rows)).unwrap_err();
-        assert_eq!(err("a,a", &["x,y"]).1, HierarchyError::DuplicateLevel { name: "a".into() });
-        assert!(matches!(err("a,b", &["x,y", "z,w"]), (Some(1), HierarchyError::SecondRoot { .. })));
-        assert!(matches!(err("a,b", &["x,y", "x,y"]), (Some(1), HierarchyError::DuplicateLeaf { first_row: 0, .. })));
-        assert!(matches!(err("a,b", &["x,y/z"]), (Some(0), HierarchyError::SlashInCode { column: 2, .. })));
-        assert!(matches!(err("a,b", &["x,"]), (Some(0), HierarchyError::EmptyCode { column: 2, .. })));
-        assert!(matches!(err("a,b", &["x,y,z"]), (Some(0), HierarchyError::WrongDepth { expected: 2, found: 3 })));
+        let err = |h: &str, rows: &[&str]| {
+            Hierarchy::from_leaf_paths(names(h), &paths(rows)).unwrap_err()
+        };
+        assert_eq!(
+            err("a,a", &["x,y"]).1,
+            HierarchyError::DuplicateLevel { name: "a".into() }
+        );
+        assert!(matches!(
+            err("a,b", &["x,y", "z,w"]),
+            (Some(1), HierarchyError::SecondRoot { .. })
+        ));
+        assert!(matches!(
+            err("a,b", &["x,y", "x,y"]),
+            (Some(1), HierarchyError::DuplicateLeaf { first_row: 0, .. })
+        ));
+        assert!(matches!(
+            err("a,b", &["x,y/z"]),
+            (Some(0), HierarchyError::SlashInCode { column: 2, .. })
+        ));
+        assert!(matches!(
+            err("a,b", &["x,"]),
+            (Some(0), HierarchyError::EmptyCode { column: 2, .. })
+        ));
+        assert!(matches!(
+            err("a,b", &["x,y,z"]),
+            (
+                Some(0),
+                HierarchyError::WrongDepth {
+                    expected: 2,
+                    found: 3
+                }
+            )
+        ));
         assert_eq!(err("a,b", &[]).1, HierarchyError::NoRows);
     }
 }

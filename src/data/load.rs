@@ -45,6 +45,14 @@ pub enum LoadErrorKind {
     Unimplemented,
 }
 
-pub(crate) fn load(dir: &Path, _progress: &mut dyn FnMut(LoadProgress)) -> Result<Dataset, LoadError> {
-    Err(LoadError { file: dir.to_path_buf(), line: None, column: None, kind: LoadErrorKind::Unimplemented })
+pub(crate) fn load(
+    dir: &Path,
+    _progress: &mut dyn FnMut(LoadProgress),
+) -> Result<Dataset, LoadError> {
+    Err(LoadError {
+        file: dir.to_path_buf(),
+        line: None,
+        column: None,
+        kind: LoadErrorKind::Unimplemented,
+    })
 }

@@ -98,7 +98,10 @@ impl Dataset {
     }
 
     /// Loads with progress reports (for the TUI).
-    pub fn load_with_progress(dir: &Path, progress: &mut dyn FnMut(LoadProgress)) -> Result<Dataset, LoadError> {
+    pub fn load_with_progress(
+        dir: &Path,
+        progress: &mut dyn FnMut(LoadProgress),
+    ) -> Result<Dataset, LoadError> {
         load::load(dir, progress)
     }
 
@@ -112,7 +115,11 @@ impl Dataset {
         leaves: Vec<CountOfCounts>,
     ) -> Dataset {
         let leaf_level = hierarchy.leaf_level();
-        assert_eq!(leaves.len(), hierarchy.level_len(leaf_level), "one histogram per leaf");
+        assert_eq!(
+            leaves.len(),
+            hierarchy.level_len(leaf_level),
+            "one histogram per leaf"
+        );
         let mut hists = vec![CountOfCounts::new(); hierarchy.len()];
         for (id, h) in hierarchy.level_nodes(leaf_level).zip(leaves) {
             hists[id.index()] = h;
@@ -126,12 +133,22 @@ impl Dataset {
             }
         }
         let groups = hists.iter().map(CountOfCounts::groups).collect();
-        Dataset { dir, hierarchy, form, inputs, groups, truth: TrueHistograms(hists) }
+        Dataset {
+            dir,
+            hierarchy,
+            form,
+            inputs,
+            groups,
+            truth: TrueHistograms(hists),
+        }
     }
 
     /// The public part: what post-processing may read.
     pub fn public(&self) -> PublicData<'_> {
-        PublicData { hierarchy: &self.hierarchy, groups: &self.groups }
+        PublicData {
+            hierarchy: &self.hierarchy,
+            groups: &self.groups,
+        }
     }
 
     /// `G` of a node (public).

@@ -134,9 +134,14 @@ mod tests {
         for (n, d) in [(0u128, 1u128), (1, 2), (1, 1), (5, 2), (7, 3)] {
             let p = (-(n as f64) / d as f64).exp();
             let trials = 40_000;
-            let hits = (0..trials).filter(|_| bernoulli_exp_neg(n, d, &mut rng)).count() as f64;
+            let hits = (0..trials)
+                .filter(|_| bernoulli_exp_neg(n, d, &mut rng))
+                .count() as f64;
             let sd = (p * (1.0 - p) / trials as f64).sqrt();
-            assert!((hits / trials as f64 - p).abs() <= 5.0 * sd + 1e-12, "γ={n}/{d}");
+            assert!(
+                (hits / trials as f64 - p).abs() <= 5.0 * sd + 1e-12,
+                "γ={n}/{d}"
+            );
         }
     }
 
@@ -147,7 +152,9 @@ mod tests {
         let p: f64 = (-0.3f64).exp();
         let var = 2.0 * p / (1.0 - p).powi(2);
         let n = 100_000;
-        let xs: Vec<f64> = (0..n).map(|_| sample_discrete_laplace(3, 10, &mut rng) as f64).collect();
+        let xs: Vec<f64> = (0..n)
+            .map(|_| sample_discrete_laplace(3, 10, &mut rng) as f64)
+            .collect();
         let mean = xs.iter().sum::<f64>() / n as f64;
         let v = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
         assert!(mean.abs() < 6.0 * (var / n as f64).sqrt());

@@ -20,7 +20,9 @@ pub const MAX_SCALE: u64 = 1 << 48;
 pub enum NoiseError {
     #[error("sensitivity must be at least 1")]
     ZeroSensitivity,
-    #[error("ε = {epsilon} with sensitivity {sensitivity} gives noise scale above 2^48; use a larger ε")]
+    #[error(
+        "ε = {epsilon} with sensitivity {sensitivity} gives noise scale above 2^48; use a larger ε"
+    )]
     ScaleTooLarge { epsilon: String, sensitivity: u32 },
     #[error("ε = {epsilon} has a numerator or denominator above 10^18")]
     OutOfRange { epsilon: String },
@@ -41,7 +43,9 @@ impl DiscreteLaplace {
         if sensitivity == 0 {
             return Err(NoiseError::ZeroSensitivity);
         }
-        let out_of_range = || NoiseError::OutOfRange { epsilon: epsilon.to_string() };
+        let out_of_range = || NoiseError::OutOfRange {
+            epsilon: epsilon.to_string(),
+        };
         let s = epsilon.numer().to_u128().ok_or_else(out_of_range)?;
         let den = epsilon.denom().to_u128().ok_or_else(out_of_range)?;
         if !epsilon.within_text_bounds() {
@@ -49,9 +53,17 @@ impl DiscreteLaplace {
         }
         let t = den * u128::from(sensitivity);
         if BigUint::from(t) > BigUint::from(s) * BigUint::from(MAX_SCALE) {
-            return Err(NoiseError::ScaleTooLarge { epsilon: epsilon.to_string(), sensitivity });
+            return Err(NoiseError::ScaleTooLarge {
+                epsilon: epsilon.to_string(),
+                sensitivity,
+            });
         }
-        Ok(Self { s, t, sensitivity, epsilon: epsilon.clone() })
+        Ok(Self {
+            s,
+            t,
+            sensitivity,
+            epsilon: epsilon.clone(),
+        })
     }
 
     /// One sample.
@@ -96,10 +108,21 @@ mod tests {
         let eps = Epsilon::parse("0.1").unwrap();
         let d = DiscreteLaplace::new(2, &eps).unwrap();
         assert!((d.p() - (-0.05f64).exp()).abs() < 1e-15);
-        assert_eq!(DiscreteLaplace::new(0, &eps).unwrap_err(), NoiseError::ZeroSensitivity);
+        assert_eq!(
+            DiscreteLaplace::new(0, &eps).unwrap_err(),
+            NoiseError::ZeroSensitivity
+        );
         let tiny = Epsilon::parse("1e-15").unwrap();
-        assert!(matches!(DiscreteLaplace::new(1, &tiny), Err(NoiseError::ScaleTooLarge { .. })));
-        let big = Epsilon::parse("1e-3").unwrap().add(&Epsilon::parse("1/999999999999999989").unwrap());
-        assert!(matches!(DiscreteLaplace::new(1, &big), Err(NoiseError::OutOfRange { .. })));
+        assert!(matches!(
+            DiscreteLaplace::new(1, &tiny),
+            Err(NoiseError::ScaleTooLarge { .. })
+        ));
+        let big = Epsilon::parse("1e-3")
+            .unwrap()
+            .add(&Epsilon::parse("1/999999999999999989").unwrap());
+        assert!(matches!(
+            DiscreteLaplace::new(1, &big),
+            Err(NoiseError::OutOfRange { .. })
+        ));
     }
 }

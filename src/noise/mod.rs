@@ -36,7 +36,9 @@ impl Randomness {
     pub fn describe(self) -> String {
         match self {
             Randomness::Os => "ChaCha20 keyed from the operating system".to_string(),
-            Randomness::Seeded { seed } => format!("ChaCha20 keyed from seed {seed} (reproducible, not for publication)"),
+            Randomness::Seeded { seed } => {
+                format!("ChaCha20 keyed from seed {seed} (reproducible, not for publication)")
+            }
         }
     }
 }
@@ -51,7 +53,9 @@ pub struct NoiseSource {
 impl std::fmt::Debug for NoiseSource {
     // Never print the key.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NoiseSource").field("randomness", &self.randomness).finish_non_exhaustive()
+        f.debug_struct("NoiseSource")
+            .field("randomness", &self.randomness)
+            .finish_non_exhaustive()
     }
 }
 
@@ -64,8 +68,13 @@ impl NoiseSource {
     /// A fresh key from the operating system.
     pub fn from_os() -> Result<Self, OsRandomnessError> {
         let mut key = [0u8; 32];
-        SysRng.try_fill_bytes(&mut key).map_err(|e| OsRandomnessError(e.to_string()))?;
-        Ok(Self { key, randomness: Randomness::Os })
+        SysRng
+            .try_fill_bytes(&mut key)
+            .map_err(|e| OsRandomnessError(e.to_string()))?;
+        Ok(Self {
+            key,
+            randomness: Randomness::Os,
+        })
     }
 
     /// A key derived from `seed`: reproducible, for tests and previews only.
@@ -73,7 +82,10 @@ impl NoiseSource {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
         let mut key = [0u8; 32];
         rng.fill_bytes(&mut key);
-        Self { key, randomness: Randomness::Seeded { seed } }
+        Self {
+            key,
+            randomness: Randomness::Seeded { seed },
+        }
     }
 
     /// An independent source for a sub-run (a preview trial): same kind of key, new
@@ -83,7 +95,10 @@ impl NoiseSource {
         rng.set_stream(u64::MAX - index);
         let mut key = [0u8; 32];
         rng.fill_bytes(&mut key);
-        Self { key, randomness: self.randomness }
+        Self {
+            key,
+            randomness: self.randomness,
+        }
     }
 
     pub fn randomness(&self) -> Randomness {
@@ -145,12 +160,26 @@ mod tests {
     fn streams_are_reproducible_and_distinct() {
         let a = NoiseSource::seeded(7);
         let b = NoiseSource::seeded(7);
-        let x: Vec<u64> = (0..4).map(|_| a.stream(StreamId::node(0, 3)).next_u64()).collect();
+        let x: Vec<u64> = (0..4)
+            .map(|_| a.stream(StreamId::node(0, 3)).next_u64())
+            .collect();
         assert!(x.windows(2).all(|w| w[0] == w[1]));
-        assert_eq!(a.stream(StreamId::node(0, 3)).next_u64(), b.stream(StreamId::node(0, 3)).next_u64());
-        assert_ne!(a.stream(StreamId::node(0, 3)).next_u64(), a.stream(StreamId::node(0, 4)).next_u64());
-        assert_ne!(a.stream(StreamId::node(0, 3)).next_u64(), a.stream(StreamId::node(1, 3)).next_u64());
-        assert_ne!(a.derive(0).stream(StreamId(0)).next_u64(), a.derive(1).stream(StreamId(0)).next_u64());
+        assert_eq!(
+            a.stream(StreamId::node(0, 3)).next_u64(),
+            b.stream(StreamId::node(0, 3)).next_u64()
+        );
+        assert_ne!(
+            a.stream(StreamId::node(0, 3)).next_u64(),
+            a.stream(StreamId::node(0, 4)).next_u64()
+        );
+        assert_ne!(
+            a.stream(StreamId::node(0, 3)).next_u64(),
+            a.stream(StreamId::node(1, 3)).next_u64()
+        );
+        assert_ne!(
+            a.derive(0).stream(StreamId(0)).next_u64(),
+            a.derive(1).stream(StreamId(0)).next_u64()
+        );
         assert_eq!(a.derive(5).randomness(), Randomness::Seeded { seed: 7 });
     }
 
@@ -159,7 +188,10 @@ mod tests {
         let a = NoiseSource::from_os().unwrap();
         let b = NoiseSource::from_os().unwrap();
         assert_eq!(a.randomness(), Randomness::Os);
-        assert_ne!(a.stream(StreamId(0)).next_u64(), b.stream(StreamId(0)).next_u64());
+        assert_ne!(
+            a.stream(StreamId(0)).next_u64(),
+            b.stream(StreamId(0)).next_u64()
+        );
         assert!(!format!("{a:?}").contains("key:"));
     }
 }

@@ -34,7 +34,9 @@ pub enum EpsilonError {
     ZeroDenominator { text: String },
     #[error("ε {text:?} has more than {MAX_SIGNIFICANT_DIGITS} significant digits")]
     TooManyDigits { text: String },
-    #[error("ε {text:?} is out of range: numerator and denominator must be at most 10^18 (ε between 1e-18 and 1e18)")]
+    #[error(
+        "ε {text:?} is out of range: numerator and denominator must be at most 10^18 (ε between 1e-18 and 1e18)"
+    )]
     OutOfRange { text: String },
 }
 
@@ -56,7 +58,10 @@ impl Epsilon {
             return None;
         }
         let g = num.gcd(&den);
-        Some(Epsilon { num: num / &g, den: den / g })
+        Some(Epsilon {
+            num: num / &g,
+            den: den / g,
+        })
     }
 
     /// Numerator of the reduced fraction.
@@ -71,8 +76,11 @@ impl Epsilon {
 
     /// Exact sum (sequential composition adds budgets).
     pub fn add(&self, other: &Epsilon) -> Epsilon {
-        Self::from_big(&self.num * &other.den + &other.num * &self.den, &self.den * &other.den)
-            .expect("a sum of positive budgets is positive")
+        Self::from_big(
+            &self.num * &other.den + &other.num * &self.den,
+            &self.den * &other.den,
+        )
+        .expect("a sum of positive budgets is positive")
     }
 
     /// Exact difference `self − other`, `None` unless it is positive.
@@ -107,33 +115,43 @@ impl Epsilon {
 
     /// The sum of several budgets; `None` for an empty list.
     pub fn sum<'a>(parts: impl IntoIterator<Item = &'a Epsilon>) -> Option<Epsilon> {
-        parts.into_iter().fold(None, |acc: Option<Epsilon>, e| Some(match acc {
-            None => e.clone(),
-            Some(a) => a.add(e),
-        }))
+        parts.into_iter().fold(None, |acc: Option<Epsilon>, e| {
+            Some(match acc {
+                None => e.clone(),
+                Some(a) => a.add(e),
+            })
+        })
     }
 
     /// Parses a decimal or a fraction; see the module documentation for the bounds.
     pub fn parse(text: &str) -> Result<Epsilon, EpsilonError> {
         let t = text.trim();
-        let err_nan = || EpsilonError::NotANumber { text: text.to_string() };
+        let err_nan = || EpsilonError::NotANumber {
+            text: text.to_string(),
+        };
         let (num, den) = if let Some((a, b)) = t.split_once('/') {
             let (a, b) = (a.trim(), b.trim());
             let a = parse_term(a, text)?;
             let b = parse_term(b, text)?;
             if b.is_zero() {
-                return Err(EpsilonError::ZeroDenominator { text: text.to_string() });
+                return Err(EpsilonError::ZeroDenominator {
+                    text: text.to_string(),
+                });
             }
             (a, b)
         } else {
             parse_decimal(t, text)?
         };
         if num.is_zero() {
-            return Err(EpsilonError::NotPositive { text: text.to_string() });
+            return Err(EpsilonError::NotPositive {
+                text: text.to_string(),
+            });
         }
         let eps = Self::from_big(num, den).ok_or_else(err_nan)?;
         if !eps.within_text_bounds() {
-            return Err(EpsilonError::OutOfRange { text: text.to_string() });
+            return Err(EpsilonError::OutOfRange {
+                text: text.to_string(),
+            });
         }
         Ok(eps)
     }
@@ -163,7 +181,11 @@ impl Epsilon {
             return Some(s);
         }
         let digits = digits as usize;
-        let padded = if s.len() <= digits { format!("{}{}", "0".repeat(digits + 1 - s.len()), s) } else { s };
+        let padded = if s.len() <= digits {
+            format!("{}{}", "0".repeat(digits + 1 - s.len()), s)
+        } else {
+            s
+        };
         let (int, frac) = padded.split_at(padded.len() - digits);
         Some(format!("{int}.{frac}"))
     }
@@ -171,26 +193,38 @@ impl Epsilon {
 
 fn parse_term(s: &str, text: &str) -> Result<BigUint, EpsilonError> {
     if s.starts_with('-') {
-        return Err(EpsilonError::NotPositive { text: text.to_string() });
+        return Err(EpsilonError::NotPositive {
+            text: text.to_string(),
+        });
     }
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(EpsilonError::NotANumber { text: text.to_string() });
+        return Err(EpsilonError::NotANumber {
+            text: text.to_string(),
+        });
     }
-    let v = BigUint::parse_bytes(s.as_bytes(), 10).ok_or_else(|| EpsilonError::NotANumber { text: text.to_string() })?;
+    let v = BigUint::parse_bytes(s.as_bytes(), 10).ok_or_else(|| EpsilonError::NotANumber {
+        text: text.to_string(),
+    })?;
     if v > BigUint::from(MAX_TERM) {
-        return Err(EpsilonError::OutOfRange { text: text.to_string() });
+        return Err(EpsilonError::OutOfRange {
+            text: text.to_string(),
+        });
     }
     Ok(v)
 }
 
 /// `[digits][.digits][e[+-]digits]` → exact fraction.
 fn parse_decimal(s: &str, text: &str) -> Result<(BigUint, BigUint), EpsilonError> {
-    let nan = || EpsilonError::NotANumber { text: text.to_string() };
+    let nan = || EpsilonError::NotANumber {
+        text: text.to_string(),
+    };
     let s = s.strip_prefix('+').unwrap_or(s);
     if s.starts_with('-') {
         // A negative number is still a number: say what is wrong with it.
         return match parse_decimal(&s[1..], text) {
-            Ok(_) => Err(EpsilonError::NotPositive { text: text.to_string() }),
+            Ok(_) => Err(EpsilonError::NotPositive {
+                text: text.to_string(),
+            }),
             Err(e) => Err(e),
         };
     }
@@ -198,7 +232,10 @@ fn parse_decimal(s: &str, text: &str) -> Result<(BigUint, BigUint), EpsilonError
         Some(i) => {
             let e = &s[i + 1..];
             let e_digits = e.strip_prefix(['+', '-']).unwrap_or(e);
-            if e_digits.is_empty() || e_digits.len() > 6 || !e_digits.bytes().all(|b| b.is_ascii_digit()) {
+            if e_digits.is_empty()
+                || e_digits.len() > 6
+                || !e_digits.bytes().all(|b| b.is_ascii_digit())
+            {
                 return Err(nan());
             }
             let v: i64 = e.parse().map_err(|_| nan())?;
@@ -216,21 +253,31 @@ fn parse_decimal(s: &str, text: &str) -> Result<(BigUint, BigUint), EpsilonError
     let digits = format!("{int}{frac}");
     let significant = digits.trim_start_matches('0').trim_end_matches('0');
     if significant.len() > MAX_SIGNIFICANT_DIGITS {
-        return Err(EpsilonError::TooManyDigits { text: text.to_string() });
+        return Err(EpsilonError::TooManyDigits {
+            text: text.to_string(),
+        });
     }
     let scale = exponent - frac.len() as i64;
     if scale.abs() > 400 {
         // Far outside 1e-18..1e18 whatever the digits: say so without building 10^huge.
         let value_is_zero = significant.is_empty();
         return Err(if value_is_zero {
-            EpsilonError::NotPositive { text: text.to_string() }
+            EpsilonError::NotPositive {
+                text: text.to_string(),
+            }
         } else {
-            EpsilonError::OutOfRange { text: text.to_string() }
+            EpsilonError::OutOfRange {
+                text: text.to_string(),
+            }
         });
     }
     let m = BigUint::parse_bytes(digits.as_bytes(), 10).unwrap_or_default();
     let ten = BigUint::from(10u32);
-    Ok(if scale >= 0 { (m * ten.pow(scale as u32), BigUint::one()) } else { (m, ten.pow((-scale) as u32)) })
+    Ok(if scale >= 0 {
+        (m * ten.pow(scale as u32), BigUint::one())
+    } else {
+        (m, ten.pow((-scale) as u32))
+    })
 }
 
 impl FromStr for Epsilon {
@@ -295,11 +342,17 @@ mod tests {
         assert_eq!(e("+0.5"), e("0.5"));
         assert_eq!(e("0.100000000000000000000000"), e("0.1"));
         let third = e("0.3333333333333333");
-        assert_eq!(third, Epsilon::from_ratio(3333333333333333, 10_000_000_000_000_000).unwrap());
+        assert_eq!(
+            third,
+            Epsilon::from_ratio(3333333333333333, 10_000_000_000_000_000).unwrap()
+        );
         assert_ne!(third, e("1/3"));
         // 17 significant digits.
         assert_eq!(e("0.12345678901234567").to_string(), "0.12345678901234567");
-        assert_eq!(e("1000000000000000000/999999999999999999").to_string(), "1000000000000000000/999999999999999999");
+        assert_eq!(
+            e("1000000000000000000/999999999999999999").to_string(),
+            "1000000000000000000/999999999999999999"
+        );
     }
 
     #[test]
@@ -307,7 +360,11 @@ mod tests {
         let total = Epsilon::sum([&e("0.1"), &e("0.2"), &e("0.7")]).unwrap();
         assert_eq!(total, e("1"));
         assert_eq!(e("1/3").add(&e("1/6")), e("0.5"));
-        let big = Epsilon::sum([&e("1/999999999999999989"), &e("1/999999999999999967"), &e("1/999999999999999877")]);
+        let big = Epsilon::sum([
+            &e("1/999999999999999989"),
+            &e("1/999999999999999967"),
+            &e("1/999999999999999877"),
+        ]);
         let big = big.unwrap();
         assert!(!big.within_text_bounds());
         assert!(big > Epsilon::from_ratio(29, 10_000_000_000_000_000_000).unwrap());
@@ -318,7 +375,16 @@ mod tests {
 
     #[test]
     fn display_round_trips() {
-        for s in ["0.25", "1/3", "1", "0.000001", "12.5", "2/7", "1000000000000000000", "0.000000000000000001"] {
+        for s in [
+            "0.25",
+            "1/3",
+            "1",
+            "0.000001",
+            "12.5",
+            "2/7",
+            "1000000000000000000",
+            "0.000000000000000001",
+        ] {
             assert_eq!(e(s).to_string(), s);
             assert_eq!(e(&e(s).to_string()), e(s));
         }
@@ -335,7 +401,10 @@ mod tests {
         assert!(matches!(err("-1/2"), NotPositive { .. }));
         assert!(matches!(err("0/5"), NotPositive { .. }));
         assert!(matches!(err("1/0"), ZeroDenominator { .. }));
-        for s in ["inf", "NaN", "nan", "-inf", "", "abc", "1/x", "1.2.3", "1e", "e5", "0x10", "1/2/3", "1 2"] {
+        for s in [
+            "inf", "NaN", "nan", "-inf", "", "abc", "1/x", "1.2.3", "1e", "e5", "0x10", "1/2/3",
+            "1 2",
+        ] {
             assert!(matches!(err(s), NotANumber { .. }), "{s}");
         }
         assert!(matches!(err("1e-300"), OutOfRange { .. }));

@@ -53,14 +53,17 @@ pub fn guarantee(hierarchy: &Hierarchy, charges: &[Charge]) -> Option<Epsilon> {
             (Some(a), Some(o)) => Some(a.add(&o)),
         };
     }
-    hierarchy.level_nodes(hierarchy.leaf_level()).filter_map(|leaf| path[leaf.index()].clone()).max()
+    hierarchy
+        .level_nodes(hierarchy.leaf_level())
+        .filter_map(|leaf| path[leaf.index()].clone())
+        .max()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::tests::tiny;
     use crate::data::LevelId;
+    use crate::data::tests::tiny;
 
     fn e(s: &str) -> Epsilon {
         Epsilon::parse(s).unwrap()
@@ -74,9 +77,15 @@ mod tests {
         let charges: Vec<Charge> = h
             .levels()
             .flat_map(|l| h.level_nodes(l).map(move |n| (l, n)))
-            .map(|(l, n)| Charge { node: n, epsilon: budgets[l.0].clone() })
+            .map(|(l, n)| Charge {
+                node: n,
+                epsilon: budgets[l.0].clone(),
+            })
             .collect();
-        assert_eq!(guarantee(h, &charges), Some(e("0.2").add(&e("1/3")).add(&e("0.5"))));
+        assert_eq!(
+            guarantee(h, &charges),
+            Some(e("0.2").add(&e("1/3")).add(&e("0.5")))
+        );
     }
 
     #[test]
@@ -86,17 +95,41 @@ mod tests {
         let a = h.find("US/A").unwrap();
         let b1 = h.find("US/B/b1").unwrap();
         // 0.3 on state A (covers a1, a2), 0.5 on leaf b1 alone: the worst path is via b1.
-        let charges = vec![Charge { node: a, epsilon: e("0.3") }, Charge { node: b1, epsilon: e("0.5") }];
+        let charges = vec![
+            Charge {
+                node: a,
+                epsilon: e("0.3"),
+            },
+            Charge {
+                node: b1,
+                epsilon: e("0.5"),
+            },
+        ];
         assert_eq!(guarantee(h, &charges), Some(e("0.5")));
         // Two measurements of the same node add.
-        let charges = vec![Charge { node: a, epsilon: e("0.3") }, Charge { node: a, epsilon: e("0.3") }];
+        let charges = vec![
+            Charge {
+                node: a,
+                epsilon: e("0.3"),
+            },
+            Charge {
+                node: a,
+                epsilon: e("0.3"),
+            },
+        ];
         assert_eq!(guarantee(h, &charges), Some(e("0.6")));
         // A root measurement (e.g. estimating K) is charged to every path.
         let mut charges: Vec<Charge> = h
             .level_nodes(LevelId(2))
-            .map(|n| Charge { node: n, epsilon: e("1") })
+            .map(|n| Charge {
+                node: n,
+                epsilon: e("1"),
+            })
             .collect();
-        charges.push(Charge { node: h.root(), epsilon: e("0.001") });
+        charges.push(Charge {
+            node: h.root(),
+            epsilon: e("0.001"),
+        });
         assert_eq!(guarantee(h, &charges), Some(e("1.001")));
         assert_eq!(guarantee(h, &[]), None);
     }

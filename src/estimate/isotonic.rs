@@ -1,0 +1,1 @@
+//! Isotonic regression. (Being written.)

@@ -1,0 +1,1 @@
+//! Estimating the public bound K privately. (Being written.)
