@@ -124,14 +124,7 @@ impl Dataset {
         for (id, h) in hierarchy.level_nodes(leaf_level).zip(leaves) {
             hists[id.index()] = h;
         }
-        // Nodes are stored level by level, so walking backwards visits children first.
-        for id in hierarchy.bottom_up() {
-            let node = hierarchy.node(id);
-            if !node.is_leaf() {
-                let sum = CountOfCounts::sum(node.children().map(|c| &hists[c.index()]));
-                hists[id.index()] = sum;
-            }
-        }
+        hierarchy.aggregate(&mut hists);
         let groups = hists.iter().map(CountOfCounts::groups).collect();
         Dataset {
             dir,

@@ -98,6 +98,46 @@ impl Epsilon {
         Self::from_big(&self.num * n, &self.den * d)
     }
 
+    /// Exact product.
+    pub fn mul_big(&self, other: &Epsilon) -> Epsilon {
+        Self::from_big(&self.num * &other.num, &self.den * &other.den)
+            .expect("a product of positives is positive")
+    }
+
+    /// Exact quotient.
+    pub fn div_big(&self, other: &Epsilon) -> Epsilon {
+        Self::from_big(&self.num * &other.den, &self.den * &other.num)
+            .expect("a quotient of positives is positive")
+    }
+
+    /// The largest decimal with at most `digits` significant digits that is ≤ `self`
+    /// (`digits ≥ 1`); `None` only if that would be zero, which cannot happen.
+    pub fn round_down_significant(&self, digits: u32) -> Epsilon {
+        let digits = digits.max(1);
+        let ten = BigUint::from(10u32);
+        // e = ⌊log10(self)⌋.
+        let mut e: i64 = 0;
+        if self.num >= self.den {
+            let q = &self.num / &self.den;
+            e = q.to_str_radix(10).len() as i64 - 1;
+        } else {
+            let mut scaled = self.num.clone();
+            while scaled < self.den {
+                scaled *= &ten;
+                e -= 1;
+            }
+        }
+        let shift = i64::from(digits) - 1 - e;
+        let (num, den) = if shift >= 0 {
+            let p = ten.pow(shift as u32);
+            ((&self.num * &p) / &self.den, p)
+        } else {
+            let p = ten.pow((-shift) as u32);
+            ((&self.num / (&self.den * &p)) * &p, BigUint::one())
+        };
+        Self::from_big(num, den).expect("rounding down keeps the leading digit")
+    }
+
     /// Whether both terms are at most 10^18 (what text may express and noise accepts).
     pub fn within_text_bounds(&self) -> bool {
         self.num <= BigUint::from(MAX_TERM) && self.den <= BigUint::from(MAX_TERM)
@@ -413,6 +453,16 @@ mod tests {
         assert!(matches!(err("1/1000000000000000001"), OutOfRange { .. }));
         assert!(matches!(err("0.123456789012345678"), TooManyDigits { .. }));
         assert!(matches!(err("0e999999999"), NotANumber { .. }));
+    }
+
+    #[test]
+    fn rounding_down() {
+        assert_eq!(e("1/7").round_down_significant(3).to_string(), "0.142");
+        assert_eq!(e("22/7").round_down_significant(2).to_string(), "3.1");
+        assert_eq!(e("123456").round_down_significant(2).to_string(), "120000");
+        assert_eq!(e("0.5").round_down_significant(6), e("0.5"));
+        assert_eq!(e("1/3").mul_big(&e("3")), e("1"));
+        assert_eq!(e("1/3").div_big(&e("2/3")), e("0.5"));
     }
 
     #[test]

@@ -1,1 +1,7 @@
-//! (in progress)
+//! Release plans, drawing a release, checks, export, manifest and the privacy ledger.
+
+pub mod checks;
+pub mod plan;
+
+pub use checks::{Checks, check_counts, check_release};
+pub use plan::{Allocation, LevelPlan, MaxSize, PlanError, PlanErrorKind, ReleasePlan, allocate};

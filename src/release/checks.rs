@@ -1,0 +1,268 @@
+//! The structural checks every release must pass before it is written (Kuo et al. §3,
+//! Problem 1): integral, nonnegative counts; each node's total equals its public number
+//! of groups; each parent equals the sum of its children at every size; no size above
+//! `K`.
+//!
+//! [`check_counts`] verifies rows as they will be published (text parsed back), so the
+//! integrality and nonnegativity checks test the written file, not a type.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::data::{NodeId, PublicData};
+use crate::histogram::{Count, CountOfCounts, Size};
+
+/// The outcome of the checks. A release is written only when [`Checks::passed`].
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Checks {
+    /// Every count is a whole number.
+    pub integral: bool,
+    /// Every count is ≥ 0.
+    pub nonnegative: bool,
+    /// Each node's counts add up to its public number of groups.
+    pub group_totals: bool,
+    /// Each parent equals the sum of its children, size by size.
+    pub consistent: bool,
+    /// No size above the public bound `K`.
+    pub within_max_size: bool,
+    /// What failed, for the operator (empty when everything passed).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+}
+
+impl Checks {
+    pub fn passed(&self) -> bool {
+        self.integral
+            && self.nonnegative
+            && self.group_totals
+            && self.consistent
+            && self.within_max_size
+    }
+
+    fn fail(&mut self, problem: String) {
+        // Keep the report readable on a badly broken release.
+        if self.problems.len() < 20 {
+            self.problems.push(problem);
+        }
+    }
+}
+
+/// Checks released histograms (indexed by [`NodeId`]) against the public data.
+pub fn check_release(
+    public: PublicData<'_>,
+    histograms: &[CountOfCounts],
+    max_size: Size,
+) -> Checks {
+    let mut checks = Checks {
+        integral: true,
+        nonnegative: true,
+        group_totals: true,
+        consistent: true,
+        within_max_size: true,
+        problems: vec![],
+    };
+    let h = public.hierarchy;
+    if histograms.len() != h.len() {
+        checks.group_totals = false;
+        checks.consistent = false;
+        checks.fail(format!(
+            "{} histograms for {} regions",
+            histograms.len(),
+            h.len()
+        ));
+        return checks;
+    }
+    for (i, node) in h.nodes().iter().enumerate() {
+        let id = NodeId(i as u32);
+        let hist = &histograms[i];
+        if hist.groups() != public.groups(id) {
+            checks.group_totals = false;
+            checks.fail(format!(
+                "{}: {} groups released, {} in the public counts",
+                node.display_id,
+                hist.groups(),
+                public.groups(id)
+            ));
+        }
+        if let Some(m) = hist.max_size().filter(|&m| m > max_size) {
+            checks.within_max_size = false;
+            checks.fail(format!(
+                "{}: size {m} above the bound K = {max_size}",
+                node.display_id
+            ));
+        }
+        if !node.is_leaf() {
+            let sum = CountOfCounts::sum(node.children().map(|c| &histograms[c.index()]));
+            if &sum != hist {
+                checks.consistent = false;
+                checks.fail(format!(
+                    "{}: differs from the sum of its children",
+                    node.display_id
+                ));
+            }
+        }
+    }
+    checks
+}
+
+/// Checks published rows `(level, region, size, count)` as text, the form they are
+/// written in: every count must parse as a nonnegative integer, every region and level
+/// must exist, then the histograms they describe are checked with [`check_release`].
+pub fn check_counts<'a>(
+    public: PublicData<'_>,
+    rows: impl IntoIterator<Item = [&'a str; 4]>,
+    max_size: Size,
+) -> Checks {
+    let h = public.hierarchy;
+    let mut checks = Checks {
+        integral: true,
+        nonnegative: true,
+        group_totals: true,
+        consistent: true,
+        within_max_size: true,
+        problems: vec![],
+    };
+    let ids: HashMap<&str, NodeId> = h
+        .nodes()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.display_id.as_str(), NodeId(i as u32)))
+        .collect();
+    let mut pairs: Vec<Vec<(Size, Count)>> = vec![Vec::new(); h.len()];
+    for [level, region, size, count] in rows {
+        let Some(&id) = ids.get(region) else {
+            checks.group_totals = false;
+            checks.fail(format!("unknown region {region:?}"));
+            continue;
+        };
+        if h.level_name(h.node(id).level) != level {
+            checks.consistent = false;
+            checks.fail(format!("{region}: listed at level {level:?}"));
+        }
+        let count_value = match count.parse::<i128>() {
+            Ok(c) if c < 0 => {
+                checks.nonnegative = false;
+                checks.fail(format!("{region} size {size}: negative count {count}"));
+                continue;
+            }
+            Ok(c) => match Count::try_from(c) {
+                Ok(c) => c,
+                Err(_) => {
+                    checks.group_totals = false;
+                    checks.fail(format!("{region} size {size}: count {count} out of range"));
+                    continue;
+                }
+            },
+            Err(_) => {
+                checks.integral = false;
+                checks.fail(format!(
+                    "{region} size {size}: count {count:?} is not a whole number"
+                ));
+                continue;
+            }
+        };
+        let Ok(size_value) = size.parse::<Size>() else {
+            checks.integral = false;
+            checks.fail(format!("{region}: size {size:?} is not a whole number"));
+            continue;
+        };
+        pairs[id.index()].push((size_value, count_value));
+    }
+    let mut histograms = Vec::with_capacity(h.len());
+    for (i, p) in pairs.into_iter().enumerate() {
+        match CountOfCounts::from_pairs(p) {
+            Ok(hist) => histograms.push(hist),
+            Err(e) => {
+                checks.consistent = false;
+                checks.fail(format!("{}: {e}", h.nodes()[i].display_id));
+                histograms.push(CountOfCounts::new());
+            }
+        }
+    }
+    let structural = check_release(public, &histograms, max_size);
+    checks.group_totals &= structural.group_totals;
+    checks.consistent &= structural.consistent;
+    checks.within_max_size &= structural.within_max_size;
+    for p in structural.problems {
+        checks.fail(p);
+    }
+    checks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::tests::tiny;
+
+    #[test]
+    fn the_truth_passes() {
+        let d = tiny();
+        let checks = check_release(d.public(), d.truth().all(), 40);
+        assert!(checks.passed(), "{checks:?}");
+        // Above K fails.
+        let checks = check_release(d.public(), d.truth().all(), 39);
+        assert!(!checks.within_max_size && checks.group_totals && checks.consistent);
+    }
+
+    #[test]
+    fn detects_broken_releases() {
+        let d = tiny();
+        let mut hists = d.truth().all().to_vec();
+        // Move a group from size 1 to size 2 in leaf a1 only: the totals hold, the sums break.
+        let a1 = d.hierarchy.find("US/A/a1").unwrap();
+        let old = hists[a1.index()].clone();
+        let moved = old
+            .pairs()
+            .iter()
+            .map(|&(s, c)| if s == 1 { (s, c - 1) } else { (s, c) })
+            .chain([(2, 1)]);
+        hists[a1.index()] = CountOfCounts::from_pairs_summing(moved).unwrap();
+        let checks = check_release(d.public(), &hists, 40);
+        assert!(checks.group_totals && !checks.consistent, "{checks:?}");
+        // Drop a group: the totals break too.
+        hists[a1.index()] = CountOfCounts::from_pairs(old.pairs()[1..].iter().copied()).unwrap();
+        let checks = check_release(d.public(), &hists, 40);
+        assert!(!checks.group_totals && !checks.consistent);
+        assert!(!checks.problems.is_empty());
+    }
+
+    #[test]
+    fn text_rows() {
+        let d = tiny();
+        let h = &d.hierarchy;
+        let mut rows: Vec<[String; 4]> = Vec::new();
+        for (i, node) in h.nodes().iter().enumerate() {
+            for &(s, c) in d.truth().all()[i].pairs() {
+                rows.push([
+                    h.level_name(node.level).into(),
+                    node.display_id.clone(),
+                    s.to_string(),
+                    c.to_string(),
+                ]);
+            }
+        }
+        let as_refs = |rows: &[[String; 4]]| -> Vec<[String; 4]> { rows.to_vec() };
+        let check = |rows: &[[String; 4]]| {
+            let owned = as_refs(rows);
+            check_counts(
+                d.public(),
+                owned
+                    .iter()
+                    .map(|r| [r[0].as_str(), r[1].as_str(), r[2].as_str(), r[3].as_str()]),
+                40,
+            )
+        };
+        assert!(check(&rows).passed());
+        let mut bad = rows.clone();
+        bad[0][3] = "2.5".into();
+        assert!(!check(&bad).integral);
+        let mut bad = rows.clone();
+        bad[0][3] = "-1".into();
+        assert!(!check(&bad).nonnegative);
+        let mut bad = rows.clone();
+        bad.pop();
+        let c = check(&bad);
+        assert!(!c.passed() && !c.group_totals);
+    }
+}

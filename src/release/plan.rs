@@ -1,0 +1,887 @@
+//! The release plan: the public bound `K`, and per level an exact ε and a method.
+//!
+//! Written as TOML (the release configuration of the README's data contract):
+//!
+//! ```toml
+//! max_size = 10000        # the public bound K on a group's size
+//! [[level]]
+//! name = "nation"         # a level name from hierarchy.csv's header, each level once, root first
+//! epsilon = 0.2           # decimal > 0, or a fraction string like "1/3"
+//! method = "hc"           # "hc" (cumulative) or "hg" (unattributed)
+//! ```
+//!
+//! Extensions: `max_size = { epsilon = 0.001 }` estimates `K` privately with that budget
+//! (charged to every region, like a measurement of the root); top-level `consistency`
+//! (`"topdown"`), `merge` (`"weighted"` or `"average"`), `hc_fit` and `hg_fit` (`"l1"` or
+//! `"l2"`), and a per-level `method = "naive"` for comparisons.
+//!
+//! Numbers are read from the TOML text itself, never through a float, so `epsilon = 0.1`
+//! is exactly 1/10. Every error names the file and line.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+use toml_edit::{Document, Item, Table, Value};
+
+use crate::consistency::{Consistency, MergeRule};
+use crate::data::{Hierarchy, LevelId};
+use crate::estimate::{EstimateOptions, IsotonicFit, Method};
+use crate::histogram::{Count, Size};
+use crate::privacy::{Epsilon, EpsilonError};
+
+/// The largest `K` accepted: a cumulative histogram has `K + 1` cells per region.
+pub const MAX_K: Size = 100_000_000;
+
+/// Where the public bound `K` comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MaxSize {
+    /// Set by the operator.
+    Fixed(Size),
+    /// Estimated privately with this budget (Kuo et al. §4.3, footnote).
+    Estimate { epsilon: Epsilon },
+}
+
+/// One level's budget and method.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LevelPlan {
+    pub name: String,
+    pub epsilon: Epsilon,
+    pub method: Method,
+    /// The line of its `[[level]]` header in the plan file (0 when built in code).
+    pub line: usize,
+}
+
+/// A complete release plan.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReleasePlan {
+    pub max_size: MaxSize,
+    pub levels: Vec<LevelPlan>,
+    pub consistency: Consistency,
+    pub merge: MergeRule,
+    pub hc_fit: IsotonicFit,
+    pub hg_fit: IsotonicFit,
+}
+
+/// A plan file that cannot be used: where, and what is wrong.
+#[derive(Debug, Error)]
+#[error("{}{}: {kind}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+pub struct PlanError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    pub kind: PlanErrorKind,
+}
+
+#[derive(Debug, Error)]
+pub enum PlanErrorKind {
+    #[error("cannot read the file: {0}")]
+    Read(std::io::Error),
+    #[error("not valid TOML: {0}")]
+    Syntax(String),
+    #[error("unknown key {key:?}: expected one of {expected}")]
+    UnknownKey { key: String, expected: &'static str },
+    #[error("missing key {key:?} ({what})")]
+    MissingKey {
+        key: &'static str,
+        what: &'static str,
+    },
+    #[error("{key} = {found}: expected {expected}")]
+    BadValue {
+        key: &'static str,
+        found: String,
+        expected: &'static str,
+    },
+    #[error("{0}")]
+    Epsilon(#[from] EpsilonError),
+    #[error("max_size = {found}: expected a whole number from 1 to {MAX_K}")]
+    BadMaxSize { found: String },
+    #[error("no [[level]] tables: the plan needs one per level of the hierarchy ({expected})")]
+    NoLevels { expected: String },
+    #[error("level {name:?} appears twice (first at line {first_line})")]
+    DuplicateLevel { name: String, first_line: usize },
+    #[error("level {name:?} is not in the hierarchy: expected one of {expected}")]
+    UnknownLevel { name: String, expected: String },
+    #[error("level {name:?} is missing: every level needs an ε and a method ({expected})")]
+    MissingLevel { name: String, expected: String },
+    #[error("level {name:?} is out of order: list levels root first ({expected})")]
+    LevelOrder { name: String, expected: String },
+}
+
+const TOP_KEYS: &str = "max_size, level, consistency, merge, hc_fit, hg_fit";
+const LEVEL_KEYS: &str = "name, epsilon, method";
+
+impl ReleasePlan {
+    /// Reads and parses a plan file (not yet checked against a hierarchy).
+    pub fn load(path: &Path) -> Result<ReleasePlan, PlanError> {
+        let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+            file: path.to_path_buf(),
+            line: None,
+            kind: PlanErrorKind::Read(e),
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses plan text; `file` is used in messages.
+    pub fn parse(text: &str, file: &Path) -> Result<ReleasePlan, PlanError> {
+        let err = |span: Option<std::ops::Range<usize>>, kind: PlanErrorKind| PlanError {
+            file: file.to_path_buf(),
+            line: span.map(|s| line_of(text, s.start)),
+            kind,
+        };
+        let doc = Document::parse(text)
+            .map_err(|e| err(e.span(), PlanErrorKind::Syntax(e.message().to_string())))?;
+        let root: &Table = doc.as_table();
+        for (key, item) in root.iter() {
+            if !TOP_KEYS.split(", ").any(|k| k == key) {
+                return Err(err(
+                    key_span(root, key).or(item.span()),
+                    PlanErrorKind::UnknownKey {
+                        key: key.to_string(),
+                        expected: TOP_KEYS,
+                    },
+                ));
+            }
+        }
+        let max_size = match root.get("max_size") {
+            None => {
+                return Err(err(
+                    None,
+                    PlanErrorKind::MissingKey {
+                        key: "max_size",
+                        what: "the public bound K on a group's size, e.g. max_size = 10000",
+                    },
+                ));
+            }
+            Some(item) => parse_max_size(text, item).map_err(|(span, kind)| err(span, kind))?,
+        };
+        let word = |key: &'static str,
+                    expected: &'static str|
+         -> Result<Option<(String, Option<std::ops::Range<usize>>)>, PlanError> {
+            match root.get(key) {
+                None => Ok(None),
+                Some(item) => match item.as_str() {
+                    Some(s) => Ok(Some((s.to_string(), item.span()))),
+                    None => Err(err(
+                        item.span(),
+                        PlanErrorKind::BadValue {
+                            key,
+                            found: raw(text, item),
+                            expected,
+                        },
+                    )),
+                },
+            }
+        };
+        const CONSISTENCY: &str = "\"topdown\"";
+        let consistency = match word("consistency", CONSISTENCY)? {
+            None => Consistency::default(),
+            Some((s, span)) => Consistency::parse(&s).ok_or_else(|| {
+                err(
+                    span,
+                    PlanErrorKind::BadValue {
+                        key: "consistency",
+                        found: format!("{s:?}"),
+                        expected: CONSISTENCY,
+                    },
+                )
+            })?,
+        };
+        const MERGE: &str = "\"weighted\" or \"average\"";
+        let merge = match word("merge", MERGE)? {
+            None => MergeRule::default(),
+            Some((s, span)) => MergeRule::parse(&s).ok_or_else(|| {
+                err(
+                    span,
+                    PlanErrorKind::BadValue {
+                        key: "merge",
+                        found: format!("{s:?}"),
+                        expected: MERGE,
+                    },
+                )
+            })?,
+        };
+        let defaults = EstimateOptions::default();
+        let mut fits = [defaults.cumulative_fit, defaults.unattributed_fit];
+        for (slot, key) in fits.iter_mut().zip(["hc_fit", "hg_fit"]) {
+            const FIT: &str = "\"l1\" or \"l2\"";
+            if let Some((s, span)) = word(key, FIT)? {
+                *slot = match s.as_str() {
+                    "l1" => IsotonicFit::L1,
+                    "l2" => IsotonicFit::L2,
+                    _ => {
+                        return Err(err(
+                            span,
+                            PlanErrorKind::BadValue {
+                                key: if key == "hc_fit" { "hc_fit" } else { "hg_fit" },
+                                found: format!("{s:?}"),
+                                expected: FIT,
+                            },
+                        ));
+                    }
+                };
+            }
+        }
+        let levels = match root.get("level") {
+            None => Vec::new(),
+            Some(item) => {
+                let Some(tables) = item.as_array_of_tables() else {
+                    return Err(err(
+                        item.span(),
+                        PlanErrorKind::BadValue {
+                            key: "level",
+                            found: raw(text, item),
+                            expected: "[[level]] tables",
+                        },
+                    ));
+                };
+                let mut levels = Vec::with_capacity(tables.len());
+                for table in tables.iter() {
+                    levels.push(parse_level(text, table).map_err(|(span, kind)| err(span, kind))?);
+                }
+                levels
+            }
+        };
+        Ok(ReleasePlan {
+            max_size,
+            levels,
+            consistency,
+            merge,
+            hc_fit: fits[0],
+            hg_fit: fits[1],
+        })
+    }
+
+    /// Checks the plan against the hierarchy: every level exactly once, root first.
+    pub fn validate(&self, hierarchy: &Hierarchy, file: &Path) -> Result<(), PlanError> {
+        let expected = hierarchy.level_names().join(", ");
+        let err = |line: Option<usize>, kind| PlanError {
+            file: file.to_path_buf(),
+            line: line.filter(|&l| l > 0),
+            kind,
+        };
+        if self.levels.is_empty() {
+            return Err(err(None, PlanErrorKind::NoLevels { expected }));
+        }
+        for (i, level) in self.levels.iter().enumerate() {
+            if let Some(first) = self.levels[..i].iter().find(|l| l.name == level.name) {
+                return Err(err(
+                    Some(level.line),
+                    PlanErrorKind::DuplicateLevel {
+                        name: level.name.clone(),
+                        first_line: first.line,
+                    },
+                ));
+            }
+            if hierarchy.level_by_name(&level.name).is_none() {
+                return Err(err(
+                    Some(level.line),
+                    PlanErrorKind::UnknownLevel {
+                        name: level.name.clone(),
+                        expected: expected.clone(),
+                    },
+                ));
+            }
+        }
+        for name in hierarchy.level_names() {
+            if !self.levels.iter().any(|l| &l.name == name) {
+                return Err(err(
+                    None,
+                    PlanErrorKind::MissingLevel {
+                        name: name.clone(),
+                        expected: expected.clone(),
+                    },
+                ));
+            }
+        }
+        for (level, name) in self.levels.iter().zip(hierarchy.level_names()) {
+            if &level.name != name {
+                return Err(err(
+                    Some(level.line),
+                    PlanErrorKind::LevelOrder {
+                        name: level.name.clone(),
+                        expected: expected.clone(),
+                    },
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Total ε: the levels' budgets plus the budget for estimating `K`, if any
+    /// (sequential composition; see [`crate::privacy::guarantee`]).
+    pub fn total_epsilon(&self) -> Option<Epsilon> {
+        let k = match &self.max_size {
+            MaxSize::Estimate { epsilon } => Some(epsilon),
+            MaxSize::Fixed(_) => None,
+        };
+        Epsilon::sum(self.levels.iter().map(|l| &l.epsilon).chain(k))
+    }
+
+    /// The plan for level `level` (after [`ReleasePlan::validate`], levels are in
+    /// hierarchy order).
+    pub fn level(&self, level: LevelId) -> &LevelPlan {
+        &self.levels[level.0]
+    }
+
+    pub fn estimate_options(&self) -> EstimateOptions {
+        EstimateOptions {
+            cumulative_fit: self.hc_fit,
+            unattributed_fit: self.hg_fit,
+        }
+    }
+
+    /// A uniform plan: `total` split evenly over the levels, one method everywhere.
+    pub fn uniform(
+        hierarchy: &Hierarchy,
+        total: &Epsilon,
+        method: Method,
+        max_size: Size,
+    ) -> ReleasePlan {
+        let shares = allocate(total, hierarchy.depth(), Allocation::Uniform);
+        Self::with_budgets(hierarchy, shares, method, max_size)
+    }
+
+    /// A plan with the given per-level budgets (root first) and one method everywhere.
+    pub fn with_budgets(
+        hierarchy: &Hierarchy,
+        budgets: Vec<Epsilon>,
+        method: Method,
+        max_size: Size,
+    ) -> ReleasePlan {
+        let levels = hierarchy
+            .level_names()
+            .iter()
+            .zip(budgets)
+            .map(|(name, epsilon)| LevelPlan {
+                name: name.clone(),
+                epsilon,
+                method,
+                line: 0,
+            })
+            .collect();
+        let defaults = EstimateOptions::default();
+        ReleasePlan {
+            max_size: MaxSize::Fixed(max_size),
+            levels,
+            consistency: Consistency::default(),
+            merge: MergeRule::default(),
+            hc_fit: defaults.cumulative_fit,
+            hg_fit: defaults.unattributed_fit,
+        }
+    }
+
+    /// The plan as TOML text that [`ReleasePlan::parse`] reads back to the same plan.
+    pub fn to_toml(&self) -> String {
+        let mut s = String::new();
+        match &self.max_size {
+            MaxSize::Fixed(k) => {
+                let _ = writeln!(
+                    s,
+                    "max_size = {k}          # the public bound K on a group's size"
+                );
+            }
+            MaxSize::Estimate { epsilon } => {
+                let _ = writeln!(
+                    s,
+                    "max_size = {{ epsilon = {} }}  # estimate K privately with this budget",
+                    toml_epsilon(epsilon)
+                );
+            }
+        }
+        let defaults = EstimateOptions::default();
+        if self.consistency != Consistency::default() {
+            let _ = writeln!(s, "consistency = \"{}\"", self.consistency.name());
+        }
+        if self.merge != MergeRule::default() {
+            let _ = writeln!(s, "merge = \"{}\"", self.merge.name());
+        }
+        if self.hc_fit != defaults.cumulative_fit {
+            let _ = writeln!(s, "hc_fit = \"{}\"", fit_name(self.hc_fit));
+        }
+        if self.hg_fit != defaults.unattributed_fit {
+            let _ = writeln!(s, "hg_fit = \"{}\"", fit_name(self.hg_fit));
+        }
+        for level in &self.levels {
+            let _ = write!(
+                s,
+                "\n[[level]]\nname = {}\nepsilon = {}\nmethod = \"{}\"\n",
+                toml_string(&level.name),
+                toml_epsilon(&level.epsilon),
+                level.method.name()
+            );
+        }
+        s
+    }
+
+    /// Noise samples each level costs: nodes × (K+1) for `hc` and `naive`, the number
+    /// of groups for `hg` (every group is in one node of each level).
+    pub fn noise_samples(
+        &self,
+        hierarchy: &Hierarchy,
+        total_groups: Count,
+        max_size: Size,
+    ) -> Vec<u64> {
+        self.levels
+            .iter()
+            .zip(hierarchy.levels())
+            .map(|(l, level)| match l.method {
+                Method::Hg => total_groups,
+                m => hierarchy.level_len(level) as u64 * m.noise_samples(0, max_size),
+            })
+            .collect()
+    }
+}
+
+fn fit_name(fit: IsotonicFit) -> &'static str {
+    match fit {
+        IsotonicFit::L1 => "l1",
+        IsotonicFit::L2 => "l2",
+    }
+}
+
+/// An ε as TOML: a bare decimal when exact, else a quoted fraction.
+fn toml_epsilon(e: &Epsilon) -> String {
+    let s = e.to_string();
+    if s.contains('/') {
+        format!("\"{s}\"")
+    } else if s.contains('.') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+fn toml_string(s: &str) -> String {
+    toml_edit::Value::from(s).to_string().trim().to_string()
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn key_span(table: &Table, key: &str) -> Option<std::ops::Range<usize>> {
+    table.key(key).and_then(|k| k.span())
+}
+
+/// The value's text as written in the file.
+fn raw(text: &str, item: &Item) -> String {
+    item.span()
+        .and_then(|s| text.get(s))
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| item.to_string().trim().to_string())
+}
+
+type Located = (Option<std::ops::Range<usize>>, PlanErrorKind);
+
+fn parse_max_size(text: &str, item: &Item) -> Result<MaxSize, Located> {
+    if let Some(table) = item.as_inline_table() {
+        let mut epsilon = None;
+        for (key, value) in table.iter() {
+            if key != "epsilon" {
+                return Err((
+                    value.span(),
+                    PlanErrorKind::UnknownKey {
+                        key: key.to_string(),
+                        expected: "epsilon (max_size = { epsilon = 0.001 })",
+                    },
+                ));
+            }
+            epsilon = Some(parse_epsilon(text, value)?);
+        }
+        return match epsilon {
+            Some(epsilon) => Ok(MaxSize::Estimate { epsilon }),
+            None => Err((
+                item.span(),
+                PlanErrorKind::MissingKey {
+                    key: "epsilon",
+                    what: "max_size = { epsilon = 0.001 } estimates K with that budget",
+                },
+            )),
+        };
+    }
+    let found = raw(text, item);
+    match item.as_integer() {
+        Some(k) if (1..=i64::from(MAX_K)).contains(&k) => Ok(MaxSize::Fixed(k as Size)),
+        _ => Err((item.span(), PlanErrorKind::BadMaxSize { found })),
+    }
+}
+
+fn parse_epsilon(text: &str, value: &Value) -> Result<Epsilon, Located> {
+    let span = value.span();
+    let parsed = match value {
+        Value::String(s) => Epsilon::parse(s.value()),
+        Value::Float(_) | Value::Integer(_) => {
+            let raw_text = span
+                .clone()
+                .and_then(|s| text.get(s))
+                .unwrap_or("")
+                .trim()
+                .replace('_', "");
+            Epsilon::parse(&raw_text)
+        }
+        other => {
+            return Err((
+                span,
+                PlanErrorKind::BadValue {
+                    key: "epsilon",
+                    found: other.to_string().trim().to_string(),
+                    expected: "a decimal > 0 like 0.25 or a fraction string like \"1/3\"",
+                },
+            ));
+        }
+    };
+    parsed.map_err(|e| (span, PlanErrorKind::Epsilon(e)))
+}
+
+fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Located> {
+    let line = table.span().map(|s| line_of(text, s.start)).unwrap_or(0);
+    let table_span = table.span();
+    for (key, item) in table.iter() {
+        if !LEVEL_KEYS.split(", ").any(|k| k == key) {
+            return Err((
+                key_span(table, key).or(item.span()),
+                PlanErrorKind::UnknownKey {
+                    key: key.to_string(),
+                    expected: LEVEL_KEYS,
+                },
+            ));
+        }
+    }
+    let name = match table.get("name") {
+        None => {
+            return Err((
+                table_span,
+                PlanErrorKind::MissingKey {
+                    key: "name",
+                    what: "a level name from hierarchy.csv's header",
+                },
+            ));
+        }
+        Some(item) => match item.as_str() {
+            Some(s) => s.to_string(),
+            None => {
+                return Err((
+                    item.span(),
+                    PlanErrorKind::BadValue {
+                        key: "name",
+                        found: raw(text, item),
+                        expected: "a quoted level name",
+                    },
+                ));
+            }
+        },
+    };
+    let epsilon = match table.get("epsilon") {
+        None => {
+            return Err((
+                table_span,
+                PlanErrorKind::MissingKey {
+                    key: "epsilon",
+                    what: "the level's budget, e.g. epsilon = 0.25 or \"1/3\"",
+                },
+            ));
+        }
+        Some(item) => match item.as_value() {
+            Some(v) => parse_epsilon(text, v)?,
+            None => {
+                return Err((
+                    item.span(),
+                    PlanErrorKind::BadValue {
+                        key: "epsilon",
+                        found: raw(text, item),
+                        expected: "a decimal > 0 or a fraction string",
+                    },
+                ));
+            }
+        },
+    };
+    const METHODS: &str = "\"hc\" (cumulative) or \"hg\" (unattributed)";
+    let method = match table.get("method") {
+        None => {
+            return Err((
+                table_span,
+                PlanErrorKind::MissingKey {
+                    key: "method",
+                    what: "method = \"hc\" or \"hg\"",
+                },
+            ));
+        }
+        Some(item) => match item.as_str().and_then(Method::parse) {
+            Some(m) => m,
+            None => {
+                return Err((
+                    item.span(),
+                    PlanErrorKind::BadValue {
+                        key: "method",
+                        found: raw(text, item),
+                        expected: METHODS,
+                    },
+                ));
+            }
+        },
+    };
+    Ok(LevelPlan {
+        name,
+        epsilon,
+        method,
+        line,
+    })
+}
+
+/// How a total budget is split over the levels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Allocation {
+    /// Equal shares (the paper).
+    Uniform,
+    /// Each level gets `ratio` times its parent's share (Qardaji et al. §3.5 use the
+    /// cube root of the branching factor, so lower levels get more).
+    Geometric { ratio: Epsilon },
+}
+
+/// Splits `total` over `levels` levels, root first. Shares are exact and sum to
+/// `total` exactly: geometric shares above the leaves are rounded down to six
+/// significant digits (readable budgets) and the leaves get the rest.
+pub fn allocate(total: &Epsilon, levels: usize, allocation: Allocation) -> Vec<Epsilon> {
+    assert!(levels > 0, "a hierarchy has at least one level");
+    match allocation {
+        Allocation::Uniform => (0..levels)
+            .map(|_| {
+                total
+                    .mul_ratio(1, levels as u64)
+                    .expect("a positive share of a positive total")
+            })
+            .collect(),
+        Allocation::Geometric { ratio } => {
+            // Weights r^0 .. r^(L-1), share_l = total × r^l / Σ r^i.
+            let mut weights: Vec<Epsilon> = Vec::with_capacity(levels);
+            let one = Epsilon::from_ratio(1, 1).expect("1 is positive");
+            weights.push(one);
+            for l in 1..levels {
+                let prev = &weights[l - 1];
+                weights.push(prev.mul_big(&ratio));
+            }
+            let sum = Epsilon::sum(&weights).expect("non-empty");
+            let mut shares: Vec<Epsilon> = Vec::with_capacity(levels);
+            for w in &weights[..levels - 1] {
+                let exact = total.mul_big(w).div_big(&sum);
+                shares.push(exact.round_down_significant(6));
+            }
+            let used = Epsilon::sum(&shares);
+            let rest = match used {
+                None => total.clone(),
+                Some(u) => total
+                    .checked_sub(&u)
+                    .expect("rounded-down shares leave a positive rest"),
+            };
+            shares.push(rest);
+            shares
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::tests::tiny;
+
+    fn parse(text: &str) -> Result<ReleasePlan, PlanError> {
+        ReleasePlan::parse(text, Path::new("plan.toml"))
+    }
+
+    const GOOD: &str = r#"max_size = 100  # K
+[[level]]
+name = "nation"
+epsilon = 0.1
+method = "hc"
+
+[[level]]
+name = "state"
+epsilon = "1/3"
+method = "hg"
+
+[[level]]
+name = "county"
+epsilon = 0.3333333333333333
+method = "hc"
+"#;
+
+    #[test]
+    fn parses_the_contract_example() {
+        let plan = parse(GOOD).unwrap();
+        assert_eq!(plan.max_size, MaxSize::Fixed(100));
+        assert_eq!(plan.levels.len(), 3);
+        assert_eq!(plan.levels[0].epsilon, Epsilon::from_ratio(1, 10).unwrap());
+        assert_eq!(plan.levels[1].epsilon, Epsilon::from_ratio(1, 3).unwrap());
+        assert_eq!(plan.levels[2].epsilon.to_string(), "0.3333333333333333");
+        assert_eq!(plan.levels[1].method, Method::Hg);
+        assert_eq!(plan.levels[1].line, 7);
+        plan.validate(&tiny().hierarchy, Path::new("plan.toml"))
+            .unwrap();
+        let total = plan.total_epsilon().unwrap();
+        assert_eq!(
+            total,
+            Epsilon::parse("0.1")
+                .unwrap()
+                .add(&Epsilon::parse("1/3").unwrap())
+                .add(&Epsilon::parse("0.3333333333333333").unwrap())
+        );
+        // Round trip through text.
+        let again = parse(&plan.to_toml()).unwrap();
+        assert_eq!(
+            again
+                .levels
+                .iter()
+                .map(|l| (&l.name, &l.epsilon, l.method))
+                .collect::<Vec<_>>(),
+            plan.levels
+                .iter()
+                .map(|l| (&l.name, &l.epsilon, l.method))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(again.max_size, plan.max_size);
+    }
+
+    #[test]
+    fn extensions() {
+        let text = "max_size = { epsilon = 0.001 }\nconsistency = \"topdown\"\nmerge = \"average\"\nhc_fit = \"l2\"\n[[level]]\nname = \"nation\"\nepsilon = 1\nmethod = \"naive\"\n";
+        let plan = parse(text).unwrap();
+        assert_eq!(
+            plan.max_size,
+            MaxSize::Estimate {
+                epsilon: Epsilon::from_ratio(1, 1000).unwrap()
+            }
+        );
+        assert_eq!(plan.merge, MergeRule::Average);
+        assert_eq!(plan.hc_fit, IsotonicFit::L2);
+        assert_eq!(plan.levels[0].method, Method::Naive);
+        assert_eq!(
+            plan.total_epsilon().unwrap(),
+            Epsilon::parse("1.001").unwrap()
+        );
+        let again = parse(&plan.to_toml()).unwrap();
+        assert_eq!(
+            again,
+            ReleasePlan {
+                levels: again.levels.clone(),
+                ..plan.clone()
+            }
+        );
+    }
+
+    fn message(text: &str) -> String {
+        match parse(text) {
+            Err(e) => e.to_string(),
+            Ok(plan) => plan
+                .validate(&tiny().hierarchy, Path::new("plan.toml"))
+                .unwrap_err()
+                .to_string(),
+        }
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let m = message(&GOOD.replace("method = \"hg\"", "method = \"hx\""));
+        assert_eq!(
+            m,
+            "plan.toml:10: method = \"hx\": expected \"hc\" (cumulative) or \"hg\" (unattributed)"
+        );
+        let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = -0.1"));
+        assert!(
+            m.starts_with("plan.toml:4: ε \"-0.1\" is not positive"),
+            "{m}"
+        );
+        let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = 0"));
+        assert!(m.starts_with("plan.toml:4: ε \"0\" is not positive"), "{m}");
+        let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = nan"));
+        assert!(
+            m.starts_with("plan.toml:4: ε \"nan\" is not a number"),
+            "{m}"
+        );
+        let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = inf"));
+        assert!(
+            m.starts_with("plan.toml:4: ε \"inf\" is not a number"),
+            "{m}"
+        );
+        let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = 1e-300"));
+        assert!(
+            m.starts_with("plan.toml:4: ε \"1e-300\" is out of range"),
+            "{m}"
+        );
+        let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = \"1/0\""));
+        assert!(
+            m.starts_with("plan.toml:4: ε \"1/0\" has a zero denominator"),
+            "{m}"
+        );
+        let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = 0.1\nepsilom = 2"));
+        assert!(m.starts_with("plan.toml:5: unknown key \"epsilom\""), "{m}");
+        let m = message(&GOOD.replace("max_size = 100", "max_size = 0"));
+        assert_eq!(
+            m,
+            "plan.toml:1: max_size = 0: expected a whole number from 1 to 100000000"
+        );
+        let m = message(&GOOD.replace("max_size = 100", "max_size = 100000001"));
+        assert!(m.starts_with("plan.toml:1: max_size = 100000001"), "{m}");
+        let m = message(&GOOD.replace("max_size = 100  # K", "maxsize = 100"));
+        assert!(m.starts_with("plan.toml:1: unknown key \"maxsize\""), "{m}");
+        let m = message(&GOOD.replace("name = \"state\"", "name = \"nation\""));
+        assert_eq!(
+            m,
+            "plan.toml:7: level \"nation\" appears twice (first at line 2)"
+        );
+        let m = message(&GOOD.replace("name = \"state\"", "name = \"province\""));
+        assert_eq!(
+            m,
+            "plan.toml:7: level \"province\" is not in the hierarchy: expected one of nation, state, county"
+        );
+        let cut = GOOD.split("[[level]]\nname = \"county\"").next().unwrap();
+        let m = message(cut);
+        assert_eq!(
+            m,
+            "plan.toml: level \"county\" is missing: every level needs an ε and a method (nation, state, county)"
+        );
+        let swapped = GOOD
+            .replace("name = \"nation\"", "name = \"X\"")
+            .replace("name = \"state\"", "name = \"nation\"")
+            .replace("name = \"X\"", "name = \"state\"");
+        assert!(message(&swapped).starts_with("plan.toml:2: level \"state\" is out of order"));
+        let m = message("max_size = 5\n[[level]\n");
+        assert!(m.starts_with("plan.toml:2: not valid TOML"), "{m}");
+        let m = message("max_size = 5\n");
+        assert!(m.contains("no [[level]] tables"), "{m}");
+        let m = message("[[level]]\nname = \"nation\"\nepsilon = 1\nmethod = \"hc\"\n");
+        assert!(m.contains("missing key \"max_size\""), "{m}");
+    }
+
+    #[test]
+    fn allocations_sum_exactly() {
+        let total = Epsilon::parse("1").unwrap();
+        let u = allocate(&total, 3, Allocation::Uniform);
+        assert_eq!(u, vec![Epsilon::from_ratio(1, 3).unwrap(); 3]);
+        let g = allocate(
+            &total,
+            3,
+            Allocation::Geometric {
+                ratio: Epsilon::parse("2").unwrap(),
+            },
+        );
+        assert_eq!(Epsilon::sum(&g).unwrap(), total);
+        assert_eq!(g[0].to_string(), "0.142857");
+        assert_eq!(g[1].to_string(), "0.285714");
+        assert_eq!(g[2].to_string(), "0.571429");
+        let third = Epsilon::parse("1/3").unwrap();
+        let g = allocate(
+            &third,
+            4,
+            Allocation::Geometric {
+                ratio: Epsilon::parse("1.26").unwrap(),
+            },
+        );
+        assert_eq!(Epsilon::sum(&g).unwrap(), third);
+        assert!(g.iter().all(Epsilon::within_text_bounds));
+        assert!(g.windows(2).all(|w| w[0] < w[1]));
+    }
+}
