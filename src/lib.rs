@@ -15,5 +15,6 @@ pub mod generate;
 pub mod histogram;
 pub mod inspect;
 pub mod noise;
+pub mod preview;
 pub mod privacy;
 pub mod release;

@@ -1,15 +1,25 @@
 //! The `coco` command: argument parsing and dispatch over the library.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::Instant;
 
-use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
 
-use coco::data::Dataset;
+use coco::data::{Dataset, NodeId};
+use coco::estimate::Method;
 use coco::generate::{self, Preset};
 use coco::inspect::Summary;
+use coco::noise::NoiseSource;
+use coco::preview::{self, PreviewOptions, PreviewProgress};
+use coco::privacy::Epsilon;
+use coco::release::export::{check_output_free, write_release};
+use coco::release::ledger::Ledger;
+use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+use coco::release::run;
 
 /// Differentially private hierarchical count-of-counts tables.
 ///
@@ -43,6 +53,87 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Write a release plan (TOML) from an allocation rule, and show what it costs.
+    Plan {
+        /// Dataset directory.
+        dir: PathBuf,
+        /// Total ε to split over the levels (decimal or fraction like 1/3).
+        #[arg(long, default_value = "1")]
+        total: String,
+        /// How to split it.
+        #[arg(long, value_enum, default_value_t = AllocationArg::Uniform)]
+        allocation: AllocationArg,
+        /// For geometric: each level's share over its parent's (default: cube root of the mean branching factor).
+        #[arg(long)]
+        ratio: Option<String>,
+        /// Method at every level.
+        #[arg(long, value_enum, default_value_t = MethodArg::Hc)]
+        method: MethodArg,
+        /// The public bound K on a group's size.
+        #[arg(long, default_value_t = 10_000, conflicts_with = "estimate_max_size")]
+        max_size: u32,
+        /// Estimate K privately with this ε instead (added to the total).
+        #[arg(long)]
+        estimate_max_size: Option<String>,
+        /// Write the plan here instead of standard output.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Preview a plan: mean error per level over trials, against the truth (confidential).
+    Preview {
+        /// Dataset directory.
+        dir: PathBuf,
+        /// Release plan (TOML).
+        #[arg(long)]
+        config: PathBuf,
+        /// Number of independent trials.
+        #[arg(long, default_value_t = 10)]
+        trials: usize,
+        /// Seed for reproducible trials (default: fresh randomness).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Also run the other consistency steps and merge rules on the same measurements.
+        #[arg(long)]
+        compare: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Draw one release with fresh noise, check it and write it atomically.
+    Release {
+        /// Dataset directory.
+        dir: PathBuf,
+        /// Release plan (TOML).
+        #[arg(long)]
+        config: PathBuf,
+        /// Output directory (must not exist, or be empty).
+        #[arg(long)]
+        out: PathBuf,
+        /// Seed the noise: reproducible, marked not for publication.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// Show the privacy-loss ledger: every release drawn, and ε spent per dataset.
+    Ledger {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Set a cap on the total ε for a dataset: DATASET (directory or fingerprint) and EPSILON.
+        #[arg(long, num_args = 2, value_names = ["DATASET", "EPSILON"])]
+        set_cap: Option<Vec<String>>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum AllocationArg {
+    Uniform,
+    Geometric,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum MethodArg {
+    Hc,
+    Hg,
 }
 
 /// The bundled sample: `sample-data/households` next to the working directory, else
@@ -62,6 +153,286 @@ fn inspect(dir: &Path, json: bool) -> Result<()> {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
         print!("{}", summary.to_text());
+    }
+    Ok(())
+}
+
+fn load_plan(dataset: &Dataset, config: &Path) -> Result<ReleasePlan> {
+    let plan = ReleasePlan::load(config)?;
+    plan.validate(&dataset.hierarchy, config)?;
+    Ok(plan)
+}
+
+/// Progress on standard error: one rewritten line on a terminal, sparse lines otherwise.
+struct StderrProgress {
+    terminal: bool,
+    last: Mutex<Option<Instant>>,
+}
+
+impl StderrProgress {
+    fn new() -> Self {
+        Self {
+            terminal: std::io::stderr().is_terminal(),
+            last: Mutex::new(None),
+        }
+    }
+
+    fn report(&self, message: &str, last_step: bool) {
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let due =
+            last.is_none_or(|t| t.elapsed().as_millis() >= if self.terminal { 100 } else { 2000 });
+        if !due && !last_step {
+            return;
+        }
+        *last = Some(Instant::now());
+        let mut err = std::io::stderr().lock();
+        if self.terminal {
+            let _ = write!(err, "\r\x1b[2K{message}");
+            if last_step {
+                let _ = writeln!(err);
+            }
+        } else {
+            let _ = writeln!(err, "{message}");
+        }
+    }
+}
+
+fn plan_command(
+    dir: &Path,
+    total: &str,
+    allocation: AllocationArg,
+    ratio: Option<String>,
+    method: MethodArg,
+    max_size: u32,
+    estimate_max_size: Option<String>,
+    out: Option<PathBuf>,
+) -> Result<()> {
+    let dataset = Dataset::load(dir)?;
+    let h = &dataset.hierarchy;
+    let total = Epsilon::parse(total).context("--total")?;
+    let allocation = match allocation {
+        AllocationArg::Uniform => Allocation::Uniform,
+        AllocationArg::Geometric => {
+            let ratio = match ratio {
+                Some(r) => Epsilon::parse(&r).context("--ratio")?,
+                None => default_ratio(&dataset),
+            };
+            Allocation::Geometric { ratio }
+        }
+    };
+    let method = match method {
+        MethodArg::Hc => Method::Hc,
+        MethodArg::Hg => Method::Hg,
+    };
+    let budgets = allocate(&total, h.depth(), allocation);
+    let mut plan = ReleasePlan::with_budgets(h, budgets, method, max_size);
+    if let Some(e) = estimate_max_size {
+        plan.max_size = MaxSize::Estimate {
+            epsilon: Epsilon::parse(&e).context("--estimate-max-size")?,
+        };
+    }
+    let text = plan.to_toml();
+    match &out {
+        Some(path) => std::fs::write(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => print!("{text}"),
+    }
+    // The cost table goes to stderr so stdout stays a valid plan.
+    let k_for_cost = match plan.max_size {
+        MaxSize::Fixed(k) => k,
+        MaxSize::Estimate { .. } => 10_000,
+    };
+    let samples = plan.noise_samples(h, dataset.groups(NodeId::ROOT), k_for_cost);
+    let plan_total = plan.total_epsilon().expect("levels");
+    eprintln!("\nlevel          nodes        ε    share  method   noise samples");
+    for ((l, level), s) in plan.levels.iter().zip(h.levels()).zip(samples) {
+        let share = l.epsilon.to_f64() / plan_total.to_f64() * 100.0;
+        eprintln!(
+            "{:<12} {:>7} {:>8} {:>7.1}%  {:<6} {:>15}",
+            l.name,
+            h.level_len(level),
+            l.epsilon.to_string(),
+            share,
+            l.method.name(),
+            preview::fmt_num(s as f64)
+        );
+    }
+    eprintln!(
+        "total ε = {plan_total}{}",
+        if out.is_some() {
+            format!("; plan written to {}", out.unwrap().display())
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
+/// Qardaji et al.'s geometric ratio: the cube root of the mean branching factor.
+fn default_ratio(dataset: &Dataset) -> Epsilon {
+    let h = &dataset.hierarchy;
+    let internal = h.nodes().iter().filter(|n| !n.is_leaf()).count().max(1);
+    let branching = (h.len() - 1) as f64 / internal as f64;
+    let r = branching.max(1.0).cbrt();
+    Epsilon::parse(&format!("{r:.2}")).unwrap_or_else(|_| Epsilon::from_ratio(1, 1).expect("1"))
+}
+
+fn preview_command(
+    dir: &Path,
+    config: &Path,
+    trials: usize,
+    seed: Option<u64>,
+    compare: bool,
+    json: bool,
+) -> Result<()> {
+    let dataset = Dataset::load(dir)?;
+    let plan = load_plan(&dataset, config)?;
+    let progress = StderrProgress::new();
+    let options = PreviewOptions {
+        trials,
+        seed,
+        compare,
+        keep_last_trial: false,
+    };
+    let report = preview::preview(&dataset, &plan, &options, None, &|p: PreviewProgress| {
+        let done = p.trial == p.trials && p.nodes_done == p.nodes;
+        progress.report(
+            &format!(
+                "preview: trial {}/{} ({} of {} regions)",
+                (p.trial + 1).min(p.trials),
+                p.trials,
+                p.nodes_done,
+                p.nodes
+            ),
+            done,
+        );
+    })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", preview::render_text(&report));
+    }
+    Ok(())
+}
+
+fn release_command(dir: &Path, config: &Path, out: &Path, seed: Option<u64>) -> Result<()> {
+    let dataset = Dataset::load(dir)?;
+    let plan = load_plan(&dataset, config)?;
+    check_output_free(out)?;
+    let total = plan.total_epsilon().expect("validated plans have levels");
+    let ledger = Ledger::open_default()?;
+    // Held until the release is recorded: concurrent releases queue here and cannot
+    // both slip under a cap.
+    let lock = ledger.lock()?;
+    ledger.check_cap(&dataset, &total)?;
+    let source = match seed {
+        Some(s) => NoiseSource::seeded(s),
+        None => NoiseSource::from_os()?,
+    };
+    let progress = StderrProgress::new();
+    let draw = run::draw(
+        &dataset,
+        &plan,
+        &source,
+        None,
+        Some(&|done: usize, n: usize| {
+            progress.report(
+                &format!("release: measured {done} of {n} regions"),
+                done == n,
+            );
+        }),
+    )?;
+    let manifest = write_release(out, &dataset, &plan, &draw, &ledger, &lock, "release")?;
+    drop(lock);
+    println!(
+        "wrote {} (total ε = {}, K = {})",
+        out.display(),
+        manifest.total_epsilon_exact,
+        manifest.max_size
+    );
+    let c = &manifest.checks;
+    println!(
+        "checks: integral {}, nonnegative {}, group totals {}, consistent {}, within K {}",
+        c.integral, c.nonnegative, c.group_totals, c.consistent, c.within_max_size
+    );
+    if manifest.reproducible {
+        println!("seeded: reproducible, marked NOT FOR PUBLICATION in the manifest");
+    }
+    let (spent, n) = ledger.spent(&dataset.fingerprint())?;
+    println!(
+        "ledger: {} ({} release(s) of this dataset, ε spent {})",
+        ledger.path().display(),
+        n,
+        spent.map_or_else(|| "0".into(), |s| s.to_string())
+    );
+    Ok(())
+}
+
+fn ledger_command(json: bool, set_cap: Option<Vec<String>>) -> Result<()> {
+    let ledger = Ledger::open_default()?;
+    if let Some(args) = set_cap {
+        let [dataset, eps] = args.as_slice() else {
+            bail!("--set-cap takes DATASET EPSILON")
+        };
+        let cap = Epsilon::parse(eps)?;
+        let key = match std::fs::canonicalize(dataset) {
+            Ok(p) if p.is_dir() => p.display().to_string(),
+            _ => dataset.clone(),
+        };
+        ledger.set_cap(&key, &cap)?;
+        println!(
+            "cap for {key} set to ε = {cap} in {}",
+            ledger.config_path().display()
+        );
+        return Ok(());
+    }
+    let (entries, bad) = ledger.entries()?;
+    let summary = ledger.summary()?;
+    if json {
+        let value = serde_json::json!({ "ledger": ledger.path(), "datasets": summary, "entries": entries, "unreadable_lines": bad });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    println!("ledger {}", ledger.path().display());
+    if entries.is_empty() {
+        println!("no releases drawn yet");
+    }
+    for e in &entries {
+        let levels: Vec<String> = e
+            .levels
+            .iter()
+            .map(|l| format!("{} {} {}", l.name, l.epsilon, l.method))
+            .collect();
+        println!(
+            "{}  {}  ε {:<10} {:<9} {}  [{}]  {}",
+            e.time,
+            &e.dataset[..12.min(e.dataset.len())],
+            e.total_epsilon,
+            if e.written { "written" } else { "not written" },
+            e.output.as_deref().unwrap_or("-"),
+            levels.join(", "),
+            e.note.as_deref().unwrap_or("")
+        );
+    }
+    if !summary.is_empty() {
+        println!("\nper dataset:");
+        for d in &summary {
+            println!(
+                "  {}  {}  {} release(s), {} written, ε spent {}{}",
+                &d.dataset[..12.min(d.dataset.len())],
+                d.dataset_dir,
+                d.releases,
+                d.written,
+                d.spent,
+                d.cap
+                    .as_ref()
+                    .map(|c| format!(" of cap {c}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    if !bad.is_empty() {
+        eprintln!("warning: unreadable ledger lines skipped: {bad:?}");
     }
     Ok(())
 }
@@ -90,6 +461,40 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
+        Some(Command::Plan {
+            dir,
+            total,
+            allocation,
+            ratio,
+            method,
+            max_size,
+            estimate_max_size,
+            out,
+        }) => plan_command(
+            &dir,
+            &total,
+            allocation,
+            ratio,
+            method,
+            max_size,
+            estimate_max_size,
+            out,
+        ),
+        Some(Command::Preview {
+            dir,
+            config,
+            trials,
+            seed,
+            compare,
+            json,
+        }) => preview_command(&dir, &config, trials, seed, compare, json),
+        Some(Command::Release {
+            dir,
+            config,
+            out,
+            seed,
+        }) => release_command(&dir, &config, &out, seed),
+        Some(Command::Ledger { json, set_cap }) => ledger_command(json, set_cap),
     }
 }
 

@@ -1,7 +1,11 @@
 //! Release plans, drawing a release, checks, export, manifest and the privacy ledger.
 
 pub mod checks;
+pub mod export;
+pub mod ledger;
+pub mod manifest;
 pub mod plan;
+pub mod run;
 
 pub use checks::{Checks, check_counts, check_release};
 pub use plan::{Allocation, LevelPlan, MaxSize, PlanError, PlanErrorKind, ReleasePlan, allocate};

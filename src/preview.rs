@@ -1,0 +1,453 @@
+//! `coco preview`: what a plan buys, measured against the truth. CONFIDENTIAL.
+//!
+//! Each trial draws the plan's measurements afresh (its own key, derived from the seed
+//! or from the operating system) and reports, per level, the mean per-node earth
+//! mover's distance to the true histograms of:
+//!
+//! * the independent noisy estimates (before consistency),
+//! * the consistent release (the plan's consistency step; with `compare`, every
+//!   available consistency step and merge rule on the same measurements),
+//! * the bottom-up baseline at the same total ε (all of it on the leaves, parents summed),
+//! * the paper's "omniscient" reference (§6.2): distinct sizes × √2/ε per node, the error
+//!   of an estimator that knew which sizes occur.
+//!
+//! Means over trials come with their standard errors (sample standard deviation / √n).
+//! These figures compare noisy output with confidential data: they are for the
+//! operator's decision only and are not covered by the privacy guarantee.
+
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+
+use crate::consistency::{self, Consistency, MergeRule};
+use crate::data::{Dataset, NodeId};
+use crate::emd::emd;
+use crate::histogram::{CountOfCounts, Size};
+use crate::noise::{NoiseSource, OsRandomnessError};
+use crate::release::plan::{MaxSize, ReleasePlan};
+use crate::release::run::{self, RunError};
+
+/// The notice printed with every preview.
+pub const CONFIDENTIAL_NOTICE: &str = "CONFIDENTIAL DIAGNOSTICS: these errors are measured against the true data. They are for the operator's decision only, are not differentially private, and must not be published.";
+
+#[derive(Clone, Debug)]
+pub struct PreviewOptions {
+    pub trials: usize,
+    /// A seed makes the trials reproducible; without one each run is fresh.
+    pub seed: Option<u64>,
+    /// Also run every other consistency step and merge rule on the same measurements.
+    pub compare: bool,
+    /// Keep the histograms of the last trial (for plots).
+    pub keep_last_trial: bool,
+}
+
+impl Default for PreviewOptions {
+    fn default() -> Self {
+        Self {
+            trials: 10,
+            seed: None,
+            compare: false,
+            keep_last_trial: false,
+        }
+    }
+}
+
+/// A mean over trials and its standard error.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Stat {
+    pub mean: f64,
+    pub se: f64,
+}
+
+impl Stat {
+    pub fn of(values: &[f64]) -> Stat {
+        let n = values.len() as f64;
+        if values.is_empty() {
+            return Stat::default();
+        }
+        let mean = values.iter().sum::<f64>() / n;
+        let se = if values.len() < 2 {
+            0.0
+        } else {
+            (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() / n.sqrt()
+        };
+        Stat { mean, se }
+    }
+}
+
+/// One consistency variant: a consistency step and a merge rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    pub consistency: Consistency,
+    pub merge: MergeRule,
+}
+
+impl Variant {
+    pub fn name(&self) -> String {
+        match self.consistency {
+            Consistency::TopDown => format!("{} ({})", self.consistency.name(), self.merge.name()),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct VariantStat {
+    pub variant: String,
+    pub emd: Stat,
+}
+
+/// One level's diagnostics.
+#[derive(Clone, Debug, Serialize)]
+pub struct LevelDiagnostics {
+    pub level: String,
+    pub nodes: usize,
+    pub epsilon: String,
+    pub method: String,
+    pub independent: Stat,
+    /// The plan's own consistency first, then the alternatives when compared.
+    pub consistent: Vec<VariantStat>,
+    pub bottom_up: Stat,
+    pub omniscient: f64,
+}
+
+/// Histograms of one trial, per node (for the TUI's overlays).
+#[derive(Clone, Debug, Default)]
+pub struct TrialHistograms {
+    pub independent: Vec<CountOfCounts>,
+    pub consistent: Vec<CountOfCounts>,
+    pub bottom_up: Vec<CountOfCounts>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PreviewReport {
+    pub notice: &'static str,
+    pub dataset: String,
+    pub total_epsilon: String,
+    /// `K` (the last trial's, when it is estimated).
+    pub max_size: Size,
+    pub max_size_estimated: bool,
+    pub trials: usize,
+    pub randomness: String,
+    pub levels: Vec<LevelDiagnostics>,
+    #[serde(skip)]
+    pub last_trial: Option<TrialHistograms>,
+}
+
+/// Progress of a preview: trials done, and nodes done in the current trial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PreviewProgress {
+    pub trial: usize,
+    pub trials: usize,
+    pub nodes_done: usize,
+    pub nodes: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PreviewError {
+    #[error(transparent)]
+    Run(#[from] RunError),
+    #[error(transparent)]
+    Randomness(#[from] OsRandomnessError),
+}
+
+/// The variants a preview reports: the plan's, then (with `compare`) the others.
+pub fn variants(plan: &ReleasePlan, compare: bool) -> Vec<Variant> {
+    let own = Variant {
+        consistency: plan.consistency,
+        merge: plan.merge,
+    };
+    let mut out = vec![own];
+    if compare {
+        for &c in Consistency::all() {
+            for m in [MergeRule::Weighted, MergeRule::Average] {
+                let v = Variant {
+                    consistency: c,
+                    merge: m,
+                };
+                if !out.contains(&v) {
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Per-level mean of per-node distances to the truth.
+fn level_means(dataset: &Dataset, histograms: &[CountOfCounts]) -> Vec<f64> {
+    let h = &dataset.hierarchy;
+    h.levels()
+        .map(|l| {
+            let ids: Vec<NodeId> = h.level_nodes(l).collect();
+            let total: u128 = ids
+                .iter()
+                .map(|&id| u128::from(emd(&histograms[id.index()], dataset.truth().node(id))))
+                .sum();
+            total as f64 / ids.len().max(1) as f64
+        })
+        .collect()
+}
+
+/// Runs the preview of a validated plan.
+pub fn preview(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    options: &PreviewOptions,
+    cancel: Option<&AtomicBool>,
+    progress: &(dyn Fn(PreviewProgress) + Sync),
+) -> Result<PreviewReport, PreviewError> {
+    let base = match options.seed {
+        Some(seed) => NoiseSource::seeded(seed),
+        None => NoiseSource::from_os()?,
+    };
+    let h = &dataset.hierarchy;
+    let depth = h.depth();
+    let variants = variants(plan, options.compare);
+    let trials = options.trials.max(1);
+    let mut independent: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
+    let mut consistent: Vec<Vec<Vec<f64>>> =
+        vec![vec![Vec::with_capacity(trials); depth]; variants.len()];
+    let mut bottom_up: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
+    let mut max_size = 0;
+    let mut last = None;
+    let nodes = h.len();
+    for t in 0..trials {
+        let source = base.derive(t as u64);
+        let node_progress = |done: usize, total: usize| {
+            progress(PreviewProgress {
+                trial: t,
+                trials,
+                nodes_done: done,
+                nodes: total,
+            });
+        };
+        let est = run::estimate_plan(dataset, plan, &source, cancel, Some(&node_progress))?;
+        max_size = est.max_size;
+        let indep: Vec<CountOfCounts> = est.estimates.iter().map(|e| e.histogram.clone()).collect();
+        for (l, v) in level_means(dataset, &indep).into_iter().enumerate() {
+            independent[l].push(v);
+        }
+        let mut kept_consistent = Vec::new();
+        for (i, variant) in variants.iter().enumerate() {
+            let hists = consistency::make_consistent(
+                variant.consistency,
+                h,
+                &est.estimates,
+                est.max_size,
+                variant.merge,
+            )
+            .map_err(RunError::from)?;
+            for (l, v) in level_means(dataset, &hists).into_iter().enumerate() {
+                consistent[i][l].push(v);
+            }
+            if i == 0 {
+                kept_consistent = hists;
+            }
+        }
+        let bu = run::bottom_up(dataset, plan, est.max_size, &source, cancel)?;
+        for (l, v) in level_means(dataset, &bu).into_iter().enumerate() {
+            bottom_up[l].push(v);
+        }
+        progress(PreviewProgress {
+            trial: t + 1,
+            trials,
+            nodes_done: nodes,
+            nodes,
+        });
+        if options.keep_last_trial && t + 1 == trials {
+            last = Some(TrialHistograms {
+                independent: indep,
+                consistent: kept_consistent,
+                bottom_up: bu,
+            });
+        }
+    }
+    let levels = h
+        .levels()
+        .map(|l| {
+            let lp = plan.level(l);
+            LevelDiagnostics {
+                level: lp.name.clone(),
+                nodes: h.level_len(l),
+                epsilon: lp.epsilon.to_string(),
+                method: lp.method.name().to_string(),
+                independent: Stat::of(&independent[l.0]),
+                consistent: variants
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| VariantStat {
+                        variant: v.name(),
+                        emd: Stat::of(&consistent[i][l.0]),
+                    })
+                    .collect(),
+                bottom_up: Stat::of(&bottom_up[l.0]),
+                omniscient: omniscient(dataset, l, &lp.epsilon, max_size),
+            }
+        })
+        .collect();
+    Ok(PreviewReport {
+        notice: CONFIDENTIAL_NOTICE,
+        dataset: dataset.name(),
+        total_epsilon: plan
+            .total_epsilon()
+            .map(|e| e.to_string())
+            .unwrap_or_default(),
+        max_size,
+        max_size_estimated: matches!(plan.max_size, MaxSize::Estimate { .. }),
+        trials,
+        randomness: base.randomness().describe(),
+        levels,
+        last_trial: last,
+    })
+}
+
+/// The paper's omniscient reference for one level: the mean over its nodes of
+/// (distinct sizes after top-coding) × √2/ε.
+pub fn omniscient(
+    dataset: &Dataset,
+    level: crate::data::LevelId,
+    epsilon: &crate::privacy::Epsilon,
+    max_size: Size,
+) -> f64 {
+    let h = &dataset.hierarchy;
+    let scale = std::f64::consts::SQRT_2 / epsilon.to_f64();
+    let total: f64 = h
+        .level_nodes(level)
+        .map(|id| {
+            dataset
+                .truth()
+                .node(id)
+                .top_coded(max_size)
+                .distinct_sizes() as f64
+                * scale
+        })
+        .sum();
+    total / h.level_len(level).max(1) as f64
+}
+
+/// The report as a terminal table.
+pub fn render_text(report: &PreviewReport) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(s, "{}\n", report.notice);
+    let _ = writeln!(
+        s,
+        "dataset {}   total ε = {}   K = {}{}   {} trial(s), {}",
+        report.dataset,
+        report.total_epsilon,
+        report.max_size,
+        if report.max_size_estimated {
+            " (estimated, last trial)"
+        } else {
+            ""
+        },
+        report.trials,
+        report.randomness
+    );
+    let _ = writeln!(
+        s,
+        "\nmean per-node earth mover's distance to the truth (± standard error over trials)\n"
+    );
+    let variants: Vec<String> = report
+        .levels
+        .first()
+        .map(|l| l.consistent.iter().map(|v| v.variant.clone()).collect())
+        .unwrap_or_default();
+    let mut header = vec![
+        "level".to_string(),
+        "nodes".into(),
+        "ε".into(),
+        "method".into(),
+        "independent".into(),
+    ];
+    header.extend(variants.iter().map(|v| format!("consistent: {v}")));
+    header.push("bottom-up".into());
+    header.push("omniscient ref.".into());
+    let mut rows: Vec<Vec<String>> = vec![header];
+    for l in &report.levels {
+        let mut row = vec![
+            l.level.clone(),
+            l.nodes.to_string(),
+            l.epsilon.clone(),
+            l.method.clone(),
+            fmt_stat(l.independent),
+        ];
+        row.extend(l.consistent.iter().map(|v| fmt_stat(v.emd)));
+        row.push(fmt_stat(l.bottom_up));
+        row.push(fmt_num(l.omniscient));
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    for (i, row) in rows.iter().enumerate() {
+        let line: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, cell)| {
+                if c == 0 || c == 3 {
+                    format!("{cell:<w$}", w = widths[c])
+                } else {
+                    format!("{cell:>w$}", w = widths[c])
+                }
+            })
+            .collect();
+        let _ = writeln!(s, "{}", line.join("  ").trim_end());
+        if i == 0 {
+            let _ = writeln!(
+                s,
+                "{}",
+                widths
+                    .iter()
+                    .map(|w| "-".repeat(*w))
+                    .collect::<Vec<_>>()
+                    .join("  ")
+            );
+        }
+    }
+    s
+}
+
+/// A number with thousands separators and sensible precision.
+pub fn fmt_num(x: f64) -> String {
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    if x.abs() < 10.0 {
+        return format!("{x:.2}");
+    }
+    if x.abs() < 1000.0 {
+        return format!("{x:.1}");
+    }
+    let n = x.round() as i128;
+    let digits = n.abs().to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if n < 0 { format!("-{out}") } else { out }
+}
+
+fn fmt_stat(s: Stat) -> String {
+    format!("{} ± {}", fmt_num(s.mean), fmt_num(s.se))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_and_numbers() {
+        let s = Stat::of(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(s.mean, 2.5);
+        assert!((s.se - (5.0f64 / 3.0).sqrt() / 2.0).abs() < 1e-12);
+        assert_eq!(Stat::of(&[7.0]).se, 0.0);
+        assert_eq!(fmt_num(1234567.4), "1,234,567");
+        assert_eq!(fmt_num(999.94), "999.9");
+        assert_eq!(fmt_num(3.14159), "3.14");
+        assert_eq!(fmt_num(-12345.0), "-12,345");
+    }
+}

@@ -1,0 +1,211 @@
+//! `manifest.json`: what a release is, how it was made, and what it was checked for.
+
+use serde::{Deserialize, Serialize};
+
+use super::checks::Checks;
+use super::plan::{MaxSize, ReleasePlan};
+use super::run::Draw;
+use crate::data::Dataset;
+use crate::estimate::IsotonicFit;
+use crate::histogram::Size;
+use crate::noise::Randomness;
+use crate::privacy::Epsilon;
+
+/// The manifest's format version.
+pub const MANIFEST_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FileDigest {
+    pub path: String,
+    pub sha256: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestLevel {
+    pub name: String,
+    /// ε as a number (exact when it is a terminating decimal; see `epsilon_exact`).
+    pub epsilon: f64,
+    /// ε exactly, as a decimal or `a/b`.
+    pub epsilon_exact: String,
+    pub method: String,
+    pub nodes: usize,
+    pub noise_samples: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestDataset {
+    pub dir: String,
+    /// SHA-256 over the input files' digests.
+    pub fingerprint: String,
+    pub form: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestPrivacy {
+    pub definition: String,
+    pub unit: String,
+    pub public: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestRandomness {
+    /// `os` or `seeded`.
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+    pub generator: String,
+    pub sampler: String,
+}
+
+/// The contents of `manifest.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub version: u32,
+    pub coco_version: String,
+    /// UTC, RFC 3339.
+    pub created: String,
+    pub dataset: ManifestDataset,
+    /// Total ε (sequential composition over levels, and `K` if estimated) as a number.
+    pub total_epsilon: f64,
+    pub total_epsilon_exact: String,
+    pub privacy: ManifestPrivacy,
+    pub max_size: Size,
+    /// `operator` or `estimated`.
+    pub max_size_source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_size_epsilon: Option<String>,
+    pub consistency: String,
+    pub merge: String,
+    pub hc_fit: String,
+    pub hg_fit: String,
+    pub levels: Vec<ManifestLevel>,
+    pub inputs: Vec<FileDigest>,
+    pub outputs: Vec<FileDigest>,
+    pub checks: ChecksRecord,
+    pub randomness: ManifestRandomness,
+    /// True for a seeded draw: reproducible, and therefore not for publication.
+    pub reproducible: bool,
+    pub for_publication: bool,
+    /// The ledger line that records this draw.
+    pub ledger_entry: String,
+}
+
+/// The checks as recorded (booleans only).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChecksRecord {
+    pub integral: bool,
+    pub nonnegative: bool,
+    pub group_totals: bool,
+    pub consistent: bool,
+    pub within_max_size: bool,
+}
+
+impl From<&Checks> for ChecksRecord {
+    fn from(c: &Checks) -> Self {
+        ChecksRecord {
+            integral: c.integral,
+            nonnegative: c.nonnegative,
+            group_totals: c.group_totals,
+            consistent: c.consistent,
+            within_max_size: c.within_max_size,
+        }
+    }
+}
+
+fn fit(f: IsotonicFit) -> String {
+    match f {
+        IsotonicFit::L1 => "l1".into(),
+        IsotonicFit::L2 => "l2".into(),
+    }
+}
+
+/// Builds the manifest of a release (outputs and checks filled in by the writer).
+pub fn build(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    draw: &Draw,
+    created: String,
+    ledger_entry: String,
+) -> Manifest {
+    let h = &dataset.hierarchy;
+    let samples = plan.noise_samples(h, dataset.groups(crate::data::NodeId::ROOT), draw.max_size);
+    let levels = plan
+        .levels
+        .iter()
+        .zip(h.levels())
+        .zip(samples)
+        .map(|((l, level), noise_samples)| ManifestLevel {
+            name: l.name.clone(),
+            epsilon: l.epsilon.to_f64(),
+            epsilon_exact: l.epsilon.to_string(),
+            method: l.method.name().to_string(),
+            nodes: h.level_len(level),
+            noise_samples,
+        })
+        .collect();
+    let (max_size_source, max_size_epsilon) = match &plan.max_size {
+        MaxSize::Fixed(_) => ("operator".to_string(), None),
+        MaxSize::Estimate { epsilon } => ("estimated".to_string(), Some(epsilon.to_string())),
+    };
+    let randomness = match draw.randomness {
+        Randomness::Os => ManifestRandomness {
+            source: "os".into(),
+            seed: None,
+            generator: String::new(),
+            sampler: String::new(),
+        },
+        Randomness::Seeded { seed } => ManifestRandomness {
+            source: "seeded".into(),
+            seed: Some(seed),
+            generator: String::new(),
+            sampler: String::new(),
+        },
+    };
+    let randomness = ManifestRandomness {
+        generator: "ChaCha20, one stream per measured region, keyed from the operating system (getrandom) unless seeded".into(),
+        sampler: "exact two-sided geometric (discrete Laplace), integer arithmetic only".into(),
+        ..randomness
+    };
+    Manifest {
+        version: MANIFEST_VERSION,
+        coco_version: env!("CARGO_PKG_VERSION").to_string(),
+        created,
+        dataset: ManifestDataset {
+            dir: dataset.dir.display().to_string(),
+            fingerprint: dataset.fingerprint(),
+            form: dataset.form.describe().to_string(),
+        },
+        total_epsilon: draw.epsilon.to_f64(),
+        total_epsilon_exact: draw.epsilon.to_string(),
+        privacy: ManifestPrivacy {
+            definition: "pure ε-differential privacy (Kuo et al. 2018, Definition 1)".into(),
+            unit: "one entity: neighbouring datasets differ by one entity added to or removed from one group".into(),
+            public: "the hierarchy and the number of groups in each region".into(),
+        },
+        max_size: draw.max_size,
+        max_size_source,
+        max_size_epsilon,
+        consistency: plan.consistency.name().into(),
+        merge: plan.merge.name().into(),
+        hc_fit: fit(plan.hc_fit),
+        hg_fit: fit(plan.hg_fit),
+        levels,
+        inputs: dataset.inputs.iter().map(|f| FileDigest { path: f.path.clone(), sha256: f.sha256.clone() }).collect(),
+        outputs: Vec::new(),
+        checks: ChecksRecord::from(&draw.checks),
+        reproducible: draw.randomness.is_reproducible(),
+        for_publication: !draw.randomness.is_reproducible(),
+        randomness,
+        ledger_entry,
+    }
+}
+
+/// Exact total of a manifest's level budgets (for verification tools).
+pub fn level_total(manifest: &Manifest) -> Option<Epsilon> {
+    let parsed: Option<Vec<Epsilon>> = manifest
+        .levels
+        .iter()
+        .map(|l| Epsilon::parse(&l.epsilon_exact).ok())
+        .collect();
+    Epsilon::sum(&parsed?)
+}

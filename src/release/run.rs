@@ -1,0 +1,306 @@
+//! Drawing a release: measure every node under the plan, post-process, make the
+//! estimates consistent, check.
+//!
+//! Each node is measured with its own noise stream ([`StreamId::node`]) and estimated at
+//! once, so only one noisy vector per worker thread is alive at a time; the nodes of all
+//! levels are processed in parallel. The privacy guarantee of the draw is computed from
+//! the measurements actually made ([`crate::privacy::guarantee`]) and must equal the
+//! plan's total ε, or nothing is returned.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use super::checks::{Checks, check_release};
+use super::plan::{MaxSize, ReleasePlan};
+use crate::consistency::{self, ConsistencyError};
+use crate::data::{Dataset, LevelId, NodeId};
+use crate::estimate::{self, EstimateOptions, Method, NodeEstimate, max_size};
+use crate::histogram::{CountOfCounts, Size};
+use crate::noise::{DiscreteLaplace, NoiseError, NoiseSource, Randomness, StreamId};
+use crate::privacy::{Charge, Epsilon, guarantee};
+
+/// Stream purposes: the release's own measurements, the bottom-up baseline's, and `K`'s.
+pub const PURPOSE_RELEASE: u8 = 0;
+pub const PURPOSE_BOTTOM_UP: u8 = 1;
+pub const PURPOSE_MAX_SIZE: u8 = 2;
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("level {level}: {source}")]
+    Noise { level: String, source: NoiseError },
+    #[error("estimating the bound K: {0}")]
+    MaxSize(NoiseError),
+    #[error(transparent)]
+    Consistency(#[from] ConsistencyError),
+    #[error(
+        "internal error: the measurements spend ε = {measured}, the plan states {planned}; nothing was released"
+    )]
+    BudgetMismatch { measured: String, planned: String },
+    #[error("the plan has no levels")]
+    EmptyPlan,
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Reports work done: `(done, total)` nodes.
+pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
+
+/// The public bound `K` and, when it was estimated, what estimating it cost.
+pub fn resolve_max_size(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    source: &NoiseSource,
+) -> Result<(Size, Option<Charge>), RunError> {
+    match &plan.max_size {
+        MaxSize::Fixed(k) => Ok((*k, None)),
+        MaxSize::Estimate { epsilon } => {
+            let mut stream = source.stream(StreamId::node(PURPOSE_MAX_SIZE, 0));
+            let root = dataset.truth().node(NodeId::ROOT);
+            let k = max_size::estimate_max_size(root, epsilon, &mut stream)
+                .map_err(RunError::MaxSize)?;
+            Ok((
+                k.max_size,
+                Some(Charge {
+                    node: NodeId::ROOT,
+                    epsilon: epsilon.clone(),
+                }),
+            ))
+        }
+    }
+}
+
+/// One level's measurement settings.
+#[derive(Clone, Debug)]
+pub struct LevelSetting {
+    pub method: Method,
+    pub epsilon: Epsilon,
+}
+
+/// Measures and estimates the given nodes, each with its level's setting. Returns the
+/// estimates (in the order of `nodes`) and the charges made.
+pub fn estimate_nodes(
+    dataset: &Dataset,
+    nodes: &[NodeId],
+    settings: &[Option<LevelSetting>],
+    max_size: Size,
+    options: &EstimateOptions,
+    source: &NoiseSource,
+    purpose: u8,
+    cancel: Option<&AtomicBool>,
+    progress: Option<Progress<'_>>,
+) -> Result<(Vec<NodeEstimate>, Vec<Charge>), RunError> {
+    let h = &dataset.hierarchy;
+    // Validate each level's noise once, before any measurement.
+    for (level, setting) in h.levels().zip(settings) {
+        if let Some(s) = setting {
+            DiscreteLaplace::new(s.method.sensitivity(), &s.epsilon).map_err(|source| {
+                RunError::Noise {
+                    level: h.level_name(level).to_string(),
+                    source,
+                }
+            })?;
+        }
+    }
+    let done = AtomicUsize::new(0);
+    let estimates: Vec<NodeEstimate> = nodes
+        .par_iter()
+        .map(|&id| {
+            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                return Err(RunError::Cancelled);
+            }
+            let level = h.node(id).level;
+            let setting = settings[level.0]
+                .as_ref()
+                .expect("a setting for every measured level");
+            let mut stream = source.stream(StreamId::node(purpose, id.0));
+            let m = estimate::measure(
+                setting.method,
+                dataset.truth().node(id),
+                id,
+                dataset.groups(id),
+                max_size,
+                &setting.epsilon,
+                &mut stream,
+            )
+            .map_err(|source| RunError::Noise {
+                level: h.level_name(level).to_string(),
+                source,
+            })?;
+            let e = estimate::estimate(&m, options);
+            if let Some(p) = progress {
+                p(done.fetch_add(1, Ordering::Relaxed) + 1, nodes.len());
+            }
+            Ok(e)
+        })
+        .collect::<Result<_, _>>()?;
+    let charges = nodes
+        .iter()
+        .map(|&id| Charge {
+            node: id,
+            epsilon: settings[h.node(id).level.0]
+                .as_ref()
+                .expect("measured")
+                .epsilon
+                .clone(),
+        })
+        .collect();
+    Ok((estimates, charges))
+}
+
+/// The plan's per-level settings, in hierarchy order (the plan must be validated).
+pub fn plan_settings(plan: &ReleasePlan) -> Vec<Option<LevelSetting>> {
+    plan.levels
+        .iter()
+        .map(|l| {
+            Some(LevelSetting {
+                method: l.method,
+                epsilon: l.epsilon.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Independent estimates of every node under the plan, with `K` and the charges.
+pub struct PlanEstimates {
+    pub max_size: Size,
+    /// Indexed by [`NodeId`].
+    pub estimates: Vec<NodeEstimate>,
+    pub charges: Vec<Charge>,
+}
+
+/// Measures and estimates every node under a validated plan.
+pub fn estimate_plan(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    source: &NoiseSource,
+    cancel: Option<&AtomicBool>,
+    progress: Option<Progress<'_>>,
+) -> Result<PlanEstimates, RunError> {
+    if plan.levels.is_empty() {
+        return Err(RunError::EmptyPlan);
+    }
+    let (max_size, k_charge) = resolve_max_size(dataset, plan, source)?;
+    let all: Vec<NodeId> = (0..dataset.hierarchy.len() as u32).map(NodeId).collect();
+    let (estimates, mut charges) = estimate_nodes(
+        dataset,
+        &all,
+        &plan_settings(plan),
+        max_size,
+        &plan.estimate_options(),
+        source,
+        PURPOSE_RELEASE,
+        cancel,
+        progress,
+    )?;
+    charges.extend(k_charge);
+    Ok(PlanEstimates {
+        max_size,
+        estimates,
+        charges,
+    })
+}
+
+/// A drawn release, checked, not yet written.
+#[derive(Clone, Debug)]
+pub struct Draw {
+    pub max_size: Size,
+    /// The released histogram of every node, indexed by [`NodeId`].
+    pub histograms: Vec<CountOfCounts>,
+    pub checks: Checks,
+    /// The ε-DP guarantee, from the measurements made.
+    pub epsilon: Epsilon,
+    pub randomness: Randomness,
+}
+
+/// Draws one release under a validated plan.
+pub fn draw(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    source: &NoiseSource,
+    cancel: Option<&AtomicBool>,
+    progress: Option<Progress<'_>>,
+) -> Result<Draw, RunError> {
+    let est = estimate_plan(dataset, plan, source, cancel, progress)?;
+    let epsilon = verified_guarantee(dataset, plan, &est.charges)?;
+    let histograms = consistency::make_consistent(
+        plan.consistency,
+        &dataset.hierarchy,
+        &est.estimates,
+        est.max_size,
+        plan.merge,
+    )?;
+    let checks = check_release(dataset.public(), &histograms, est.max_size);
+    Ok(Draw {
+        max_size: est.max_size,
+        histograms,
+        checks,
+        epsilon,
+        randomness: source.randomness(),
+    })
+}
+
+/// The guarantee of the charges, which must equal the plan's stated total.
+pub fn verified_guarantee(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    charges: &[Charge],
+) -> Result<Epsilon, RunError> {
+    let measured = guarantee(&dataset.hierarchy, charges).ok_or(RunError::EmptyPlan)?;
+    let planned = plan.total_epsilon().ok_or(RunError::EmptyPlan)?;
+    if measured != planned {
+        return Err(RunError::BudgetMismatch {
+            measured: measured.to_string(),
+            planned: planned.to_string(),
+        });
+    }
+    Ok(measured)
+}
+
+/// The bottom-up baseline at the same total ε as the plan's levels: every level's budget
+/// spent on the leaves with the leaf level's method, parents summed.
+pub fn bottom_up(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    max_size: Size,
+    source: &NoiseSource,
+    cancel: Option<&AtomicBool>,
+) -> Result<Vec<CountOfCounts>, RunError> {
+    let h = &dataset.hierarchy;
+    let leaf_level = h.leaf_level();
+    let total = Epsilon::sum(plan.levels.iter().map(|l| &l.epsilon)).ok_or(RunError::EmptyPlan)?;
+    let mut settings: Vec<Option<LevelSetting>> = vec![None; h.depth()];
+    settings[leaf_level.0] = Some(LevelSetting {
+        method: plan.level(leaf_level).method,
+        epsilon: total,
+    });
+    let leaves: Vec<NodeId> = h.level_nodes(leaf_level).collect();
+    let (estimates, _) = estimate_nodes(
+        dataset,
+        &leaves,
+        &settings,
+        max_size,
+        &plan.estimate_options(),
+        source,
+        PURPOSE_BOTTOM_UP,
+        cancel,
+        None,
+    )?;
+    Ok(consistency::bottom_up(
+        h,
+        leaves
+            .into_iter()
+            .zip(estimates.into_iter().map(|e| e.histogram)),
+    ))
+}
+
+/// The level of each node, for per-level summaries.
+pub fn node_levels(dataset: &Dataset) -> impl Iterator<Item = (NodeId, LevelId)> + '_ {
+    dataset
+        .hierarchy
+        .nodes()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (NodeId(i as u32), n.level))
+}
