@@ -1,8 +1,31 @@
-//! `coco gen`: deterministic synthetic datasets. (Being written.)
+//! `coco gen`: deterministic synthetic datasets.
+//!
+//! Two recipes ([`Preset`]): the bundled [`sample`] (a fictional country, committed
+//! under `sample-data/households/`) and [`us_counties`] (Kuo et al.'s partially
+//! synthetic housing on the real 3,220 US counties). Both draw from ChaCha20 streams
+//! keyed by the seed ([`random`]), count with exact binomial draws ([`binomial`]) and
+//! never use the platform's `ln`/`exp` ([`portable_math`]), so a seed gives the same
+//! bytes on every machine.
+//!
+//! A dataset is built in memory ([`Generated`]) and written following the data
+//! contract (`hierarchy.csv`, `groups.csv` or `histograms.csv`, `names.csv`; rows
+//! sorted) into a temporary directory beside the target, renamed into place at the
+//! end: a failure never leaves half a dataset.
+
+pub mod binomial;
+pub mod household_sizes;
+pub mod portable_math;
+pub mod random;
+pub mod sample;
+pub mod us_counties;
+mod write;
 
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
+
+use crate::data::{Dataset, GroupsForm, Hierarchy};
+use crate::histogram::{CountOfCounts, Size};
 
 /// A dataset recipe.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -13,12 +36,45 @@ pub enum Preset {
     UsCounties,
 }
 
+impl Preset {
+    /// Draws the dataset in memory.
+    pub fn build(self, seed: u64) -> Result<Generated, GenerateError> {
+        match self {
+            Preset::Sample => sample::generate(seed),
+            Preset::UsCounties => us_counties::generate(seed),
+        }
+    }
+}
+
 #[derive(Debug, Error)]
 pub enum GenerateError {
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
         source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Csv { path: PathBuf, source: csv::Error },
+    #[error(
+        "{path} already exists and is not an empty directory: expected a new path or an empty directory"
+    )]
+    NotEmpty { path: PathBuf },
+    #[error("{path} exists and is not a directory: expected a new path or an empty directory")]
+    NotADirectory { path: PathBuf },
+    #[error("{path} has no directory name: expected a path like ./my-dataset")]
+    NoName { path: PathBuf },
+    /// A data file built into the binary is broken: a build problem, not a user one.
+    #[error("embedded {file}, line {line}: {message}")]
+    Asset {
+        file: &'static str,
+        line: u64,
+        message: String,
+    },
+    /// The generated leaves do not form a valid hierarchy: a bug in a recipe.
+    #[error("generated hierarchy, leaf {}: {error}", row.map_or("(header)".to_string(), |r| (r + 1).to_string()))]
+    Hierarchy {
+        row: Option<usize>,
+        error: crate::data::HierarchyError,
     },
 }
 
@@ -28,14 +84,118 @@ pub struct GenerateReport {
     pub dir: PathBuf,
     pub groups: u64,
     pub leaves: usize,
+    /// All regions, leaves and their ancestors.
+    pub nodes: usize,
+    /// People (entities) in all groups.
+    pub entities: u128,
+    pub max_size: Option<Size>,
+    pub form: GroupsForm,
+    /// Names of the files written, in the order written.
+    pub files: Vec<String>,
+}
+
+/// A dataset in memory, in the order the contract writes it.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// Level names, root first.
+    pub level_names: Vec<String>,
+    /// One path of codes per leaf, sorted.
+    pub leaves: Vec<Vec<String>>,
+    /// `(display id, name)` for named regions, in path order.
+    pub names: Vec<(String, String)>,
+    pub groups: Groups,
+}
+
+/// The groups of every leaf (same order as [`Generated::leaves`]).
+#[derive(Clone, Debug)]
+pub enum Groups {
+    /// Form 1 (`groups.csv`): `(group id, size)` sorted by id.
+    Sizes(Vec<Vec<(String, Size)>>),
+    /// Form 3 (`histograms.csv`).
+    Histograms(Vec<CountOfCounts>),
+}
+
+impl Generated {
+    pub fn form(&self) -> GroupsForm {
+        match self.groups {
+            Groups::Sizes(_) => GroupsForm::GroupSizes,
+            Groups::Histograms(_) => GroupsForm::Histograms,
+        }
+    }
+
+    /// The count-of-counts histogram of each leaf.
+    pub fn leaf_histograms(&self) -> Vec<CountOfCounts> {
+        match &self.groups {
+            Groups::Sizes(leaves) => leaves
+                .iter()
+                .map(|g| CountOfCounts::from_sizes(g.iter().map(|&(_, s)| s)))
+                .collect(),
+            Groups::Histograms(h) => h.clone(),
+        }
+    }
+
+    /// The dataset without going through files (`dir` and `inputs` empty).
+    pub fn to_dataset(&self) -> Result<Dataset, GenerateError> {
+        let mut hierarchy = Hierarchy::from_leaf_paths(self.level_names.clone(), &self.leaves)
+            .map_err(|(row, error)| GenerateError::Hierarchy { row, error })?;
+        for (id, name) in &self.names {
+            if let Some(node) = hierarchy.find(id) {
+                hierarchy.set_name(node, name.clone());
+            }
+        }
+        // The hierarchy orders leaves by path, as `leaves` already is; map by code
+        // anyway so that the two can never silently disagree.
+        let hists = self.leaf_histograms();
+        let mut by_node = vec![CountOfCounts::new(); hierarchy.len()];
+        for (path, h) in self.leaves.iter().zip(hists) {
+            let code = path.last().map(String::as_str).unwrap_or_default();
+            if let Some(id) = hierarchy.leaf(code) {
+                by_node[id.index()] = h;
+            }
+        }
+        let leaves = hierarchy
+            .level_nodes(hierarchy.leaf_level())
+            .map(|id| std::mem::take(&mut by_node[id.index()]))
+            .collect();
+        Ok(Dataset::from_leaf_histograms(
+            PathBuf::new(),
+            hierarchy,
+            self.form(),
+            Vec::new(),
+            leaves,
+        ))
+    }
+
+    /// Regions: the leaves and their distinct ancestors.
+    fn node_count(&self) -> usize {
+        let depth = self.level_names.len();
+        (1..=depth)
+            .map(|l| {
+                1 + self
+                    .leaves
+                    .windows(2)
+                    .filter(|w| w[0][..l] != w[1][..l])
+                    .count()
+            })
+            .sum()
+    }
 }
 
 /// Writes the dataset `preset` into `out` (created; must be empty or absent).
 pub fn generate(preset: Preset, out: &Path, seed: u64) -> Result<GenerateReport, GenerateError> {
-    let _ = (preset, seed);
+    // Fail before drawing anything if the target is taken.
+    write::check_target(out)?;
+    let data = preset.build(seed)?;
+    let files = write::write_dataset(&data, out)?;
+    let root = CountOfCounts::sum(data.leaf_histograms().iter());
     Ok(GenerateReport {
         dir: out.to_path_buf(),
-        groups: 0,
-        leaves: 0,
+        groups: root.groups(),
+        leaves: data.leaves.len(),
+        nodes: data.node_count(),
+        entities: root.entities(),
+        max_size: root.max_size(),
+        form: data.form(),
+        files,
     })
 }
