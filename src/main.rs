@@ -451,8 +451,16 @@ fn run(cli: Cli) -> Result<()> {
         }
         Some(Command::Inspect { dir, json }) => inspect(&dir, json),
         Some(Command::Gen { preset, out, seed }) => {
-            let report = generate::generate(preset, &out, seed)
-                .with_context(|| format!("could not generate {preset:?} into {}", out.display()))?;
+            let report = generate::generate(preset, &out, seed).with_context(|| {
+                format!(
+                    "could not generate {} into {}",
+                    preset
+                        .to_possible_value()
+                        .map(|v| v.get_name().to_string())
+                        .unwrap_or_default(),
+                    out.display()
+                )
+            })?;
             eprintln!(
                 "wrote {} groups in {} leaves to {}",
                 report.groups,

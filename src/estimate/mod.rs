@@ -10,7 +10,17 @@
 //!
 //! Methods: [`Method::Hc`] (cumulative, §4.3), [`Method::Hg`] (unattributed, §4.2) and
 //! [`Method::Naive`] (§4.1, the baseline the paper rules out). Sizes above `K` are
-//! top-coded to `K` before any noise (§4.1).
+//! top-coded to `K` before any noise (§4.1). Each method's module exposes the exact
+//! vector it adds noise to (`true_vector`, gathered by [`true_vector`]), and its
+//! `measure` goes through that same function, so the sensitivity tests check the real
+//! path. [`estimate_node`] does both steps in one call.
+//!
+//! [`isotonic`] holds the exact bounded isotonic regressions the `Hc` and `Hg` methods
+//! post-process with, and [`max_size`] estimates the public bound `K` itself privately.
+//!
+//! # Citations
+//! Kuo, Chiu, Kifer, Hay, Machanavajjhala, "Differentially Private Hierarchical
+//! Count-of-Counts Histograms", PVLDB 11(11), 2018, §4 and §5.1.
 
 pub mod cumulative;
 pub mod isotonic;
@@ -22,7 +32,7 @@ use serde::Serialize;
 
 use crate::data::NodeId;
 use crate::histogram::{Count, CountOfCounts, Size};
-use crate::noise::{NoiseError, NoiseStream};
+use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
 use crate::privacy::Epsilon;
 
 /// How a node's histogram is measured.
@@ -146,6 +156,9 @@ pub struct NodeEstimate {
 }
 
 /// Measures one node: the only place a true histogram meets noise.
+///
+/// `groups` and `max_size` are the public `G` and `K`; the measured vector's length
+/// depends on them only. See [`true_vector`] for what is measured.
 pub fn measure(
     method: Method,
     truth: &CountOfCounts,
@@ -155,13 +168,7 @@ pub fn measure(
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<NodeMeasurement, NoiseError> {
-    let noisy = match method {
-        Method::Hc => Noisy::Cumulative(cumulative::measure(truth, max_size, epsilon, rng)?),
-        Method::Hg => Noisy::Unattributed(unattributed::measure(
-            truth, groups, max_size, epsilon, rng,
-        )?),
-        Method::Naive => Noisy::Naive(naive::measure(truth, max_size, epsilon, rng)?),
-    };
+    let noisy = measure_noisy(method, truth, groups, max_size, epsilon, rng)?;
     Ok(NodeMeasurement {
         node,
         method,
@@ -174,17 +181,141 @@ pub fn measure(
 
 /// Post-processes one measurement into an estimate. Reads no confidential data.
 pub fn estimate(m: &NodeMeasurement, options: &EstimateOptions) -> NodeEstimate {
-    match &m.noisy {
-        Noisy::Cumulative(v) => {
-            cumulative::estimate(v, m.groups, &m.epsilon, options.cumulative_fit)
+    estimate_noisy(&m.noisy, m.groups, m.max_size, &m.epsilon, options)
+}
+
+/// Measures and post-processes one node in one call (previews, tests, benchmarks).
+pub fn estimate_node(
+    method: Method,
+    truth: &CountOfCounts,
+    groups: Count,
+    max_size: Size,
+    epsilon: &Epsilon,
+    rng: &mut NoiseStream,
+    options: &EstimateOptions,
+) -> Result<NodeEstimate, NoiseError> {
+    let noisy = measure_noisy(method, truth, groups, max_size, epsilon, rng)?;
+    Ok(estimate_noisy(&noisy, groups, max_size, epsilon, options))
+}
+
+fn measure_noisy(
+    method: Method,
+    truth: &CountOfCounts,
+    groups: Count,
+    max_size: Size,
+    epsilon: &Epsilon,
+    rng: &mut NoiseStream,
+) -> Result<Noisy, NoiseError> {
+    Ok(match method {
+        Method::Hc => Noisy::Cumulative(cumulative::measure(truth, max_size, epsilon, rng)?),
+        Method::Hg => Noisy::Unattributed(unattributed::measure(
+            truth, groups, max_size, epsilon, rng,
+        )?),
+        Method::Naive => Noisy::Naive(naive::measure(truth, max_size, epsilon, rng)?),
+    })
+}
+
+fn estimate_noisy(
+    noisy: &Noisy,
+    groups: Count,
+    max_size: Size,
+    epsilon: &Epsilon,
+    options: &EstimateOptions,
+) -> NodeEstimate {
+    match noisy {
+        Noisy::Cumulative(v) => cumulative::estimate(v, groups, epsilon, options.cumulative_fit),
+        Noisy::Unattributed(v) => {
+            unattributed::estimate(v, groups, max_size, epsilon, options.unattributed_fit)
         }
-        Noisy::Unattributed(v) => unattributed::estimate(
-            v,
-            m.groups,
-            m.max_size,
-            &m.epsilon,
-            options.unattributed_fit,
-        ),
-        Noisy::Naive(v) => naive::estimate(v, m.groups, &m.epsilon),
+        Noisy::Naive(v) => naive::estimate(v, groups, epsilon),
+    }
+}
+
+/// The exact vector a method adds noise to (the query `q(D)` of Kuo et al.
+/// Definition 2), as `i64`s: the top-coded `Hc[0..=K]`, the `G` sorted top-coded group
+/// sizes, or the top-coded `H[0..=K]`. **Confidential**: for sensitivity tests and
+/// audits. [`measure`] computes the same vector through the same per-method functions.
+pub fn true_vector(
+    method: Method,
+    truth: &CountOfCounts,
+    groups: Count,
+    max_size: Size,
+) -> Vec<i64> {
+    match method {
+        Method::Hc => cumulative::true_vector(truth, max_size),
+        Method::Hg => unattributed::true_vector(truth, groups, max_size)
+            .map(i64::from)
+            .collect(),
+        Method::Naive => naive::true_vector(truth, max_size),
+    }
+}
+
+/// The variance of the noise on one measured cell with sensitivity `Δ`.
+///
+/// # Formula
+/// The two-sided geometric with `p = exp(−ε/Δ)` has variance `2p/(1 − p)²`
+/// ([`DiscreteLaplace::variance`]); Kuo et al. §5.1 approximate it by the variance
+/// `2Δ²/ε²` of the continuous Laplace, which is larger.
+pub fn noise_variance(sensitivity: u32, epsilon: &Epsilon) -> f64 {
+    match DiscreteLaplace::new(sensitivity, epsilon) {
+        Ok(d) => d.variance(),
+        // ε outside the sampler's range (a hand-made measurement): the same formula.
+        Err(_) => {
+            let rate = epsilon.to_f64() / f64::from(sensitivity.max(1));
+            let one_minus_p = -(-rate).exp_m1();
+            2.0 * (1.0 - one_minus_p) / (one_minus_p * one_minus_p)
+        }
+    }
+}
+
+/// Adds independent noise to each value of a true vector.
+fn add_noise(values: &mut [i64], noise: &DiscreteLaplace, rng: &mut NoiseStream) {
+    for v in values {
+        // Saturation only matters beyond 2^63, unreachable for counts and noise scales
+        // coco accepts; clamping a noisy value is post-processing anyway.
+        *v = v.saturating_add(noise.sample(rng));
+    }
+}
+
+/// A count as `i64`, saturating (no node holds 2^63 groups).
+fn count_to_i64(c: Count) -> i64 {
+    i64::try_from(c).unwrap_or(i64::MAX)
+}
+
+/// `Ĥ` and `Ĥg` for a degenerate measurement with no cells: every group at size 0.
+fn all_at_size_zero(groups: Count, variance: f64) -> NodeEstimate {
+    if groups == 0 {
+        return NodeEstimate {
+            histogram: CountOfCounts::new(),
+            runs: Vec::new(),
+        };
+    }
+    NodeEstimate {
+        histogram: CountOfCounts::from_dense(&[groups]),
+        runs: vec![GroupRun {
+            size: 0,
+            count: groups,
+            variance,
+        }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_variance_is_the_two_sided_geometric_variance() {
+        // ε = 1, Δ = 1: p = e^−1, 2p/(1 − p)² = 1.8413471884155848 (Python, float64).
+        let one = Epsilon::parse("1").unwrap();
+        assert!((noise_variance(1, &one) - 1.841_347_188_415_584_8).abs() < 1e-12);
+        // Δ = 2 is scale 2/ε: p = e^−1/2, 2p/(1 − p)² = 7.8333...
+        let p = (-0.5f64).exp();
+        assert!((noise_variance(2, &one) - 2.0 * p / (1.0 - p).powi(2)).abs() < 1e-12);
+        // Below the sampler's range the same formula still answers: ≈ 2/ε² − 1/6.
+        let tiny = Epsilon::parse("1e-15").unwrap();
+        assert!(DiscreteLaplace::new(1, &tiny).is_err());
+        let v = noise_variance(1, &tiny);
+        assert!((v / 2e30 - 1.0).abs() < 1e-6, "{v}");
     }
 }

@@ -1,10 +1,80 @@
-//! The unattributed-histogram estimator `Hg` (Kuo et al. §4.2). (Being written.)
+//! The unattributed-histogram estimator `Hg` (Kuo et al. §4.2, after Hay et al. §3).
+//!
+//! **Measurement.** `Hg` is the list of the `G` group sizes in ascending order, with
+//! sizes above `K` top-coded to `K`. Each of the `G` values gets independent discrete
+//! Laplace noise with scale `1/ε`: moving one entity changes one group's size by one,
+//! which changes the sorted list in exactly one position by one (the last position
+//! holding the old size when it grows, the first when it shrinks), or not at all at
+//! the top-coding bound, so the sensitivity is 1 (Hay et al. Proposition 3). The noisy
+//! values are stored as `i32` (clamped after the noise, which is post-processing):
+//! `K ≤ 10^8` fits comfortably and memory is 4 bytes per group. The true list is
+//! streamed from `H`'s runs and never materialised.
+//!
+//! **Post-processing.** Isotonic regression (L2 by default, as in the paper, whose `G`
+//! reaches hundreds of millions; L1 on request) with bounds `[0, K]`, rounding to the
+//! nearest integer (monotone), and counting back to `Ĥ`. `O(G)` for L2,
+//! `O(G log G)` for L1.
+//!
+//! # Formula
+//! Variance of each group in an isotonic block of `S` values (Kuo et al. §5.1.1):
+//! `Var / S`, with `Var` the exact variance of one value's noise
+//! ([`super::noise_variance`]); the paper's `2/(S·ε²)` is this with `Var ≈ 2/ε²`, and
+//! it uses the same estimate for L1 blocks (footnote 9). Blocks are the maximal runs
+//! of equal fitted value before rounding, so two blocks can round to the same size:
+//! `runs` then holds that size twice, with each block's own variance.
+//!
+//! # Citations
+//! Kuo et al., PVLDB 2018, §4.2 and §5.1.1; Hay et al., PVLDB 2010, §3.
 
-use super::{IsotonicFit, NodeEstimate};
+use super::{GroupRun, IsotonicFit, NodeEstimate, isotonic, noise_variance};
 use crate::histogram::{Count, CountOfCounts, Size};
-use crate::noise::{NoiseError, NoiseStream};
+use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
 use crate::privacy::Epsilon;
 
+/// The sensitivity of the sorted group sizes (Hay et al. Proposition 3).
+pub const SENSITIVITY: u32 = 1;
+
+/// The `G` sorted group sizes, top-coded to `K`: the vector [`measure`] adds noise to.
+/// Confidential. It is the expansion of [`true_runs`].
+pub fn true_vector(
+    truth: &CountOfCounts,
+    groups: Count,
+    k: Size,
+) -> impl Iterator<Item = Size> + '_ {
+    true_runs(truth, groups, k).flat_map(|(size, count)| std::iter::repeat_n(size, count as usize))
+}
+
+/// The `G` sorted top-coded group sizes as `(size, multiplicity)` runs (sizes
+/// nondecreasing; top-coding can repeat the size `K`). Confidential.
+///
+/// Their total multiplicity is the public `groups`. `truth` always holds exactly that
+/// many groups in a loaded dataset; should it not, the list is cut (dropping the
+/// largest sizes) or padded with zeros at the front, so that the shape of the
+/// measurement depends on public values only.
+pub fn true_runs(
+    truth: &CountOfCounts,
+    groups: Count,
+    k: Size,
+) -> impl Iterator<Item = (Size, Count)> + '_ {
+    let padding = groups.saturating_sub(truth.groups());
+    let mut left = groups;
+    std::iter::once((0, padding))
+        .chain(
+            truth
+                .pairs()
+                .iter()
+                .map(move |&(size, count)| (size.min(k), count)),
+        )
+        .map(move |(size, count)| {
+            let take = count.min(left);
+            left -= take;
+            (size, take)
+        })
+        .filter(|&(_, count)| count > 0)
+}
+
+/// `Hg` plus independent discrete Laplace noise with scale `1/ε`, each value clamped to
+/// the `i32` range.
 pub fn measure(
     truth: &CountOfCounts,
     groups: Count,
@@ -12,10 +82,22 @@ pub fn measure(
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<Vec<i32>, NoiseError> {
-    let _ = (truth, groups, k, epsilon, rng);
-    todo!()
+    let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
+    let mut noisy = Vec::with_capacity(groups as usize);
+    for (size, count) in true_runs(truth, groups, k) {
+        let size = i64::from(size);
+        noisy.extend((0..count).map(|_| {
+            let value = size.saturating_add(noise.sample(rng));
+            value.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+        }));
+    }
+    Ok(noisy)
 }
 
+/// `Ĥ` and `Ĥg` with variances from the noisy sorted sizes. Post-processing only.
+///
+/// The estimate has `noisy.len()` groups, which is `groups` for every measurement made
+/// by [`measure`].
 pub fn estimate(
     noisy: &[i32],
     groups: Count,
@@ -23,6 +105,137 @@ pub fn estimate(
     epsilon: &Epsilon,
     fit: IsotonicFit,
 ) -> NodeEstimate {
-    let _ = (noisy, groups, k, epsilon, fit);
-    todo!()
+    debug_assert_eq!(noisy.len() as Count, groups, "one noisy value per group");
+    let var = noise_variance(SENSITIVITY, epsilon);
+    let blocks = isotonic::fit(fit, noisy, 0, i64::from(k));
+    let runs: Vec<GroupRun> = blocks
+        .iter()
+        .map(|b| GroupRun {
+            // Within [0, K] after clipping and rounding.
+            size: b.rounded() as Size,
+            count: b.len as Count,
+            variance: var / b.len as f64,
+        })
+        .collect();
+    let mut pairs: Vec<(Size, Count)> = Vec::new();
+    for run in &runs {
+        match pairs.last_mut() {
+            Some(last) if last.0 == run.size => last.1 += run.count,
+            _ => pairs.push((run.size, run.count)),
+        }
+    }
+    let histogram = CountOfCounts::from_pairs(pairs).expect("rounded block values are sorted");
+    NodeEstimate { histogram, runs }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eps(s: &str) -> Epsilon {
+        Epsilon::parse(s).unwrap()
+    }
+
+    #[test]
+    fn true_vector_is_sorted_and_top_coded() {
+        let h = CountOfCounts::from_pairs([(0, 1), (2, 3), (9, 2)]).unwrap();
+        let v: Vec<Size> = true_vector(&h, 6, 4).collect();
+        assert_eq!(v, [0, 2, 2, 2, 4, 4]);
+        assert_eq!(
+            true_runs(&h, 6, 4).collect::<Vec<_>>(),
+            [(0, 1), (2, 3), (4, 2)]
+        );
+        assert_eq!(
+            true_runs(&h, 6, 2).collect::<Vec<_>>(),
+            [(0, 1), (2, 3), (2, 2)]
+        );
+        // A mismatched G keeps the public length.
+        assert_eq!(
+            true_vector(&h, 8, 4).collect::<Vec<_>>(),
+            [0, 0, 0, 2, 2, 2, 4, 4]
+        );
+        assert_eq!(true_vector(&h, 3, 4).collect::<Vec<_>>(), [0, 2, 2]);
+        assert_eq!(true_vector(&CountOfCounts::new(), 0, 4).count(), 0);
+    }
+
+    #[test]
+    fn worked_example() {
+        // Noisy sorted sizes [2, 0, 1, 5, 3, 4, 30] with K = 10. L2 PAV: [2, 0, 1] pool
+        // to 1, [5, 3, 4] to 4, 30 clips to 10.
+        let var = noise_variance(1, &eps("1"));
+        let est = estimate(&[2, 0, 1, 5, 3, 4, 30], 7, 10, &eps("1"), IsotonicFit::L2);
+        assert_eq!(
+            est.histogram,
+            CountOfCounts::from_pairs([(1, 3), (4, 3), (10, 1)]).unwrap()
+        );
+        assert_eq!(
+            est.runs,
+            vec![
+                GroupRun {
+                    size: 1,
+                    count: 3,
+                    variance: var / 3.0
+                },
+                GroupRun {
+                    size: 4,
+                    count: 3,
+                    variance: var / 3.0
+                },
+                GroupRun {
+                    size: 10,
+                    count: 1,
+                    variance: var
+                },
+            ]
+        );
+        // L1: [2, 0, 1] costs 2 at [0, 0, 1] as at [1, 1, 1], and [5, 3, 4] costs 2 at
+        // [3, 3, 4] as at [4, 4, 4]; the smallest solution is returned.
+        let est = estimate(&[2, 0, 1, 5, 3, 4, 30], 7, 10, &eps("1"), IsotonicFit::L1);
+        assert_eq!(
+            est.histogram,
+            CountOfCounts::from_pairs([(0, 2), (1, 1), (3, 2), (4, 1), (10, 1)]).unwrap()
+        );
+        assert_eq!(
+            est.runs[0],
+            GroupRun {
+                size: 0,
+                count: 2,
+                variance: var / 2.0
+            }
+        );
+    }
+
+    #[test]
+    fn blocks_rounding_to_one_size_keep_their_variances() {
+        // L2 blocks 1.5 (two values) and 2 (one value) both round to 2.
+        let var = noise_variance(1, &eps("1"));
+        let est = estimate(&[2, 1, 2], 3, 5, &eps("1"), IsotonicFit::L2);
+        assert_eq!(est.histogram, CountOfCounts::from_pairs([(2, 3)]).unwrap());
+        assert_eq!(est.runs.len(), 2);
+        assert_eq!(
+            est.runs[0],
+            GroupRun {
+                size: 2,
+                count: 2,
+                variance: var / 2.0
+            }
+        );
+        assert_eq!(
+            est.runs[1],
+            GroupRun {
+                size: 2,
+                count: 1,
+                variance: var
+            }
+        );
+    }
+
+    #[test]
+    fn negative_values_clip_to_zero() {
+        let est = estimate(&[-5, -9, -1], 3, 5, &eps("1"), IsotonicFit::L2);
+        assert_eq!(est.histogram, CountOfCounts::from_pairs([(0, 3)]).unwrap());
+        assert_eq!(est.runs.len(), 1);
+        let est = estimate(&[], 0, 5, &eps("1"), IsotonicFit::L2);
+        assert!(est.histogram.is_empty() && est.runs.is_empty());
+    }
 }

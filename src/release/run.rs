@@ -58,10 +58,10 @@ pub fn resolve_max_size(
         MaxSize::Estimate { epsilon } => {
             let mut stream = source.stream(StreamId::node(PURPOSE_MAX_SIZE, 0));
             let root = dataset.truth().node(NodeId::ROOT);
-            let k = max_size::estimate_max_size(root, epsilon, &mut stream)
+            let (_, k) = max_size::estimate_max_size(root, epsilon, &mut stream)
                 .map_err(RunError::MaxSize)?;
             Ok((
-                k.max_size,
+                k,
                 Some(Charge {
                     node: NodeId::ROOT,
                     epsilon: epsilon.clone(),
