@@ -19,7 +19,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
-use crate::consistency::{self, Consistency, MergeRule};
+use crate::consistency::{self, Consistency, ConsistencyOptions, MergeRule};
 use crate::data::{Dataset, NodeId};
 use crate::emd::emd;
 use crate::histogram::{CountOfCounts, Size};
@@ -84,8 +84,10 @@ pub struct Variant {
 
 impl Variant {
     pub fn name(&self) -> String {
-        match self.consistency {
-            Consistency::TopDown => format!("{} ({})", self.consistency.name(), self.merge.name()),
+        if self.consistency.uses_merge() {
+            format!("{} ({})", self.consistency.name(), self.merge.name())
+        } else {
+            self.consistency.name().to_string()
         }
     }
 }
@@ -129,6 +131,8 @@ pub struct PreviewReport {
     pub trials: usize,
     pub randomness: String,
     pub levels: Vec<LevelDiagnostics>,
+    /// Fallbacks and other remarks about how the trials ran.
+    pub notes: Vec<String>,
     #[serde(skip)]
     pub last_trial: Option<TrialHistograms>,
 }
@@ -159,12 +163,17 @@ pub fn variants(plan: &ReleasePlan, compare: bool) -> Vec<Variant> {
     let mut out = vec![own];
     if compare {
         for &c in Consistency::all() {
-            for m in [MergeRule::Weighted, MergeRule::Average] {
+            let merges: &[MergeRule] = if c.uses_merge() {
+                &[MergeRule::Weighted, MergeRule::Average]
+            } else {
+                &[MergeRule::Weighted]
+            };
+            for &m in merges {
                 let v = Variant {
                     consistency: c,
                     merge: m,
                 };
-                if !out.contains(&v) {
+                if !out.iter().any(|o| o.name() == v.name()) {
                     out.push(v);
                 }
             }
@@ -210,6 +219,7 @@ pub fn preview(
     let mut bottom_up: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
     let mut max_size = 0;
     let mut last = None;
+    let mut fallbacks: Vec<String> = Vec::new();
     let nodes = h.len();
     for t in 0..trials {
         let source = base.derive(t as u64);
@@ -229,14 +239,24 @@ pub fn preview(
         }
         let mut kept_consistent = Vec::new();
         for (i, variant) in variants.iter().enumerate() {
-            let hists = consistency::make_consistent(
+            let options = ConsistencyOptions {
+                merge: variant.merge,
+                ..plan.consistency_options()
+            };
+            let result = consistency::make_consistent(
                 variant.consistency,
                 h,
                 &est.estimates,
                 est.max_size,
-                variant.merge,
+                &options,
             )
             .map_err(RunError::from)?;
+            if let Some(f) = result.fallback {
+                if !fallbacks.contains(&f) {
+                    fallbacks.push(f);
+                }
+            }
+            let hists = result.histograms;
             for (l, v) in level_means(dataset, &hists).into_iter().enumerate() {
                 consistent[i][l].push(v);
             }
@@ -297,6 +317,7 @@ pub fn preview(
         trials,
         randomness: base.randomness().describe(),
         levels,
+        notes: fallbacks,
         last_trial: last,
     })
 }

@@ -25,6 +25,7 @@ fn exact_estimate(h: &CountOfCounts, variance: f64) -> NodeEstimate {
             })
             .collect(),
         histogram: top,
+        cumulative_fit: None,
     }
 }
 
@@ -48,6 +49,7 @@ fn scrambled_estimate(h: &CountOfCounts, shift: u32) -> NodeEstimate {
             })
             .collect(),
         histogram: hist,
+        cumulative_fit: None,
     }
 }
 

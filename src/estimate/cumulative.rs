@@ -24,8 +24,8 @@
 //! Kuo et al., PVLDB 2018, §4.3 (Lemma 4.2) and §5.1.2.
 
 use super::{
-    GroupRun, IsotonicFit, NodeEstimate, add_noise, all_at_size_zero, count_to_i64, isotonic,
-    noise_variance,
+    CumulativeFit, GroupRun, IsotonicFit, NodeEstimate, add_noise, all_at_size_zero, count_to_i64,
+    isotonic, noise_variance,
 };
 use crate::histogram::{Count, CountOfCounts, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
@@ -91,7 +91,14 @@ pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFi
         })
         .collect();
     let histogram = CountOfCounts::from_pairs(pairs).expect("block starts are distinct sizes");
-    NodeEstimate { histogram, runs }
+    NodeEstimate {
+        histogram,
+        runs,
+        cumulative_fit: Some(CumulativeFit {
+            blocks,
+            noise_variance: var,
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -153,6 +153,17 @@ pub struct NodeEstimate {
     /// `Ĥg` with variances, sorted by size; counts sum to `G`. Runs of equal size may
     /// repeat with different variances.
     pub runs: Vec<GroupRun>,
+    /// For `Hc` measurements: the isotonic fit before rounding, which coco's own
+    /// consistency step combines across the hierarchy. `None` for other methods.
+    pub cumulative_fit: Option<CumulativeFit>,
+}
+
+/// The bounded isotonic fit of a noisy cumulative histogram over `0..=K` (last cell
+/// fixed at `G`), before rounding, and the variance of one noisy cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CumulativeFit {
+    pub blocks: Vec<isotonic::Block>,
+    pub noise_variance: f64,
 }
 
 /// Measures one node: the only place a true histogram meets noise.
@@ -288,6 +299,7 @@ fn all_at_size_zero(groups: Count, variance: f64) -> NodeEstimate {
         return NodeEstimate {
             histogram: CountOfCounts::new(),
             runs: Vec::new(),
+            cumulative_fit: None,
         };
     }
     NodeEstimate {
@@ -297,6 +309,7 @@ fn all_at_size_zero(groups: Count, variance: f64) -> NodeEstimate {
             count: groups,
             variance,
         }],
+        cumulative_fit: None,
     }
 }
 

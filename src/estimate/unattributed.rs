@@ -125,7 +125,11 @@ pub fn estimate(
         }
     }
     let histogram = CountOfCounts::from_pairs(pairs).expect("rounded block values are sorted");
-    NodeEstimate { histogram, runs }
+    NodeEstimate {
+        histogram,
+        runs,
+        cumulative_fit: None,
+    }
 }
 
 #[cfg(test)]

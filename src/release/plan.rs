@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 use toml_edit::{Document, Item, Table, Value};
 
-use crate::consistency::{Consistency, MergeRule};
+use crate::consistency::{Consistency, ConsistencyOptions, MergeRule};
 use crate::data::{Hierarchy, LevelId};
 use crate::estimate::{EstimateOptions, IsotonicFit, Method};
 use crate::histogram::{Count, Size};
@@ -172,7 +172,7 @@ impl ReleasePlan {
                 },
             }
         };
-        const CONSISTENCY: &str = "\"topdown\"";
+        const CONSISTENCY: &str = "\"topdown\" or \"wls\"";
         let consistency = match word("consistency", CONSISTENCY)? {
             None => Consistency::default(),
             Some((s, span)) => Consistency::parse(&s).ok_or_else(|| {
@@ -321,6 +321,13 @@ impl ReleasePlan {
     /// hierarchy order).
     pub fn level(&self, level: LevelId) -> &LevelPlan {
         &self.levels[level.0]
+    }
+
+    pub fn consistency_options(&self) -> ConsistencyOptions {
+        ConsistencyOptions {
+            merge: self.merge,
+            projection_fit: self.hc_fit,
+        }
     }
 
     pub fn estimate_options(&self) -> EstimateOptions {

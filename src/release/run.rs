@@ -14,7 +14,7 @@ use thiserror::Error;
 
 use super::checks::{Checks, check_release};
 use super::plan::{MaxSize, ReleasePlan};
-use crate::consistency::{self, ConsistencyError};
+use crate::consistency::{self, Consistency, ConsistencyError};
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{self, EstimateOptions, Method, NodeEstimate, max_size};
 use crate::histogram::{CountOfCounts, Size};
@@ -212,6 +212,10 @@ pub struct Draw {
     /// The ε-DP guarantee, from the measurements made.
     pub epsilon: Epsilon,
     pub randomness: Randomness,
+    /// The consistency step that ran.
+    pub consistency: Consistency,
+    /// Why the plan's consistency step was replaced, if it was.
+    pub fallback: Option<String>,
 }
 
 /// Draws one release under a validated plan.
@@ -224,20 +228,22 @@ pub fn draw(
 ) -> Result<Draw, RunError> {
     let est = estimate_plan(dataset, plan, source, cancel, progress)?;
     let epsilon = verified_guarantee(dataset, plan, &est.charges)?;
-    let histograms = consistency::make_consistent(
+    let consistent = consistency::make_consistent(
         plan.consistency,
         &dataset.hierarchy,
         &est.estimates,
         est.max_size,
-        plan.merge,
+        &plan.consistency_options(),
     )?;
-    let checks = check_release(dataset.public(), &histograms, est.max_size);
+    let checks = check_release(dataset.public(), &consistent.histograms, est.max_size);
     Ok(Draw {
         max_size: est.max_size,
-        histograms,
+        histograms: consistent.histograms,
         checks,
         epsilon,
         randomness: source.randomness(),
+        consistency: consistent.used,
+        fallback: consistent.fallback,
     })
 }
 
