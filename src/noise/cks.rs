@@ -84,21 +84,29 @@ pub fn bernoulli_exp_neg<R: Rng + ?Sized>(n: u128, d: u128, rng: &mut R) -> bool
     bernoulli_exp_neg(n % d, d, rng)
 }
 
+/// A geometric sample `Y` with `P(Y = y) = (1 − p)·p^y`, `p = exp(−s/t)`, exactly (the
+/// first half of Canonne et al. Algorithm 2). `s, t > 0`. Saturates at `u128::MAX`.
+pub fn sample_geometric<R: Rng + ?Sized>(s: u128, t: u128, rng: &mut R) -> u128 {
+    let u = loop {
+        let u = uniform_below(t, rng);
+        if bernoulli_exp_neg(u, t, rng) {
+            break u;
+        }
+    };
+    let mut v: u128 = 0;
+    while bernoulli_exp_neg(1, 1, rng) {
+        v += 1;
+    }
+    let x = u.saturating_add(t.saturating_mul(v));
+    x / s
+}
+
 /// A discrete Laplace sample with scale `t/s`, exactly (Canonne et al. Algorithm 2).
 /// `s, t > 0`. The result is clamped to the `i64` range, which a sample leaves with
 /// probability below `exp(−2^63 · s/t)`.
 pub fn sample_discrete_laplace<R: Rng + ?Sized>(s: u128, t: u128, rng: &mut R) -> i64 {
     loop {
-        let u = uniform_below(t, rng);
-        if !bernoulli_exp_neg(u, t, rng) {
-            continue;
-        }
-        let mut v: u128 = 0;
-        while bernoulli_exp_neg(1, 1, rng) {
-            v += 1;
-        }
-        let x = u.saturating_add(t.saturating_mul(v));
-        let y = x / s;
+        let y = sample_geometric(s, t, rng);
         let negative = rng.next_u32() & 1 == 1;
         if negative && y == 0 {
             continue;
@@ -143,6 +151,20 @@ mod tests {
                 "γ={n}/{d}"
             );
         }
+    }
+
+    #[test]
+    fn geometric_frequencies() {
+        let mut rng = ChaCha20Rng::seed_from_u64(4);
+        // p = exp(−3/10): P(Y = 0) = 1 − p, P(Y ≥ 1) = p, E[Y] = p/(1 − p).
+        let p: f64 = (-0.3f64).exp();
+        let n = 40_000;
+        let ys: Vec<u128> = (0..n).map(|_| sample_geometric(3, 10, &mut rng)).collect();
+        let zeros = ys.iter().filter(|&&y| y == 0).count() as f64 / n as f64;
+        assert!((zeros - (1.0 - p)).abs() < 5.0 * (p * (1.0 - p) / n as f64).sqrt());
+        let mean = ys.iter().map(|&y| y as f64).sum::<f64>() / n as f64;
+        let sd = p.sqrt() / (1.0 - p) / (n as f64).sqrt();
+        assert!((mean - p / (1.0 - p)).abs() < 5.0 * sd, "{mean}");
     }
 
     #[test]

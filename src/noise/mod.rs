@@ -7,10 +7,14 @@
 //!   node draws its own noise whatever order the nodes are processed in (and in
 //!   parallel), and a seeded run is reproducible.
 //! * [`DiscreteLaplace`]: the two-sided geometric distribution of Kuo et al.
-//!   Definition 3, sampled exactly with integer arithmetic.
+//!   Definition 3, sampled exactly with integer arithmetic: by table inversion with lazy
+//!   exact comparison ([`inversion`], on rigorous bounds from [`exact_exp`]), or by the
+//!   reference sampler of Canonne, Kamath and Steinke ([`cks`]) for very large scales.
 
 pub mod cks;
 pub mod discrete_laplace;
+pub mod exact_exp;
+pub mod inversion;
 
 pub use discrete_laplace::{DiscreteLaplace, NoiseError};
 
