@@ -18,3 +18,4 @@ pub mod noise;
 pub mod preview;
 pub mod privacy;
 pub mod release;
+pub mod tradeoff;

@@ -20,6 +20,7 @@ use coco::release::export::{check_output_free, write_release};
 use coco::release::ledger::Ledger;
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
 use coco::release::run;
+use coco::tradeoff::{self, Priority, SweepProgress};
 
 /// Differentially private hierarchical count-of-counts tables.
 ///
@@ -95,6 +96,24 @@ enum Command {
         /// Also run the other consistency steps and merge rules on the same measurements.
         #[arg(long)]
         compare: bool,
+        /// Show the frontier instead: per-level error as the leaves' share of the plan's
+        /// total ε grows, beside bottom-up, and recommend an allocation.
+        #[arg(long)]
+        sweep: bool,
+        /// With --sweep: the leaves' shares to try (e.g. 1/3,0.5,0.8).
+        #[arg(long, value_delimiter = ',', requires = "sweep")]
+        shares: Option<Vec<String>>,
+        /// With --sweep: recommend by weights per level on error relative to bottom-up (root first).
+        #[arg(
+            long,
+            value_delimiter = ',',
+            requires = "sweep",
+            conflicts_with = "max_ratio"
+        )]
+        weights: Option<Vec<f64>>,
+        /// With --sweep: recommend the best allocation with no level worse than this many times bottom-up.
+        #[arg(long, requires = "sweep")]
+        max_ratio: Option<f64>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -293,6 +312,7 @@ fn preview_command(
         seed,
         compare,
         keep_last_trial: false,
+        bottom_up: true,
     };
     let report = preview::preview(&dataset, &plan, &options, None, &|p: PreviewProgress| {
         let done = p.trial == p.trials && p.nodes_done == p.nodes;
@@ -311,6 +331,70 @@ fn preview_command(
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print!("{}", preview::render_text(&report));
+    }
+    Ok(())
+}
+
+fn sweep_command(
+    dir: &Path,
+    config: &Path,
+    trials: usize,
+    seed: Option<u64>,
+    shares: Option<Vec<String>>,
+    weights: Option<Vec<f64>>,
+    max_ratio: Option<f64>,
+    json: bool,
+) -> Result<()> {
+    let dataset = Dataset::load(dir)?;
+    let plan = load_plan(&dataset, config)?;
+    let total =
+        Epsilon::sum(plan.levels.iter().map(|l| &l.epsilon)).expect("validated plans have levels");
+    let shares: Vec<Epsilon> = match shares {
+        Some(list) => list
+            .iter()
+            .map(|s| Epsilon::parse(s).with_context(|| format!("--shares {s}")))
+            .collect::<Result<_>>()?,
+        None => tradeoff::default_shares(dataset.hierarchy.depth()),
+    };
+    if let Some(bad) = shares
+        .iter()
+        .find(|s| **s >= Epsilon::from_ratio(1, 1).expect("1"))
+    {
+        bail!("--shares {bad}: each share must be below 1 (every level needs some budget)");
+    }
+    let progress = StderrProgress::new();
+    let mut frontier = tradeoff::frontier(
+        &dataset,
+        &plan,
+        &total,
+        &shares,
+        trials,
+        seed,
+        None,
+        &|p: SweepProgress| {
+            let last = p.point + 1 == p.points && p.trial.trial == p.trial.trials;
+            progress.report(
+                &format!(
+                    "sweep: point {}/{}, trial {}/{}",
+                    p.point + 1,
+                    p.points,
+                    (p.trial.trial + 1).min(p.trial.trials),
+                    p.trial.trials
+                ),
+                last,
+            );
+        },
+    )?;
+    let priority = match (weights, max_ratio) {
+        (Some(w), _) => Priority::Weights(w),
+        (None, Some(x)) => Priority::MaxRatio(x),
+        (None, None) => Priority::Weights(vec![1.0; dataset.hierarchy.depth()]),
+    };
+    frontier.recommendation = tradeoff::recommend(&frontier, &priority);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&frontier)?);
+    } else {
+        print!("{}", tradeoff::render_text(&frontier));
     }
     Ok(())
 }
@@ -494,8 +578,20 @@ fn run(cli: Cli) -> Result<()> {
             trials,
             seed,
             compare,
+            sweep,
+            shares,
+            weights,
+            max_ratio,
             json,
-        }) => preview_command(&dir, &config, trials, seed, compare, json),
+        }) => {
+            if sweep {
+                sweep_command(
+                    &dir, &config, trials, seed, shares, weights, max_ratio, json,
+                )
+            } else {
+                preview_command(&dir, &config, trials, seed, compare, json)
+            }
+        }
         Some(Command::Release {
             dir,
             config,

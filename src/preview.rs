@@ -39,6 +39,8 @@ pub struct PreviewOptions {
     pub compare: bool,
     /// Keep the histograms of the last trial (for plots).
     pub keep_last_trial: bool,
+    /// Also draw the bottom-up baseline each trial (doubles the leaves' measurements).
+    pub bottom_up: bool,
 }
 
 impl Default for PreviewOptions {
@@ -48,6 +50,7 @@ impl Default for PreviewOptions {
             seed: None,
             compare: false,
             keep_last_trial: false,
+            bottom_up: true,
         }
     }
 }
@@ -264,10 +267,15 @@ pub fn preview(
                 kept_consistent = hists;
             }
         }
-        let bu = run::bottom_up(dataset, plan, est.max_size, &source, cancel)?;
-        for (l, v) in level_means(dataset, &bu).into_iter().enumerate() {
-            bottom_up[l].push(v);
-        }
+        let bu = if options.bottom_up {
+            let bu = run::bottom_up(dataset, plan, est.max_size, &source, cancel)?;
+            for (l, v) in level_means(dataset, &bu).into_iter().enumerate() {
+                bottom_up[l].push(v);
+            }
+            bu
+        } else {
+            Vec::new()
+        };
         progress(PreviewProgress {
             trial: t + 1,
             trials,
