@@ -9,8 +9,12 @@
 //! [`TrueHistograms`] is confidential and is read only by the measurement step and by
 //! diagnostics that say they are confidential.
 
+mod csv_input;
+mod groups;
 pub mod hierarchy;
+mod ids;
 pub mod load;
+mod names;
 
 use std::path::{Path, PathBuf};
 
