@@ -66,13 +66,13 @@ fn committed_sample_is_what_seed_1_generates() {
 
 #[test]
 fn same_seed_same_bytes_other_seed_other_bytes() {
-    for preset in [Preset::Sample, Preset::UsCounties] {
+    for preset in [Preset::Sample, Preset::UsCounties, Preset::Taxi] {
         let (_a, a) = generated(preset, 7);
         let (_b, b) = generated(preset, 7);
         let (_c, c) = generated(preset, 8);
         let data = match preset {
             Preset::Sample => "groups.csv",
-            Preset::UsCounties => "histograms.csv",
+            Preset::UsCounties | Preset::Taxi => "histograms.csv",
         };
         for name in file_names(&a) {
             assert_eq!(

@@ -10,8 +10,11 @@
 //! 1. **Isotonic first.** Each node's noisy `Hc` is fitted by bounded isotonic regression
 //!    with `Hc[K] = G` (as in the `hc` estimator). The fit removes most of the noise in
 //!    long flat stretches (notably the empty tail above the largest group), so a fitted
-//!    cell in a block of `S` cells is given variance `σ²/S` (σ² the level's exact noise
-//!    variance; the spirit of Kuo et al. §5.1.1), and the known last cell variance 0.
+//!    cell in a long block of `S` cells is given variance `σ²/S` (σ² the level's exact
+//!    noise variance; the spirit of Kuo et al. §5.1.1), the known last cell variance 0,
+//!    and a cell of a short block (under [`MIN_FLAT_BLOCK`] cells, typically a pool in a
+//!    steep stretch whose error is pooling bias rather than averaged noise) the
+//!    variance of one noisy cell, `σ²`.
 //! 2. **Tree-wide least squares, per size.** For each `j`, the fitted values `x_τ[j]`
 //!    with variances `v_τ[j]` are combined into the minimum-variance estimates that satisfy
 //!    every parent = sum of children (Hay et al. §4, Qardaji et al. §3, with unequal
@@ -60,6 +63,12 @@ use crate::histogram::{Count, CountOfCounts, Size};
 
 /// Sizes handled together in the least-squares passes (bounds the scratch memory).
 const CHUNK: usize = 512;
+/// Blocks at least this long are taken as flat stretches of the truth, whose fitted
+/// value averages the noise of all their cells (variance `σ²/S`); shorter blocks are
+/// pools of a few cells where the truth rises faster than the noise lets the fit
+/// follow, whose error is mostly the bias of pooling, so they keep the variance of one
+/// noisy cell.
+const MIN_FLAT_BLOCK: usize = 32;
 /// The variance given to a cell known exactly (keeps the weights finite).
 const EXACT: f64 = 1e-12;
 /// Fixed-point scale for fitting real targets with the integer isotonic regression.
@@ -111,7 +120,11 @@ fn expand_chunk(f: &CumulativeFit, lo: usize, hi: usize, x: &mut [f64], v: &mut 
             break;
         }
         let value = b.value();
-        let var = f.noise_variance / b.len as f64;
+        let var = if b.len >= MIN_FLAT_BLOCK {
+            f.noise_variance / b.len as f64
+        } else {
+            f.noise_variance
+        };
         for j in b.start.max(lo)..b.end().min(hi) {
             x[j - lo] = value;
             v[j - lo] = if j == last { EXACT } else { var.max(EXACT) };

@@ -193,16 +193,17 @@ mod tests {
             ]
         );
         // L1: [2, 0, 1] costs 2 at [0, 0, 1] as at [1, 1, 1], and [5, 3, 4] costs 2 at
-        // [3, 3, 4] as at [4, 4, 4]; the smallest solution is returned.
+        // [3, 3, 4] as at [4, 4, 4]; the centered fit takes the midpoints [0.5, 0.5, 1]
+        // and [3.5, 3.5, 4], which round (halves up) to [1, 1, 1] and [4, 4, 4].
         let est = estimate(&[2, 0, 1, 5, 3, 4, 30], 7, 10, &eps("1"), IsotonicFit::L1);
         assert_eq!(
             est.histogram,
-            CountOfCounts::from_pairs([(0, 2), (1, 1), (3, 2), (4, 1), (10, 1)]).unwrap()
+            CountOfCounts::from_pairs([(1, 3), (4, 3), (10, 1)]).unwrap()
         );
         assert_eq!(
             est.runs[0],
             GroupRun {
-                size: 0,
+                size: 1,
                 count: 2,
                 variance: var / 2.0
             }

@@ -1,8 +1,9 @@
 //! `coco gen`: deterministic synthetic datasets.
 //!
-//! Two recipes ([`Preset`]): the bundled [`sample`] (a fictional country, committed
-//! under `sample-data/households/`) and [`us_counties`] (Kuo et al.'s partially
-//! synthetic housing on the real 3,220 US counties). Both draw from ChaCha20 streams
+//! Three recipes ([`Preset`]): the bundled [`sample`] (a fictional country, committed
+//! under `sample-data/households/`), [`us_counties`] (Kuo et al.'s partially
+//! synthetic housing on the real 3,220 US counties) and [`taxi`] (a dense, shallow
+//! city shaped like the paper's taxi data). Both draw from ChaCha20 streams
 //! keyed by the seed ([`random`]), count with exact binomial draws ([`binomial`]) and
 //! never use the platform's `ln`/`exp` ([`portable_math`]), so a seed gives the same
 //! bytes on every machine.
@@ -17,6 +18,7 @@ pub mod household_sizes;
 pub mod portable_math;
 pub mod random;
 pub mod sample;
+pub mod taxi;
 pub mod us_counties;
 mod write;
 
@@ -34,6 +36,8 @@ pub enum Preset {
     Sample,
     /// Nation → 52 states → 3,220 counties with real household counts (ACS 2019).
     UsCounties,
+    /// A dense taxi-like city: 1 → 2 → 28 neighbourhoods, sizes (pick-ups) 1..6,000.
+    Taxi,
 }
 
 impl Preset {
@@ -42,6 +46,7 @@ impl Preset {
         match self {
             Preset::Sample => sample::generate(seed),
             Preset::UsCounties => us_counties::generate(seed),
+            Preset::Taxi => taxi::generate(seed),
         }
     }
 }

@@ -1,0 +1,86 @@
+//! The `taxi` preset: a dense, shallow hierarchy shaped like the paper's NYC taxi data.
+//!
+//! Kuo et al. §6.1 use 2013 Manhattan taxi trips: a group is a taxi in a neighbourhood
+//! and its size is the number of pick-ups it made there; the hierarchy is Manhattan →
+//! upper/lower → 28 neighbourhoods, with 360,872 groups and 3,128 distinct sizes. That
+//! data is not redistributable, so this preset draws a synthetic city with the same
+//! shape: root `CITY` → halves `N`, `S` → 14 neighbourhoods each (`N01`…`S14`).
+//!
+//! Each neighbourhood has between 9,000 and 17,000 taxis (uniform) and a popularity
+//! factor (log-uniform between 0.25 and 3); a taxi's pick-ups there are
+//! `max(1, round(a × popularity))` with activity `a` log-normal (median 200, σ = 1.1
+//! on the log scale, by the Irwin–Hall approximation of the normal: the sum of 12
+//! uniforms minus 6), capped at 6,000. Sizes are therefore dense from 1 into the
+//! thousands, unlike the household data: the regime where the cumulative estimator
+//! and the hierarchy matter most.
+
+use super::portable_math::{exp, ln};
+use super::random::GenRng;
+use super::{GenerateError, Generated, Groups};
+use crate::histogram::{CountOfCounts, Size};
+
+pub const LEVELS: [&str; 3] = ["city", "half", "neighbourhood"];
+const NEIGHBOURHOODS_PER_HALF: usize = 14;
+const TAXIS: (u64, u64) = (9_000, 17_000);
+const POPULARITY: (f64, f64) = (0.25, 3.0);
+const MEDIAN_ACTIVITY: f64 = 200.0;
+const LOG_SIGMA: f64 = 1.1;
+pub const MAX_PICKUPS: Size = 6_000;
+
+/// A standard normal draw by the Irwin–Hall approximation (portable: no `cos`/`sqrt`).
+fn normal(rng: &mut GenRng) -> f64 {
+    (0..12).map(|_| rng.unit()).sum::<f64>() - 6.0
+}
+
+/// Draws the taxi dataset for `seed`.
+pub fn generate(seed: u64) -> Result<Generated, GenerateError> {
+    let mut leaves = Vec::new();
+    let mut names = vec![("CITY".to_string(), "Taxi City".to_string())];
+    let mut hists = Vec::new();
+    for (h, (half, half_name)) in [("N", "North"), ("S", "South")].into_iter().enumerate() {
+        names.push((format!("CITY/{half}"), format!("{half_name} half")));
+        for i in 0..NEIGHBOURHOODS_PER_HALF {
+            let code = format!("{half}{:02}", i + 1);
+            let stream = 1 + (h * NEIGHBOURHOODS_PER_HALF + i) as u64;
+            let mut rng = GenRng::new(seed, stream);
+            let taxis = rng.between(TAXIS.0, TAXIS.1);
+            let popularity = exp(rng.uniform(ln(POPULARITY.0), ln(POPULARITY.1)));
+            let base = ln(MEDIAN_ACTIVITY);
+            let sizes = (0..taxis).map(|_| {
+                let a = exp(base + LOG_SIGMA * normal(&mut rng));
+                ((a * popularity).round() as Size).clamp(1, MAX_PICKUPS)
+            });
+            hists.push(CountOfCounts::from_sizes(sizes));
+            names.push((
+                format!("CITY/{half}/{code}"),
+                format!("{half_name} neighbourhood {}", i + 1),
+            ));
+            leaves.push(vec!["CITY".to_string(), half.to_string(), code]);
+        }
+    }
+    Ok(Generated {
+        level_names: LEVELS.iter().map(|s| s.to_string()).collect(),
+        leaves,
+        names,
+        groups: Groups::Histograms(hists),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_and_taxi_sized() {
+        let g = generate(1).unwrap();
+        let d = g.to_dataset().unwrap();
+        assert_eq!(d.hierarchy.len(), 1 + 2 + 28);
+        let root = d.truth().node(crate::data::NodeId::ROOT);
+        assert!((28 * 9_000..=28 * 17_000).contains(&root.groups()));
+        // Dense: over a thousand distinct sizes, reaching into the thousands.
+        assert!(root.distinct_sizes() > 1_000, "{}", root.distinct_sizes());
+        assert!(root.max_size().unwrap() > 2_000);
+        assert_eq!(generate(1).unwrap().leaf_histograms(), g.leaf_histograms());
+        assert_ne!(generate(2).unwrap().leaf_histograms(), g.leaf_histograms());
+    }
+}
