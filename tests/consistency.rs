@@ -80,3 +80,94 @@ proptest! {
         prop_assert_eq!(bu, released);
     }
 }
+
+mod wls {
+    use super::*;
+    use coco::consistency::{Consistency, ConsistencyOptions, make_consistent};
+    use coco::data::Dataset;
+    use coco::estimate::{self, EstimateOptions, IsotonicFit, Method};
+    use coco::noise::{NoiseSource, StreamId};
+    use coco::privacy::Epsilon;
+
+    /// Real measurements (seeded) of every node, with budgets varying by level.
+    fn measured(d: &Dataset, seed: u64) -> Vec<NodeEstimate> {
+        let source = NoiseSource::seeded(seed);
+        let budgets = ["0.2", "0.5", "1", "2", "1/3", "0.7"];
+        (0..d.hierarchy.len() as u32)
+            .map(NodeId)
+            .map(|id| {
+                let eps = Epsilon::parse(budgets[d.hierarchy.node(id).level.0]).unwrap();
+                let m = estimate::measure(
+                    Method::Hc,
+                    d.truth().node(id),
+                    id,
+                    d.groups(id),
+                    K,
+                    &eps,
+                    &mut source.stream(StreamId::node(0, id.0)),
+                )
+                .unwrap();
+                estimate::estimate(&m, &EstimateOptions::default())
+            })
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        #[test]
+        fn releases_pass_checks(d in common::arb_dataset(6, 3, K), seed in any::<u64>(), l2 in any::<bool>()) {
+            let h = &d.hierarchy;
+            let estimates = measured(&d, seed);
+            let options = ConsistencyOptions {
+                merge: MergeRule::Weighted,
+                projection_fit: if l2 { IsotonicFit::L2 } else { IsotonicFit::L1 },
+            };
+            let out = make_consistent(Consistency::Wls, h, &estimates, K, &options).unwrap();
+            prop_assert_eq!(out.used, Consistency::Wls);
+            let checks = check_release(d.public(), &out.histograms, K);
+            prop_assert!(checks.passed(), "{:?}", checks);
+        }
+
+        #[test]
+        fn noiseless_measurements_give_the_truth(d in common::arb_dataset(5, 3, K)) {
+            let h = &d.hierarchy;
+            // Noise switched off: the "noisy" cumulative histograms are the true ones.
+            let estimates: Vec<NodeEstimate> = (0..h.len() as u32)
+                .map(NodeId)
+                .map(|id| {
+                    let exact = estimate::true_vector(Method::Hc, d.truth().node(id), d.groups(id), K);
+                    estimate::cumulative::estimate(&exact, d.groups(id), &Epsilon::parse("1").unwrap(), IsotonicFit::L1)
+                })
+                .collect();
+            let out = make_consistent(Consistency::Wls, h, &estimates, K, &ConsistencyOptions::default()).unwrap();
+            for i in 0..h.len() {
+                prop_assert_eq!(&out.histograms[i], &d.truth().node(NodeId(i as u32)).top_coded(K));
+            }
+        }
+    }
+
+    #[test]
+    fn falls_back_to_topdown_without_cumulative_fits() {
+        use proptest::strategy::ValueTree;
+        let d = common::arb_dataset(3, 2, K)
+            .new_tree(&mut proptest::test_runner::TestRunner::deterministic())
+            .unwrap()
+            .current();
+        let h = &d.hierarchy;
+        let estimates: Vec<NodeEstimate> = (0..h.len())
+            .map(|i| exact_estimate(d.truth().node(NodeId(i as u32)), 1.0))
+            .collect();
+        let out = make_consistent(
+            Consistency::Wls,
+            h,
+            &estimates,
+            K,
+            &ConsistencyOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(out.used, Consistency::TopDown);
+        assert!(out.fallback.unwrap().contains("needs method \"hc\""));
+        assert!(check_release(d.public(), &out.histograms, K).passed());
+    }
+}

@@ -29,10 +29,12 @@ use crate::histogram::{Count, CountOfCounts, Size};
 #[serde(rename_all = "snake_case")]
 pub enum Consistency {
     /// Kuo et al. Algorithm 1.
-    #[default]
     TopDown,
     /// Isotonic fits, tree-wide weighted least squares, optimal top-down splitting
-    /// ([`wls`]). Needs `hc` at every level; falls back to `topdown` otherwise.
+    /// ([`wls`]); the default, as it beat `topdown` at every level on every dataset
+    /// measured (see the README). Needs `hc` at every level; falls back to `topdown`
+    /// otherwise.
+    #[default]
     Wls,
 }
 

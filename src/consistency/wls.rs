@@ -9,12 +9,17 @@
 //!
 //! 1. **Isotonic first.** Each node's noisy `Hc` is fitted by bounded isotonic regression
 //!    with `Hc[K] = G` (as in the `hc` estimator). The fit removes most of the noise in
-//!    long flat stretches (notably the empty tail above the largest group), so a fitted
-//!    cell in a long block of `S` cells is given variance `σ²/S` (σ² the level's exact
-//!    noise variance; the spirit of Kuo et al. §5.1.1), the known last cell variance 0,
-//!    and a cell of a short block (under [`MIN_FLAT_BLOCK`] cells, typically a pool in a
-//!    steep stretch whose error is pooling bias rather than averaged noise) the
-//!    variance of one noisy cell, `σ²`.
+//!    long flat stretches (notably the empty tail above the largest group). A cell of a
+//!    short block (under [`MIN_FLAT_BLOCK`] cells: a pool in a steep stretch, whose error
+//!    is pooling bias rather than averaged noise) keeps the variance of one noisy cell,
+//!    `σ²` (the level's exact noise variance). A cell of a long block gets
+//!    `(σ²/S) · (σ²/σ²_min)`: `σ²/S` is the variance of the block's average (the spirit
+//!    of Kuo et al. §5.1.1), and the factor `σ²/σ²_min` (σ²_min the least noise variance
+//!    of any level) reflects that in a long, nearly flat stretch the fit's error is the
+//!    displacement of the few steps it holds (a few large groups), whose variance grows
+//!    with `σ⁴` (the error of locating a step of height `h` in noise grows with `σ²/h²`),
+//!    so a level measured with more budget should dominate there more than `1/σ²`
+//!    weights allow. The known last cell gets variance 0.
 //! 2. **Tree-wide least squares, per size.** For each `j`, the fitted values `x_τ[j]`
 //!    with variances `v_τ[j]` are combined into the minimum-variance estimates that satisfy
 //!    every parent = sum of children (Hay et al. §4, Qardaji et al. §3, with unequal
@@ -112,7 +117,14 @@ pub fn least_squares(
 }
 
 /// The fitted value and its variance at each size in `lo..hi`.
-fn expand_chunk(f: &CumulativeFit, lo: usize, hi: usize, x: &mut [f64], v: &mut [f64]) {
+fn expand_chunk(
+    f: &CumulativeFit,
+    least_noise: f64,
+    lo: usize,
+    hi: usize,
+    x: &mut [f64],
+    v: &mut [f64],
+) {
     let last = f.blocks.last().map_or(0, Block::end).saturating_sub(1);
     let start = f.blocks.partition_point(|b| b.end() <= lo);
     for b in &f.blocks[start..] {
@@ -121,7 +133,7 @@ fn expand_chunk(f: &CumulativeFit, lo: usize, hi: usize, x: &mut [f64], v: &mut 
         }
         let value = b.value();
         let var = if b.len >= MIN_FLAT_BLOCK {
-            f.noise_variance / b.len as f64
+            f.noise_variance / b.len as f64 * (f.noise_variance / least_noise)
         } else {
             f.noise_variance
         };
@@ -140,6 +152,11 @@ fn solve_chunk(
 ) -> Vec<Vec<f64>> {
     let w = hi - lo;
     let n = hierarchy.len();
+    let least_noise = fits
+        .iter()
+        .map(|f| f.noise_variance)
+        .fold(f64::INFINITY, f64::min)
+        .max(EXACT);
     let mut z = vec![0.0; n * w];
     let mut big_v = vec![0.0; n * w];
     let mut x = vec![0.0; w];
@@ -149,7 +166,7 @@ fn solve_chunk(
     // Upward: children before parents.
     for id in hierarchy.bottom_up() {
         let i = id.index();
-        expand_chunk(fits[i], lo, hi, &mut x, &mut v);
+        expand_chunk(fits[i], least_noise, lo, hi, &mut x, &mut v);
         let node = hierarchy.node(id);
         if node.is_leaf() {
             z[i * w..(i + 1) * w].copy_from_slice(&x);

@@ -12,8 +12,9 @@
 //!
 //! Extensions: `max_size = { epsilon = 0.001 }` estimates `K` privately with that budget
 //! (charged to every region, like a measurement of the root); top-level `consistency`
-//! (`"topdown"`), `merge` (`"weighted"` or `"average"`), `hc_fit` and `hg_fit` (`"l1"` or
-//! `"l2"`), and a per-level `method = "naive"` for comparisons.
+//! (`"wls"`, the default, or `"topdown"`), `merge` (`"weighted"` or `"average"`, for
+//! `topdown`), `hc_fit` and `hg_fit` (`"l1"` or `"l2"`), and a per-level
+//! `method = "naive"` for comparisons.
 //!
 //! Numbers are read from the TOML text itself, never through a float, so `epsilon = 0.1`
 //! is exactly 1/10. Every error names the file and line.
@@ -396,9 +397,11 @@ impl ReleasePlan {
             }
         }
         let defaults = EstimateOptions::default();
-        if self.consistency != Consistency::default() {
-            let _ = writeln!(s, "consistency = \"{}\"", self.consistency.name());
-        }
+        let _ = writeln!(
+            s,
+            "consistency = \"{}\"    # \"wls\" (coco's) or \"topdown\" (Kuo et al. Algorithm 1)",
+            self.consistency.name()
+        );
         if self.merge != MergeRule::default() {
             let _ = writeln!(s, "merge = \"{}\"", self.merge.name());
         }

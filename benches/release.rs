@@ -1,0 +1,140 @@
+//! The whole release on the `us-counties` preset (nation → 52 states → 3,220 counties,
+//! ~122 million groups, K = 10,000, `hc` at every level, uniform ε = 1): load the
+//! dataset, measure every node, estimate, make consistent (`wls` and `topdown`), check,
+//! and write the release directory atomically with its ledger line — the same path as
+//! `coco release`. Also one preview trial. The peak resident memory (VmHWM) is printed
+//! after each group.
+//!
+//! Run: `cargo bench --bench release -- --warm-up-time 1 --measurement-time 10`
+
+use std::path::Path;
+use std::time::Duration;
+
+use coco::consistency::Consistency;
+use coco::data::Dataset;
+use coco::estimate::Method;
+use coco::generate::{self, Preset};
+use coco::noise::NoiseSource;
+use coco::preview::{self, PreviewOptions};
+use coco::privacy::Epsilon;
+use coco::release::export::write_release;
+use coco::release::ledger::Ledger;
+use coco::release::plan::ReleasePlan;
+use coco::release::run;
+use criterion::{Criterion, criterion_group};
+
+fn peak_rss() -> String {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .map(str::to_string)
+        })
+        .and_then(|l| {
+            l.split_whitespace()
+                .nth(1)
+                .and_then(|k| k.parse::<u64>().ok())
+        })
+        .map_or_else(
+            || "unavailable".into(),
+            |kb| format!("{:.0} MiB", kb as f64 / 1024.0),
+        )
+}
+
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn plan(dataset: &Dataset, consistency: Consistency) -> ReleasePlan {
+    let mut p = ReleasePlan::uniform(
+        &dataset.hierarchy,
+        &Epsilon::parse("1").unwrap(),
+        Method::Hc,
+        10_000,
+    );
+    p.consistency = consistency;
+    p
+}
+
+fn release_once(dir: &Path, consistency: Consistency, out: &Path, ledger: &Ledger) {
+    let dataset = Dataset::load(dir).unwrap();
+    let plan = plan(&dataset, consistency);
+    let lock = ledger.lock().unwrap();
+    let draw = run::draw(
+        &dataset,
+        &plan,
+        &NoiseSource::from_os().unwrap(),
+        None,
+        None,
+    )
+    .unwrap();
+    let manifest = write_release(out, &dataset, &plan, &draw, ledger, &lock, "bench").unwrap();
+    assert!(manifest.checks.consistent && manifest.checks.group_totals);
+}
+
+fn us_counties_release(c: &mut Criterion) {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().join("us");
+    generate::generate(Preset::UsCounties, &dir, 1).unwrap();
+    let outs = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(outs.path().join("home"));
+    let mut n = 0;
+    for consistency in [Consistency::Wls, Consistency::TopDown] {
+        reset_peak();
+        let mut group = c.benchmark_group("release");
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(10));
+        group.bench_function(format!("us_counties_{}", consistency.name()), |b| {
+            b.iter(|| {
+                n += 1;
+                release_once(
+                    &dir,
+                    consistency,
+                    &outs.path().join(format!("r{n}")),
+                    &ledger,
+                );
+            })
+        });
+        group.finish();
+        eprintln!(
+            "peak resident memory (VmHWM), us-counties release with {}: {}",
+            consistency.name(),
+            peak_rss()
+        );
+    }
+    let dataset = Dataset::load(&dir).unwrap();
+    let plan = plan(&dataset, Consistency::Wls);
+    reset_peak();
+    let mut group = c.benchmark_group("preview");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("us_counties_one_trial", |b| {
+        b.iter(|| {
+            let options = PreviewOptions {
+                trials: 1,
+                seed: Some(1),
+                compare: false,
+                keep_last_trial: false,
+                bottom_up: true,
+            };
+            preview::preview(&dataset, &plan, &options, None, &|_| {}).unwrap()
+        })
+    });
+    group.finish();
+    eprintln!(
+        "peak resident memory (VmHWM), one us-counties preview trial: {}",
+        peak_rss()
+    );
+}
+
+criterion_group!(benches, us_counties_release);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}
