@@ -124,17 +124,24 @@ pub fn budgets_with_leaf_share(total: &Epsilon, levels: usize, share: &Epsilon) 
     if levels == 1 {
         return vec![total.clone()];
     }
-    let leaves = total.mul_big(share).round_down_significant(6);
-    let rest = total
-        .checked_sub(&leaves)
-        .expect("a share below 1 leaves a positive rest");
-    let mut budgets = crate::release::plan::allocate(
-        &rest,
-        levels - 1,
-        crate::release::plan::Allocation::Uniform,
-    );
-    budgets.push(leaves);
-    budgets
+    let split = |leaves: Epsilon| {
+        let rest = total
+            .checked_sub(&leaves)
+            .expect("a share below 1 leaves a positive rest");
+        let mut budgets = crate::release::plan::allocate(
+            &rest,
+            levels - 1,
+            crate::release::plan::Allocation::Uniform,
+        );
+        budgets.push(leaves);
+        budgets
+    };
+    // Exact when the fractions stay small enough for noise; else readable decimals.
+    let exact = split(total.mul_big(share));
+    if exact.iter().all(Epsilon::within_text_bounds) {
+        return exact;
+    }
+    split(total.mul_big(share).round_down_significant(6))
 }
 
 /// The frontier at a fixed total, and the bottom-up baseline.
@@ -420,6 +427,9 @@ mod tests {
         assert_eq!(Epsilon::sum(&b).unwrap(), e("1"));
         let b = budgets_with_leaf_share(&e("1/3"), 3, &e("1/3"));
         assert_eq!(Epsilon::sum(&b).unwrap(), e("1/3"));
+        assert_eq!(b, vec![e("1/9"); 3]);
+        let b = budgets_with_leaf_share(&e("0.7"), 4, &e("1/3"));
+        assert_eq!(b, vec![e("7/45"), e("7/45"), e("7/45"), e("7/30")]);
         assert_eq!(budgets_with_leaf_share(&e("2"), 1, &e("1/2")), vec![e("2")]);
         assert_eq!(default_shares(3).len(), 5);
     }
