@@ -61,12 +61,15 @@ enum Command {
         /// Total ε to split over the levels (decimal or fraction like 1/3).
         #[arg(long, default_value = "1")]
         total: String,
-        /// How to split it.
+        /// How to split it (or give --budgets for a custom allocation).
         #[arg(long, value_enum, default_value_t = AllocationArg::Uniform)]
         allocation: AllocationArg,
         /// For geometric: each level's share over its parent's (default: cube root of the mean branching factor).
         #[arg(long)]
         ratio: Option<String>,
+        /// Custom allocation: one ε per level, root first (e.g. 0.1,0.2,1/3); replaces --total.
+        #[arg(long, value_delimiter = ',', conflicts_with_all = ["total", "ratio"])]
+        budgets: Option<Vec<String>>,
         /// Method at every level.
         #[arg(long, value_enum, default_value_t = MethodArg::Hc)]
         method: MethodArg,
@@ -221,6 +224,7 @@ fn plan_command(
     total: &str,
     allocation: AllocationArg,
     ratio: Option<String>,
+    budgets: Option<Vec<String>>,
     method: MethodArg,
     max_size: u32,
     estimate_max_size: Option<String>,
@@ -243,7 +247,22 @@ fn plan_command(
         MethodArg::Hc => Method::Hc,
         MethodArg::Hg => Method::Hg,
     };
-    let budgets = allocate(&total, h.depth(), allocation);
+    let budgets = match budgets {
+        Some(list) => {
+            if list.len() != h.depth() {
+                bail!(
+                    "--budgets has {} value(s) but the hierarchy has {} levels ({}): give one ε per level, root first",
+                    list.len(),
+                    h.depth(),
+                    h.level_names().join(", ")
+                );
+            }
+            list.iter()
+                .map(|b| Epsilon::parse(b).with_context(|| format!("--budgets {b}")))
+                .collect::<Result<Vec<_>>>()?
+        }
+        None => allocate(&total, h.depth(), allocation),
+    };
     let mut plan = ReleasePlan::with_budgets(h, budgets, method, max_size);
     if let Some(e) = estimate_max_size {
         plan.max_size = MaxSize::Estimate {
@@ -558,6 +577,7 @@ fn run(cli: Cli) -> Result<()> {
             total,
             allocation,
             ratio,
+            budgets,
             method,
             max_size,
             estimate_max_size,
@@ -567,6 +587,7 @@ fn run(cli: Cli) -> Result<()> {
             &total,
             allocation,
             ratio,
+            budgets,
             method,
             max_size,
             estimate_max_size,
