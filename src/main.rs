@@ -297,10 +297,9 @@ fn plan_command(
     }
     eprintln!(
         "total ε = {plan_total}{}",
-        if out.is_some() {
-            format!("; plan written to {}", out.unwrap().display())
-        } else {
-            String::new()
+        match &out {
+            Some(path) => format!("; plan written to {}", path.display()),
+            None => String::new(),
         }
     );
     Ok(())

@@ -254,10 +254,10 @@ pub fn preview(
                 &options,
             )
             .map_err(RunError::from)?;
-            if let Some(f) = result.fallback {
-                if !fallbacks.contains(&f) {
-                    fallbacks.push(f);
-                }
+            if let Some(f) = result.fallback
+                && !fallbacks.contains(&f)
+            {
+                fallbacks.push(f);
             }
             let hists = result.histograms;
             for (l, v) in level_means(dataset, &hists).into_iter().enumerate() {
@@ -452,7 +452,7 @@ pub fn fmt_num(x: f64) -> String {
     let digits = n.abs().to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -476,7 +476,7 @@ mod tests {
         assert_eq!(Stat::of(&[7.0]).se, 0.0);
         assert_eq!(fmt_num(1234567.4), "1,234,567");
         assert_eq!(fmt_num(999.94), "999.9");
-        assert_eq!(fmt_num(3.14159), "3.14");
+        assert_eq!(fmt_num(2.71828), "2.72");
         assert_eq!(fmt_num(-12345.0), "-12,345");
     }
 }

@@ -72,8 +72,8 @@ proptest! {
         let h = &d.hierarchy;
         let estimates: Vec<NodeEstimate> = (0..h.len()).map(|i| exact_estimate(d.truth().node(NodeId(i as u32)), 2.0)).collect();
         let released = top_down(h, &estimates, K, MergeRule::Weighted).unwrap();
-        for i in 0..h.len() {
-            prop_assert_eq!(&released[i], &d.truth().node(NodeId(i as u32)).top_coded(K));
+        for (i, r) in released.iter().enumerate() {
+            prop_assert_eq!(r, &d.truth().node(NodeId(i as u32)).top_coded(K));
         }
         let leaves = h.level_nodes(h.leaf_level()).map(|id| (id, d.truth().node(id).top_coded(K)));
         let bu = bottom_up(h, leaves);
@@ -141,8 +141,8 @@ mod wls {
                 })
                 .collect();
             let out = make_consistent(Consistency::Wls, h, &estimates, K, &ConsistencyOptions::default()).unwrap();
-            for i in 0..h.len() {
-                prop_assert_eq!(&out.histograms[i], &d.truth().node(NodeId(i as u32)).top_coded(K));
+            for (i, r) in out.histograms.iter().enumerate() {
+                prop_assert_eq!(r, &d.truth().node(NodeId(i as u32)).top_coded(K));
             }
         }
     }

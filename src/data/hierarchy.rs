@@ -205,8 +205,8 @@ impl Hierarchy {
             levels.push(start..nodes.len() as u32);
         }
         // Children ranges: the nodes of level l+1 are sorted by parent.
-        for level in 1..depth {
-            for id in levels[level].clone() {
+        for level in levels.iter().skip(1) {
+            for id in level.clone() {
                 let parent = nodes[id as usize]
                     .parent
                     .expect("non-root nodes have parents")

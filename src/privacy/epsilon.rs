@@ -259,9 +259,9 @@ fn parse_decimal(s: &str, text: &str) -> Result<(BigUint, BigUint), EpsilonError
         text: text.to_string(),
     };
     let s = s.strip_prefix('+').unwrap_or(s);
-    if s.starts_with('-') {
+    if let Some(magnitude) = s.strip_prefix('-') {
         // A negative number is still a number: say what is wrong with it.
-        return match parse_decimal(&s[1..], text) {
+        return match parse_decimal(magnitude, text) {
             Ok(_) => Err(EpsilonError::NotPositive {
                 text: text.to_string(),
             }),

@@ -157,7 +157,7 @@ impl ReleasePlan {
         };
         let word = |key: &'static str,
                     expected: &'static str|
-         -> Result<Option<(String, Option<std::ops::Range<usize>>)>, PlanError> {
+         -> Result<Option<(String, Span)>, PlanError> {
             match root.get(key) {
                 None => Ok(None),
                 Some(item) => match item.as_str() {
@@ -485,7 +485,10 @@ fn raw(text: &str, item: &Item) -> String {
         .unwrap_or_else(|| item.to_string().trim().to_string())
 }
 
-type Located = (Option<std::ops::Range<usize>>, PlanErrorKind);
+/// Where a value is in the plan's text, when known.
+type Span = Option<std::ops::Range<usize>>;
+
+type Located = (Span, PlanErrorKind);
 
 fn parse_max_size(text: &str, item: &Item) -> Result<MaxSize, Located> {
     if let Some(table) = item.as_inline_table() {
