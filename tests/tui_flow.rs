@@ -537,3 +537,38 @@ fn budget_keys_step_toggle_and_estimate_k() {
         coco::release::plan::MaxSize::Fixed(5000)
     );
 }
+
+#[test]
+fn a_stop_signal_records_an_undecided_draw() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    assert!(rt.app.undecided_draw());
+    rt.stop();
+    assert!(rt.app.quit);
+    // What the terminal loop does next: wait for the ledger write.
+    rt.shutdown();
+    let lines = ledger_lines(home.path());
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["written"], false);
+    assert_eq!(
+        lines[0]["note"],
+        "discarded: coco was stopped before the operator decided"
+    );
+}
+
+#[test]
+fn results_for_a_replaced_dataset_are_never_shown() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    // A long preview, then the same dataset opened again: the old run is dropped.
+    rt.act(Action::ScreenPreview);
+    rt.app.preview.trials = 1000;
+    rt.act(Action::Run);
+    rt.act(Action::OpenDataset);
+    rt.type_text(SAMPLE);
+    act(&mut rt, &[Action::Submit]);
+    assert!(rt.app.session.is_some());
+    assert!(rt.app.preview.result.is_none());
+    assert!(rt.app.preview.running.is_none());
+}

@@ -18,6 +18,7 @@ use coco::tui::AppOptions;
 use coco::tui::action::Action;
 use coco::tui::app::LoadState;
 use coco::tui::runtime::Runtime;
+use coco::tui::screens::release::Busy;
 use coco::tui::worker::{Drawn, JobKind, Update, WorkerEvent};
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
@@ -90,6 +91,11 @@ fn inject_draw(rt: &mut Runtime, home: &Path, tamper: bool) {
         draw.checks = check_release(dataset.public(), &draw.histograms, draw.max_size);
     }
     let lock = Ledger::at(home).lock().unwrap();
+    // As if the operator had pressed d.
+    rt.app.release.busy = Some(Busy::Drawing {
+        progress: None,
+        cancelled: false,
+    });
     rt.app.receive(WorkerEvent {
         kind: JobKind::Draw,
         update: Update::Drawn(Ok(Box::new(Drawn {

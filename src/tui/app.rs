@@ -306,6 +306,19 @@ impl App {
         }
     }
 
+    /// The process is being stopped (a signal, the terminal closed): an undecided draw
+    /// is recorded as discarded, since the operator has seen it, and the app quits once
+    /// the worker has finished writing.
+    pub fn stop(&mut self) {
+        if self.undecided_draw() {
+            release::discard(
+                self,
+                "discarded: coco was stopped before the operator decided",
+            );
+        }
+        self.quit = true;
+    }
+
     /// Whether a drawn release waits for approval or discard.
     pub fn undecided_draw(&self) -> bool {
         self.release.undecided()
@@ -357,6 +370,15 @@ impl App {
                 };
             }
             Update::Loaded(Ok(dataset)) => {
+                // Work on the previous dataset is of no use now; its results are ignored.
+                for kind in [
+                    JobKind::Preview,
+                    JobKind::Sweep,
+                    JobKind::Frontier,
+                    JobKind::Draw,
+                ] {
+                    self.outbox.push(Command::Cancel(kind));
+                }
                 let dataset: Arc<Dataset> = Arc::from(dataset);
                 self.load = LoadState::Idle;
                 self.session = Some(Session::new(dataset, self.ledger.as_ref()));
@@ -457,6 +479,10 @@ fn screen_action(app: &mut App, action: Action) {
         Action::ScreenTradeoff => app.screen = Screen::Tradeoff,
         Action::ScreenRelease => app.screen = Screen::Release,
         Action::OpenDataset => {
+            if app.release.busy.is_some() {
+                app.warn("wait for the draw or export in progress to finish (Esc cancels a draw)");
+                return;
+            }
             if app.undecided_draw() {
                 app.warn("a drawn release is undecided: approve (a) or discard (x) it on the Release screen before opening another dataset");
                 return;
@@ -680,6 +706,42 @@ mod tests {
             a.outbox.as_slice(),
             [Command::Start(Job::Load { .. })]
         ));
+    }
+
+    #[test]
+    fn loading_shows_the_bytes_read() {
+        let mut a = app();
+        a.open(PathBuf::from("somewhere"));
+        a.receive(WorkerEvent {
+            kind: JobKind::Load,
+            update: Update::LoadProgress(crate::data::LoadProgress {
+                file: "groups.csv".into(),
+                bytes_read: 356_371,
+                bytes_total: 712_742,
+            }),
+        });
+        let rt_text = {
+            let mut terminal =
+                ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 12)).unwrap();
+            terminal.draw(|f| super::super::ui::render(f, &a)).unwrap();
+            super::super::runtime::buffer_text(terminal.backend().buffer())
+        };
+        assert!(rt_text.contains("Loading somewhere"), "{rt_text}");
+        assert!(
+            rt_text.contains("groups.csv: 356,371 of 712,742 bytes"),
+            "{rt_text}"
+        );
+        a.receive(WorkerEvent {
+            kind: JobKind::Load,
+            update: Update::Loaded(Err("somewhere: not a directory".into())),
+        });
+        assert_eq!(
+            a.load,
+            LoadState::Failed {
+                dir: PathBuf::from("somewhere"),
+                message: "somewhere: not a directory".into()
+            }
+        );
     }
 
     #[test]

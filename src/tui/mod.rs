@@ -40,6 +40,8 @@ pub mod widgets;
 pub mod worker;
 
 use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use ratatui::DefaultTerminal;
@@ -56,16 +58,51 @@ const POLL: Duration = Duration::from_millis(40);
 /// Runs the UI on the terminal until the operator quits. The terminal is restored on
 /// every way out (errors included; `ratatui::init`'s panic hook covers panics).
 pub fn run(options: AppOptions) -> io::Result<()> {
-    let mut terminal = ratatui::try_init()?;
-    let result = event_loop(&mut terminal, options);
+    let stop = stop_signals();
+    let mut terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            // Raw mode may be on already.
+            let _ = ratatui::try_restore();
+            return Err(e);
+        }
+    };
+    let result = event_loop(&mut terminal, options, &stop);
     ratatui::restore();
     result
 }
 
-fn event_loop(terminal: &mut DefaultTerminal, options: AppOptions) -> io::Result<()> {
+/// A flag raised by SIGTERM, SIGHUP (the terminal closed) or SIGINT.
+fn stop_signals() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    let signals = [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGINT,
+    ];
+    #[cfg(not(unix))]
+    let signals = [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT];
+    for signal in signals {
+        // Without the handler the default (terminate) applies: nothing better to do.
+        let _ = signal_hook::flag::register(signal, flag.clone());
+    }
+    flag
+}
+
+fn event_loop(
+    terminal: &mut DefaultTerminal,
+    options: AppOptions,
+    stop: &AtomicBool,
+) -> io::Result<()> {
     let mut rt = Runtime::new(options);
     let mut dirty = true;
     while !rt.app.quit {
+        if stop.load(Ordering::Relaxed) {
+            // Records an undecided draw; `shutdown` below waits for the ledger write.
+            rt.stop();
+            break;
+        }
         if dirty {
             terminal.draw(|frame| rt.render(frame))?;
             dirty = false;

@@ -91,6 +91,12 @@ impl Runtime {
         true
     }
 
+    /// The process is being stopped: see [`App::stop`].
+    pub fn stop(&mut self) {
+        self.app.stop();
+        self.flush();
+    }
+
     /// Whether background work is running.
     pub fn busy(&self) -> bool {
         self.worker.busy()

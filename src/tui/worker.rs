@@ -227,10 +227,8 @@ impl Worker {
 
     /// Asks the current job of a kind to stop (ledger jobs are never stopped).
     pub fn cancel(&mut self, kind: JobKind) {
-        if let Some(slot) = self.current.get(&kind) {
-            if kind.cancellable() {
-                slot.cancel.store(true, Ordering::Relaxed);
-            }
+        if let Some(slot) = self.current.get(&kind).filter(|_| kind.cancellable()) {
+            slot.cancel.store(true, Ordering::Relaxed);
         }
     }
 
@@ -270,10 +268,13 @@ impl Worker {
     }
 
     fn accept(&mut self, message: Message) -> Option<WorkerEvent> {
-        if message.update.is_final() {
-            if let Some((_, handle)) = self.running.remove(&message.id) {
-                let _ = handle.join();
-            }
+        if let Some((_, handle)) = message
+            .update
+            .is_final()
+            .then(|| self.running.remove(&message.id))
+            .flatten()
+        {
+            let _ = handle.join();
         }
         let current = self
             .current

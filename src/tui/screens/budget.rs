@@ -199,13 +199,13 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     render_ledger(frame, ledger, session);
     let notes_text = vec![
         Line::styled(
-            "noise s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone).",
+            "s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone).",
             theme::dim(),
         ),
         Line::from(vec![
             Span::styled("* CONFIDENTIAL", theme::confidential()),
             Span::styled(
-                " omniscient ref.: mean over the level's regions of (true distinct sizes) × √2/ε, the error of an estimator told which sizes occur (Kuo et al. §6.2).",
+                " omniscient: the reference error, mean over the level's regions of (true distinct sizes) × √2/ε, the error of an estimator told which sizes occur (Kuo et al. §6.2).",
                 theme::dim(),
             ),
         ]),
@@ -266,7 +266,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         "share",
         "method",
         "noise samples",
-        "noise s.d./cell",
+        "s.d./cell",
     ]
     .into_iter()
     .map(Cell::from)
@@ -275,7 +275,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         header.insert(4, Cell::from(""));
     }
     header.push(Cell::from(Span::styled(
-        "omniscient ref.*",
+        "omniscient*",
         theme::confidential(),
     )));
     let rows: Vec<Row> = session
@@ -313,14 +313,14 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         })
         .collect();
     let mut widths = vec![
-        Constraint::Length(12),
+        Constraint::Length(10),
+        Constraint::Length(5),
+        Constraint::Length(10),
         Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(13),
+        Constraint::Length(9),
         Constraint::Length(11),
-        Constraint::Length(6),
-        Constraint::Length(6),
-        Constraint::Length(14),
-        Constraint::Length(15),
-        Constraint::Length(16),
     ];
     if wide {
         widths.insert(4, Constraint::Length(12));

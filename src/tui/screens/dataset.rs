@@ -134,6 +134,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let summary = &session.overview.summary;
     let wide = area.width >= 100;
+    let roomy = area.width >= 88;
     let mut header = vec![
         Cell::from("level"),
         Cell::from("nodes"),
@@ -146,6 +147,10 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     }
     for h in ["entities*", "largest*", "sizes*"] {
         header.push(Cell::from(Span::styled(h, theme::confidential())));
+    }
+    // Regions without groups are the first thing to go on a narrow screen.
+    if !roomy {
+        header.remove(2);
     }
     let rows: Vec<Row> = summary
         .levels
@@ -163,6 +168,9 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             ];
             if wide {
                 cells.push(Cell::from(widgets::sparkline(g, 12)));
+            }
+            if !roomy {
+                cells.remove(2);
             }
             cells.push(Cell::from(crate::inspect::thousands(l.entities)));
             cells.push(Cell::from(
@@ -192,6 +200,9 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Constraint::Length(8),
         Constraint::Length(6),
     ]);
+    if !roomy {
+        widths.remove(2);
+    }
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(theme::heading()))
         .block(widgets::block(" Levels (↑↓ selects a level) "));

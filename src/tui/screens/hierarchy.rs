@@ -175,22 +175,18 @@ pub fn update(app: &mut App, action: Action) {
         Action::PageDown => state.selected = rows[(pos + 10).min(last)],
         Action::First => state.selected = rows[0],
         Action::Last => state.selected = rows[last],
-        Action::ToggleNode => {
-            if !node.is_leaf() && !state.expanded.remove(&state.selected) {
-                state.expanded.insert(state.selected);
-            }
+        // Open: the guard closes it. Closed: open it.
+        Action::ToggleNode if !node.is_leaf() && !state.expanded.remove(&state.selected) => {
+            state.expanded.insert(state.selected);
         }
-        Action::Expand => {
-            // Already open: go down to the first child.
-            if !node.is_leaf() && !state.expanded.insert(state.selected) {
-                state.selected = node.children().next().expect("not a leaf");
-            }
+        // Already open: go down to the first child.
+        Action::Expand if !node.is_leaf() && !state.expanded.insert(state.selected) => {
+            state.selected = node.children().next().expect("not a leaf");
         }
-        Action::Collapse => {
-            if !state.expanded.remove(&state.selected) {
-                if let Some(p) = node.parent {
-                    state.selected = p;
-                }
+        // Already closed: go up to the parent.
+        Action::Collapse if !state.expanded.remove(&state.selected) => {
+            if let Some(p) = node.parent {
+                state.selected = p;
             }
         }
         Action::LogScale => state.log_scale = !state.log_scale,

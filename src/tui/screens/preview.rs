@@ -112,10 +112,8 @@ pub fn update(app: &mut App, action: Action) {
     let selected = app.hierarchy.selected.0;
     match action {
         Action::Run => start(app),
-        Action::Cancel => {
-            if app.preview.running.is_some() {
-                app.outbox.push(Command::Cancel(JobKind::Preview));
-            }
+        Action::Cancel if app.preview.running.is_some() => {
+            app.outbox.push(Command::Cancel(JobKind::Preview));
         }
         Action::TypeTrials => {
             let current = app.preview.trials.to_string();
@@ -156,12 +154,15 @@ pub fn receive(app: &mut App, update: Update) {
             }
         }
         Update::Previewed(result) => {
-            let run = state.running.take();
+            // Not asked for (a run for a dataset since replaced): ignored.
+            let Some(run) = state.running.take() else {
+                return;
+            };
             match result {
                 Ok(report) => {
                     state.result = Some(PreviewResult {
                         report,
-                        revision: run.map_or(0, |r| r.revision),
+                        revision: run.revision,
                         seed: app.preview_seed,
                     });
                 }
@@ -276,21 +277,29 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 }
 
 fn render_table(frame: &mut Frame, area: Rect, report: &PreviewReport, stale: bool) {
-    let header = Row::new(vec![
-        Cell::from("level"),
-        Cell::from("ε"),
-        Cell::from("method"),
-        Cell::from("independent"),
-        Cell::from("consistent"),
-        Cell::from("bottom-up"),
-        Cell::from("omniscient ref."),
-    ])
-    .style(theme::heading());
+    // The method column goes first when the screen is narrow.
+    let wide = area.width >= 90;
+    let mut header = vec![
+        "level",
+        "ε",
+        "method",
+        "independent",
+        "consistent",
+        "bottom-up",
+        "omniscient ref.",
+    ];
+    let mut widths = vec![10, 9, 6, 15, 15, 15, 15];
+    if !wide {
+        header.remove(2);
+        widths = vec![10, 9, 14, 14, 14, 10];
+    }
+    let header =
+        Row::new(header.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme::heading());
     let rows: Vec<Row> = report
         .levels
         .iter()
         .map(|l| {
-            Row::new(vec![
+            let mut cells = vec![
                 Cell::from(l.level.clone()),
                 Cell::from(l.epsilon.clone()),
                 Cell::from(l.method.clone()),
@@ -298,7 +307,11 @@ fn render_table(frame: &mut Frame, area: Rect, report: &PreviewReport, stale: bo
                 Cell::from(stat(l.consistent[0].emd)),
                 Cell::from(stat(l.bottom_up)),
                 Cell::from(fmt_num(l.omniscient)),
-            ])
+            ];
+            if !wide {
+                cells.remove(2);
+            }
+            Row::new(cells)
         })
         .collect();
     let mut title = vec![Span::raw(
@@ -308,20 +321,9 @@ fn render_table(frame: &mut Frame, area: Rect, report: &PreviewReport, stale: bo
         title.push(Span::styled(" STALE ", theme::stale()));
     }
     title.push(Span::styled(" CONFIDENTIAL ", theme::confidential()));
-    let table = Table::new(
-        rows,
-        [
-            Constraint::Length(10),
-            Constraint::Length(9),
-            Constraint::Length(6),
-            Constraint::Length(15),
-            Constraint::Length(15),
-            Constraint::Length(15),
-            Constraint::Length(15),
-        ],
-    )
-    .header(header)
-    .block(widgets::block(Line::from(title)));
+    let table = Table::new(rows, widths.into_iter().map(Constraint::Length))
+        .header(header)
+        .block(widgets::block(Line::from(title)));
     frame.render_widget(table, area);
 }
 

@@ -235,14 +235,10 @@ pub fn receive(app: &mut App, update: Update) {
             }
         }
         Update::Drawn(result) => {
-            let cancelled = matches!(
-                app.release.busy,
-                Some(Busy::Drawing {
-                    cancelled: true,
-                    ..
-                })
-            );
-            app.release.busy = None;
+            // A draw for a dataset since replaced is never shown (its lock drops here).
+            let Some(Busy::Drawing { cancelled, .. }) = app.release.busy.take() else {
+                return;
+            };
             match (result, &app.session) {
                 // Never shown, so nothing was released: the lock is dropped with it.
                 (Ok(_), _) if cancelled => {
@@ -338,13 +334,16 @@ fn refresh_ledger(app: &mut App) {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
-    let checks_height = app.release.drawn.as_ref().map_or(0, |d| {
-        let draw = &d.draw;
-        2 + u16::from(draw.randomness.is_reproducible())
-            + u16::from(draw.fallback.is_some())
-            + draw.checks.problems.len().min(4) as u16
+    let checks = app.release.drawn.as_ref().map(check_lines);
+    // Each line takes as many rows as it wraps to.
+    let checks_height = checks.as_ref().map_or(0, |lines| {
+        lines
+            .iter()
+            .map(|l| l.width().div_ceil(area.width.max(1) as usize).max(1) as u16)
+            .sum()
     });
-    let [summary, status, checks, table] = Layout::vertical([
+    let check_lines_or_none = checks;
+    let [summary, status, checks_area, table] = Layout::vertical([
         Constraint::Length(4),
         Constraint::Length(2),
         Constraint::Length(checks_height),
@@ -353,8 +352,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     .areas(area);
     render_summary(frame, summary, app, session);
     render_status(frame, status, app);
-    if let Some(drawn) = &app.release.drawn {
-        render_checks(frame, checks, drawn);
+    if let (Some(drawn), Some(lines)) = (&app.release.drawn, check_lines_or_none) {
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), checks_area);
         render_table(frame, table, app, drawn);
     }
 }
@@ -578,7 +577,8 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) 
     );
 }
 
-fn render_checks(frame: &mut Frame, area: Rect, drawn: &DrawnRelease) {
+/// The structural checks and how the draw was made.
+fn check_lines(drawn: &DrawnRelease) -> Vec<Line<'static>> {
     let d = &drawn.draw;
     let c = &d.checks;
     let mut checks = vec![Span::styled("Checks ", theme::heading())];
@@ -592,11 +592,14 @@ fn render_checks(frame: &mut Frame, area: Rect, drawn: &DrawnRelease) {
             c.within_max_size,
         ),
     ] {
+        if checks.len() > 1 {
+            checks.push(Span::raw("  "));
+        }
         checks.push(Span::styled(
             if ok { "✓ " } else { "✗ " },
             widgets::check_style(ok),
         ));
-        checks.push(Span::raw(format!("{name}  ")));
+        checks.push(Span::raw(name));
     }
     let mut lines = vec![
         Line::from(checks),
@@ -627,5 +630,5 @@ fn render_checks(frame: &mut Frame, area: Rect, drawn: &DrawnRelease) {
     for p in c.problems.iter().take(4) {
         lines.push(Line::styled(p.clone(), theme::error()));
     }
-    frame.render_widget(Paragraph::new(lines), area);
+    lines
 }

@@ -38,6 +38,8 @@ pub enum View {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Running {
     pub revision: u64,
+    /// The level swept (for a sweep).
+    pub level: usize,
     pub progress: Option<SweepProgress>,
 }
 
@@ -139,6 +141,7 @@ fn start(app: &mut App) {
     let state = &mut app.tradeoff;
     let running = Some(Running {
         revision: session.revision,
+        level: state.level,
         progress: None,
     });
     let job = match state.view {
@@ -193,7 +196,6 @@ fn apply_recommendation(app: &mut App) {
 }
 
 pub fn receive(app: &mut App, update: Update) {
-    let level = app.tradeoff.level;
     let state = &mut app.tradeoff;
     let failed = |e: String| {
         if e == "cancelled" {
@@ -214,13 +216,15 @@ pub fn receive(app: &mut App, update: Update) {
             }
         }
         Update::Swept(result) => {
-            let run = state.sweep_run.take();
+            let Some(run) = state.sweep_run.take() else {
+                return;
+            };
             match result {
                 Ok(points) => {
                     state.sweep = Some(SweepResult {
-                        level,
+                        level: run.level,
                         points,
-                        revision: run.map_or(0, |r| r.revision),
+                        revision: run.revision,
                     })
                 }
                 Err(e) => {
@@ -230,12 +234,14 @@ pub fn receive(app: &mut App, update: Update) {
             }
         }
         Update::Frontier(result) => {
-            let run = state.frontier_run.take();
+            let Some(run) = state.frontier_run.take() else {
+                return;
+            };
             match result {
                 Ok(frontier) => {
                     state.frontier = Some(FrontierResult {
                         frontier,
-                        revision: run.map_or(0, |r| r.revision),
+                        revision: run.revision,
                     })
                 }
                 Err(e) => {
@@ -406,7 +412,7 @@ fn split(area: Rect, table_rows: u16) -> (Rect, Rect) {
         (chart, table)
     } else {
         let [chart, table] =
-            Layout::vertical([Constraint::Min(6), Constraint::Length(table_rows + 3)]).areas(area);
+            Layout::vertical([Constraint::Min(8), Constraint::Length(table_rows + 3)]).areas(area);
         (chart, table)
     }
 }
