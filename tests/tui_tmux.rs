@@ -246,3 +246,48 @@ fn coco_without_a_terminal_prints_the_sample_summary() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs a terminal"));
 }
+
+#[test]
+fn closing_the_terminal_records_an_undecided_draw() {
+    if !tmux_available() {
+        eprintln!("SKIPPED closing_the_terminal_records_an_undecided_draw: tmux is not installed");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let tmux = start(work.path());
+    tmux.type_text(&format!(
+        "COCO_HOME={} {}",
+        home.display(),
+        env!("CARGO_BIN_EXE_coco")
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Dataset households");
+    tmux.keys(&["6"]);
+    tmux.wait_for("d draws one release");
+    tmux.keys(&["d"]);
+    tmux.wait_for("UNDECIDED");
+    // The terminal goes away (SIGHUP to the pane's processes).
+    tmux.run(&["kill-server"]);
+    let ledger = home.join("ledger.jsonl");
+    let start = Instant::now();
+    let text = loop {
+        if let Ok(t) = std::fs::read_to_string(&ledger) {
+            if t.ends_with('\n') {
+                break t;
+            }
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the draw was not recorded after the terminal closed"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let line: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(line["written"], false);
+    assert_eq!(
+        line["note"],
+        "discarded: coco was stopped before the operator decided"
+    );
+}

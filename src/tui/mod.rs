@@ -42,6 +42,7 @@ pub mod worker;
 use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
 use ratatui::DefaultTerminal;
@@ -55,8 +56,10 @@ use runtime::Runtime;
 /// How long the loop waits for a key before looking at the worker again.
 const POLL: Duration = Duration::from_millis(40);
 
-/// Runs the UI on the terminal until the operator quits. The terminal is restored on
-/// every way out (errors included; `ratatui::init`'s panic hook covers panics).
+/// Runs the UI on the terminal until the operator quits or a signal (SIGTERM, SIGHUP,
+/// SIGINT) stops it. The terminal is restored on every way out (errors included; the
+/// panic hook `ratatui::try_init` installs covers panics), and a drawn release that is
+/// still undecided is recorded in the ledger as discarded.
 pub fn run(options: AppOptions) -> io::Result<()> {
     let stop = stop_signals();
     let mut terminal = match ratatui::try_init() {
@@ -68,7 +71,12 @@ pub fn run(options: AppOptions) -> io::Result<()> {
         }
     };
     let result = event_loop(&mut terminal, options, &stop);
-    ratatui::restore();
+    // The terminal may be gone (SIGHUP): nothing to restore then, and nowhere to say so.
+    let _ = ratatui::try_restore();
+    if stop.load(Ordering::Relaxed) {
+        // Stopped by a signal: not an error of coco's.
+        return Ok(());
+    }
     result
 }
 
@@ -84,7 +92,9 @@ fn stop_signals() -> Arc<AtomicBool> {
     #[cfg(not(unix))]
     let signals = [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT];
     for signal in signals {
-        // Without the handler the default (terminate) applies: nothing better to do.
+        // No "second signal kills" rule: a closing terminal often sends SIGHUP twice
+        // (the kernel, then the shell), and the draw must still be recorded. If a
+        // handler cannot be installed the default (terminate) applies.
         let _ = signal_hook::flag::register(signal, flag.clone());
     }
     flag
@@ -95,32 +105,66 @@ fn event_loop(
     options: AppOptions,
     stop: &AtomicBool,
 ) -> io::Result<()> {
+    let input = spawn_input();
+    // Dropping the runtime, however the loop ends (quit, a signal, a terminal error,
+    // a panic), records an undecided draw and waits for ledger writes.
     let mut rt = Runtime::new(options);
     let mut dirty = true;
-    while !rt.app.quit {
-        if stop.load(Ordering::Relaxed) {
-            // Records an undecided draw; `shutdown` below waits for the ledger write.
-            rt.stop();
-            break;
-        }
+    while !rt.app.quit && !stop.load(Ordering::Relaxed) {
         if dirty {
             terminal.draw(|frame| rt.render(frame))?;
             dirty = false;
         }
-        if event::poll(POLL)? {
-            match event::read()? {
-                Event::Key(k) if k.kind == KeyEventKind::Press => {
+        let mut next = input.recv_timeout(POLL);
+        loop {
+            match next {
+                Ok(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
                     rt.key(Key::from_event(&k));
                     dirty = true;
                 }
-                Event::Resize(..) => dirty = true,
-                _ => {}
+                Ok(Ok(Event::Resize(..))) => dirty = true,
+                Ok(Ok(_)) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(io::Error::other("the terminal input stopped"));
+                }
+            }
+            if rt.app.quit {
+                break;
+            }
+            match input.try_recv() {
+                Ok(event) => next = Ok(event),
+                Err(_) => break,
             }
         }
         if rt.pump() {
             dirty = true;
         }
     }
-    rt.shutdown();
     Ok(())
+}
+
+/// Reads terminal events on a thread of its own, so that the loop keeps checking for
+/// signals and results even when reading blocks (crossterm spins on a terminal that
+/// has hung up).
+fn spawn_input() -> Receiver<io::Result<Event>> {
+    let (tx, rx) = channel();
+    let spawned = std::thread::Builder::new()
+        .name("coco-input".into())
+        .spawn(move || {
+            loop {
+                let event = event::read();
+                let failed = event.is_err();
+                if tx.send(event).is_err() || failed {
+                    break;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        // The receiver reports the error on its first read.
+        let (tx, rx) = channel();
+        let _ = tx.send(Err(e));
+        return rx;
+    }
+    rx
 }

@@ -127,8 +127,11 @@ impl Runtime {
     }
 }
 
+/// The session ends: a draw the operator has seen but not decided on is recorded as
+/// discarded (its ε is spent), and ledger writes are waited for.
 impl Drop for Runtime {
     fn drop(&mut self) {
+        self.stop();
         self.worker.shutdown();
     }
 }
