@@ -272,10 +272,12 @@ fn closing_the_terminal_records_an_undecided_draw() {
     let ledger = home.join("ledger.jsonl");
     let start = Instant::now();
     let text = loop {
-        if let Ok(t) = std::fs::read_to_string(&ledger) {
-            if t.ends_with('\n') {
-                break t;
-            }
+        // A whole line: the write is complete.
+        if let Some(t) = std::fs::read_to_string(&ledger)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+        {
+            break t;
         }
         assert!(
             start.elapsed() < DEADLINE,

@@ -1,7 +1,6 @@
 //! Small drawing helpers shared by the screens: text bars, sparklines, the size buckets
 //! of a histogram, numbers. Pure functions of their inputs.
 
-use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders};
@@ -122,18 +121,6 @@ pub fn field(label: &str, value: impl Into<String>) -> Vec<Span<'static>> {
         Span::styled(format!("{label} "), theme::dim()),
         Span::raw(value.into()),
     ]
-}
-
-/// Splits `area` into rows of the given heights, the last taking the rest.
-pub fn rows(area: Rect, heights: &[u16]) -> Vec<Rect> {
-    let mut constraints: Vec<Constraint> = heights.iter().map(|&h| Constraint::Length(h)).collect();
-    constraints.push(Constraint::Min(0));
-    Layout::vertical(constraints).split(area).to_vec()
-}
-
-/// A line of styled spans.
-pub fn line(spans: Vec<Span<'static>>) -> Line<'static> {
-    Line::from(spans)
 }
 
 /// Text cut to `width` characters, with an ellipsis when cut.

@@ -468,3 +468,28 @@ fn render_cumulative(frame: &mut Frame, area: Rect, hists: &[&CountOfCounts; 3],
         );
     frame.render_widget(chart, area);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cumulative_points_count_groups_up_to_each_size() {
+        let h = CountOfCounts::from_pairs(vec![(0, 2), (1, 5), (3, 1), (9, 4)]).unwrap();
+        assert_eq!(
+            cumulative_points(&h, 3),
+            vec![(0.0, 2.0), (1.0, 7.0), (2.0, 7.0), (3.0, 8.0)]
+        );
+    }
+
+    #[test]
+    fn the_overlay_histograms_share_one_scale() {
+        let small = CountOfCounts::from_pairs(vec![(1, 1)]).unwrap();
+        let large = CountOfCounts::from_pairs(vec![(1, 8)]).unwrap();
+        let style = ratatui::style::Style::new();
+        let lines = widgets::histogram_lines(&[(&small, style), (&large, style)], 1, false, 47);
+        let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        // Bars of (47 − 7) / 2 − 11 = 9 cells: 1/8 of them, then all of them.
+        assert_eq!(text[1], "     1         1 █▏                8 █████████ ");
+    }
+}

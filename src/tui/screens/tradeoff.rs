@@ -417,10 +417,23 @@ fn split(area: Rect, table_rows: u16) -> (Rect, Rect) {
     }
 }
 
-fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[String]) {
-    let (chart_area, table_area) = split(area, sweep.points.len() as u16);
+/// What a trade-off chart draws, per level: a line, marked points and (for the
+/// frontier) a reference line; with the axes' bounds and labels. Log scales are log10.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartData {
+    pub lines: Vec<Vec<(f64, f64)>>,
+    pub marks: Vec<Vec<(f64, f64)>>,
+    pub references: Vec<Vec<(f64, f64)>>,
+    pub x_bounds: [f64; 2],
+    pub x_labels: Vec<String>,
+    pub y_bounds: [f64; 2],
+    pub y_labels: Vec<String>,
+}
+
+/// A sweep on log–log axes, the current plan's point marked on every level's line.
+pub fn sweep_chart(sweep: &SweepResult, levels: usize) -> ChartData {
     let current = current_point();
-    let series: Vec<Vec<(f64, f64)>> = (0..names.len())
+    let lines: Vec<Vec<(f64, f64)>> = (0..levels)
         .map(|l| {
             sweep
                 .points
@@ -429,49 +442,149 @@ fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[Str
                 .collect()
         })
         .collect();
-    let marks: Vec<Vec<(f64, f64)>> = series
+    let marks = lines
         .iter()
         .map(|s| s.get(current).copied().into_iter().collect())
         .collect();
-    let (xb, xl) = log_axis(sweep.points.iter().map(|p| p.x));
-    let (yb, yl) = log_axis(
+    let (x_bounds, x_labels) = log_axis(sweep.points.iter().map(|p| p.x));
+    let (y_bounds, y_labels) = log_axis(
         sweep
             .points
             .iter()
             .flat_map(|p| p.consistent.iter().map(|c| c.mean)),
     );
-    let mut datasets: Vec<Dataset> = Vec::new();
-    for (l, s) in series.iter().enumerate() {
+    ChartData {
+        lines,
+        marks,
+        references: vec![Vec::new(); levels],
+        x_bounds,
+        x_labels,
+        y_bounds,
+        y_labels,
+    }
+}
+
+/// The frontier: leaf share in percent against log error, bottom-up as a dotted
+/// horizontal line per level, the recommended point marked.
+pub fn frontier_chart(f: &Frontier) -> ChartData {
+    let n = f.levels.len();
+    let lines: Vec<Vec<(f64, f64)>> = (0..n)
+        .map(|l| {
+            f.points
+                .iter()
+                .map(|p| (p.x * 100.0, lg(p.consistent[l].mean)))
+                .collect()
+        })
+        .collect();
+    let (x0, x1) = f.points.iter().fold((100.0f64, 0.0f64), |(a, b), p| {
+        (a.min(p.x * 100.0), b.max(p.x * 100.0))
+    });
+    let (x0, x1) = if x1 - x0 < 1e-9 {
+        (x0 - 1.0, x1 + 1.0)
+    } else {
+        (x0, x1)
+    };
+    let references = f
+        .bottom_up
+        .iter()
+        .map(|b| {
+            (0..=24)
+                .map(|i| (x0 + (x1 - x0) * f64::from(i) / 24.0, lg(b.mean)))
+                .collect()
+        })
+        .collect();
+    let marks = lines
+        .iter()
+        .map(|s| {
+            f.recommendation
+                .as_ref()
+                .and_then(|r| s.get(r.point).copied())
+                .into_iter()
+                .collect()
+        })
+        .collect();
+    let (y_bounds, y_labels) = log_axis(
+        f.points
+            .iter()
+            .flat_map(|p| p.consistent.iter().map(|c| c.mean))
+            .chain(f.bottom_up.iter().map(|b| b.mean)),
+    );
+    ChartData {
+        lines,
+        marks,
+        references,
+        x_bounds: [x0, x1],
+        x_labels: vec![format!("{x0:.0}%"), format!("{x1:.0}%")],
+        y_bounds,
+        y_labels,
+    }
+}
+
+/// The chart widget for prepared data: lines in the levels' colours, marks drawn with
+/// `mark`, references dotted.
+fn chart<'a>(
+    data: &'a ChartData,
+    names: &[String],
+    mark: Marker,
+    title: String,
+    x_title: String,
+) -> Chart<'a> {
+    let mut datasets = Vec::new();
+    for (l, line) in data.lines.iter().enumerate() {
         datasets.push(
             Dataset::default()
                 .name(names[l].clone())
                 .marker(Marker::Braille)
                 .graph_type(GraphType::Line)
                 .style(level_style(l))
-                .data(s),
+                .data(line),
         );
-    }
-    for (l, m) in marks.iter().enumerate() {
         datasets.push(
             Dataset::default()
                 .marker(Marker::Dot)
                 .style(level_style(l))
-                .data(m),
+                .data(&data.references[l]),
+        );
+        datasets.push(
+            Dataset::default()
+                .marker(mark)
+                .style(level_style(l))
+                .data(&data.marks[l]),
         );
     }
-    let swept = &names[sweep.level];
-    let chart = Chart::new(datasets)
-        .block(widgets::block(format!(
-            " Mean EMD per level (consistent) as ε({swept}) varies · log axes · • = current plan "
-        )))
+    Chart::new(datasets)
+        .block(widgets::block(title))
         .x_axis(
             Axis::default()
-                .title(format!("ε {swept}"))
-                .bounds(xb)
-                .labels(xl),
+                .title(x_title)
+                .bounds(data.x_bounds)
+                .labels(data.x_labels.clone()),
         )
-        .y_axis(Axis::default().title("EMD").bounds(yb).labels(yl));
-    frame.render_widget(chart, chart_area);
+        .y_axis(
+            Axis::default()
+                .title("EMD")
+                .bounds(data.y_bounds)
+                .labels(data.y_labels.clone()),
+        )
+}
+
+fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[String]) {
+    let (chart_area, table_area) = split(area, sweep.points.len() as u16);
+    let current = current_point();
+    let swept = &names[sweep.level];
+    let data = sweep_chart(sweep, names.len());
+    frame.render_widget(
+        chart(
+            &data,
+            names,
+            Marker::Dot,
+            format!(
+                " Mean EMD per level (consistent) as ε({swept}) varies · log axes · • = current plan "
+            ),
+            format!("ε {swept}"),
+        ),
+        chart_area,
+    );
     let mut header = vec![Cell::from(format!("ε {swept}")), Cell::from("×")];
     header.extend(names.iter().map(|n| Cell::from(n.clone())));
     let rows: Vec<Row> = sweep
@@ -510,84 +623,17 @@ fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[Str
 fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier) {
     let [main, rec] = Layout::vertical([Constraint::Min(6), Constraint::Length(2)]).areas(area);
     let (chart_area, table_area) = split(main, f.points.len() as u16 + 1);
-    let n = f.levels.len();
-    let series: Vec<Vec<(f64, f64)>> = (0..n)
-        .map(|l| {
-            f.points
-                .iter()
-                .map(|p| (p.x * 100.0, lg(p.consistent[l].mean)))
-                .collect()
-        })
-        .collect();
-    let (x0, x1) = f.points.iter().fold((100.0f64, 0.0f64), |(a, b), p| {
-        (a.min(p.x * 100.0), b.max(p.x * 100.0))
-    });
-    let (x0, x1) = if x1 - x0 < 1e-9 {
-        (x0 - 1.0, x1 + 1.0)
-    } else {
-        (x0, x1)
-    };
-    // Dotted horizontal lines.
-    let baselines: Vec<Vec<(f64, f64)>> = f
-        .bottom_up
-        .iter()
-        .map(|b| {
-            (0..=24)
-                .map(|i| (x0 + (x1 - x0) * f64::from(i) / 24.0, lg(b.mean)))
-                .collect()
-        })
-        .collect();
-    let recommended: Vec<Vec<(f64, f64)>> = (0..n)
-        .map(|l| {
-            f.recommendation
-                .as_ref()
-                .and_then(|r| series[l].get(r.point).copied())
-                .into_iter()
-                .collect()
-        })
-        .collect();
-    let values = f
-        .points
-        .iter()
-        .flat_map(|p| p.consistent.iter().map(|c| c.mean))
-        .chain(f.bottom_up.iter().map(|b| b.mean));
-    let (yb, yl) = log_axis(values);
-    let mut datasets = Vec::new();
-    for l in 0..n {
-        datasets.push(
-            Dataset::default()
-                .name(f.levels[l].clone())
-                .marker(Marker::Braille)
-                .graph_type(GraphType::Line)
-                .style(level_style(l))
-                .data(&series[l]),
-        );
-        datasets.push(
-            Dataset::default()
-                .marker(Marker::Dot)
-                .graph_type(GraphType::Scatter)
-                .style(level_style(l))
-                .data(&baselines[l]),
-        );
-        datasets.push(
-            Dataset::default()
-                .marker(Marker::Block)
-                .style(level_style(l))
-                .data(&recommended[l]),
-        );
-    }
-    let chart = Chart::new(datasets)
-        .block(widgets::block(
-            " Mean EMD per level vs the leaves' share of the total · log y · dots: bottom-up · █ recommended ",
-        ))
-        .x_axis(
-            Axis::default()
-                .title("leaf share %")
-                .bounds([x0, x1])
-                .labels(vec![format!("{x0:.0}%"), format!("{x1:.0}%")]),
-        )
-        .y_axis(Axis::default().title("EMD").bounds(yb).labels(yl));
-    frame.render_widget(chart, chart_area);
+    let data = frontier_chart(f);
+    frame.render_widget(
+        chart(
+            &data,
+            &f.levels,
+            Marker::Block,
+            " Mean EMD per level vs the leaves' share of the total · log y · dots: bottom-up · █ recommended ".into(),
+            "leaf share %".into(),
+        ),
+        chart_area,
+    );
     let mut header = vec![Cell::from("leaf share"), Cell::from("budgets (root first)")];
     header.extend(f.levels.iter().map(|n| Cell::from(n.clone())));
     let mut rows: Vec<Row> = f
@@ -645,4 +691,83 @@ fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier) {
         None => Line::raw("no recommendation"),
     };
     frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), rec);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preview::Stat;
+    use crate::tradeoff::Recommendation;
+
+    fn stat(mean: f64) -> Stat {
+        Stat { mean, se: 0.0 }
+    }
+
+    fn point(x: f64, means: &[f64]) -> AllocationPoint {
+        AllocationPoint {
+            budgets: vec![],
+            x,
+            consistent: means.iter().map(|&m| stat(m)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_log_axis_spans_the_values_and_labels_them_in_real_units() {
+        let (bounds, labels) = log_axis([10.0, 1000.0, 0.0, f64::NAN].into_iter());
+        assert_eq!(bounds, [1.0, 3.0]);
+        assert_eq!(labels, ["10.0", "100.0", "1,000"]);
+        // One value: a decade around it.
+        let (bounds, _) = log_axis([100.0].into_iter());
+        assert_eq!(bounds, [1.5, 2.5]);
+    }
+
+    #[test]
+    fn the_sweep_chart_marks_the_current_plan_on_every_level() {
+        let points: Vec<AllocationPoint> = SWEEP_FACTORS
+            .iter()
+            .map(|&(n, d)| {
+                let x = n as f64 / d as f64;
+                point(x, &[100.0 / x, 10.0 / x])
+            })
+            .collect();
+        let sweep = SweepResult {
+            level: 1,
+            points,
+            revision: 0,
+        };
+        let data = sweep_chart(&sweep, 2);
+        assert_eq!(data.lines.len(), 2);
+        assert!(data.lines.iter().all(|l| l.len() == SWEEP_FACTORS.len()));
+        // Factor 1: x = log10(1) = 0, errors 100 and 10.
+        assert_eq!(data.marks, vec![vec![(0.0, 2.0)], vec![(0.0, 1.0)]]);
+        assert!((data.x_bounds[0] - 0.25f64.log10()).abs() < 1e-12);
+        assert!((data.y_bounds[1] - 400f64.log10()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_frontier_chart_draws_bottom_up_flat_and_marks_the_recommendation() {
+        let f = Frontier {
+            notice: "",
+            total_epsilon: "1".into(),
+            levels: vec!["a".into(), "b".into()],
+            points: vec![point(0.5, &[50.0, 30.0]), point(0.8, &[80.0, 12.0])],
+            bottom_up: vec![stat(100.0), stat(10.0)],
+            trials: 1,
+            recommendation: Some(Recommendation {
+                point: 1,
+                budgets: vec![],
+                ratios: vec![],
+                reason: String::new(),
+            }),
+        };
+        let data = frontier_chart(&f);
+        assert_eq!(data.x_bounds, [50.0, 80.0]);
+        assert_eq!(data.x_labels, ["50%", "80%"]);
+        assert_eq!(data.marks[0], vec![(80.0, 80f64.log10())]);
+        for (reference, b) in data.references.iter().zip([100.0f64, 10.0]) {
+            assert_eq!(reference.first().unwrap().0, 50.0);
+            assert_eq!(reference.last().unwrap().0, 80.0);
+            assert!(reference.iter().all(|p| p.1 == b.log10()));
+        }
+    }
 }
