@@ -572,3 +572,32 @@ fn results_for_a_replaced_dataset_are_never_shown() {
     assert!(rt.app.preview.result.is_none());
     assert!(rt.app.preview.running.is_none());
 }
+
+#[test]
+fn the_ledger_is_read_again_when_its_screens_are_shown() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    assert_eq!(rt.app.session.as_ref().unwrap().ledger.releases, 0);
+    // Another coco draws and discards meanwhile.
+    let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
+    let plan = rt.app.session.as_ref().unwrap().plan.clone();
+    let draw = coco::release::run::draw(
+        &dataset,
+        &plan,
+        &coco::noise::NoiseSource::from_os().unwrap(),
+        None,
+        None,
+    )
+    .unwrap();
+    let ledger = Ledger::at(home.path());
+    coco::release::export::record_discard(&dataset, &plan, &draw, &ledger, "release", "test")
+        .unwrap();
+    act(&mut rt, &[Action::ScreenRelease]);
+    let status = &rt.app.session.as_ref().unwrap().ledger;
+    assert_eq!(status.releases, 1);
+    assert_eq!(status.spent, Some(e("1")));
+    assert!(
+        rt.text(100, 30)
+            .contains("ε spent on this dataset 1 in 1 draw(s)")
+    );
+}

@@ -470,14 +470,14 @@ fn screen_action(app: &mut App, action: Action) {
             }
         }
         Action::Help => app.overlay = Some(Overlay::Help { scroll: 0 }),
-        Action::NextScreen => app.screen = app.screen.offset(1),
-        Action::PrevScreen => app.screen = app.screen.offset(-1),
-        Action::ScreenDataset => app.screen = Screen::Dataset,
-        Action::ScreenHierarchy => app.screen = Screen::Hierarchy,
-        Action::ScreenBudget => app.screen = Screen::Budget,
-        Action::ScreenPreview => app.screen = Screen::Preview,
-        Action::ScreenTradeoff => app.screen = Screen::Tradeoff,
-        Action::ScreenRelease => app.screen = Screen::Release,
+        Action::NextScreen => go(app, app.screen.offset(1)),
+        Action::PrevScreen => go(app, app.screen.offset(-1)),
+        Action::ScreenDataset => go(app, Screen::Dataset),
+        Action::ScreenHierarchy => go(app, Screen::Hierarchy),
+        Action::ScreenBudget => go(app, Screen::Budget),
+        Action::ScreenPreview => go(app, Screen::Preview),
+        Action::ScreenTradeoff => go(app, Screen::Tradeoff),
+        Action::ScreenRelease => go(app, Screen::Release),
         Action::OpenDataset => {
             if app.release.busy.is_some() {
                 app.warn("wait for the draw or export in progress to finish (Esc cancels a draw)");
@@ -508,6 +508,18 @@ fn screen_action(app: &mut App, action: Action) {
                 Screen::Tradeoff => tradeoff::update(app, other),
                 Screen::Release => release::update(app, other),
             }
+        }
+    }
+}
+
+/// Shows a screen. The screens that show the ledger read it again: another coco may
+/// have drawn meanwhile.
+fn go(app: &mut App, screen: Screen) {
+    app.screen = screen;
+    if matches!(screen, Screen::Budget | Screen::Release) {
+        let ledger = app.ledger.clone();
+        if let Some(s) = &mut app.session {
+            s.refresh_ledger(ledger.as_ref());
         }
     }
 }
