@@ -429,10 +429,10 @@ fn a_bad_keymap_override_is_reported_and_the_defaults_apply() {
     assert!(text.ends_with("using the default keys"));
     assert!(rt.text(100, 30).contains("unknown key"));
     assert_eq!(rt.app.keymap, coco::tui::keymap::Keymap::default());
-    // A good override is used.
+    // A good override is used, and the screens name the keys it sets.
     std::fs::write(
         home.path().join("keymap.toml"),
-        "[global]\nscreen-budget = [\"b\"]\n",
+        "[global]\nscreen-budget = [\"b\"]\n[release]\ndraw = [\"D\"]\n",
     )
     .unwrap();
     let mut rt = runtime(home.path(), SAMPLE);
@@ -440,6 +440,11 @@ fn a_bad_keymap_override_is_reported_and_the_defaults_apply() {
     let b = coco::tui::keymap::Key::parse("b").unwrap();
     assert!(rt.key(b));
     assert_eq!(rt.app.screen, Screen::Budget);
+    act(&mut rt, &[Action::ScreenRelease]);
+    let text = rt.text(100, 30);
+    assert!(text.contains("D draws one release"), "{text}");
+    assert!(text.contains("D draw "), "the hint bar: {text}");
+    assert!(!rt.key(coco::tui::keymap::Key::parse("d").unwrap()));
 }
 
 #[test]

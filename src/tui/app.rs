@@ -480,11 +480,20 @@ fn screen_action(app: &mut App, action: Action) {
         Action::ScreenRelease => go(app, Screen::Release),
         Action::OpenDataset => {
             if app.release.busy.is_some() {
-                app.warn("wait for the draw or export in progress to finish (Esc cancels a draw)");
+                let esc = app.keymap.key(Context::Release, Action::Cancel);
+                app.warn(format!(
+                    "wait for the draw or export in progress to finish ({esc} cancels a draw)"
+                ));
                 return;
             }
             if app.undecided_draw() {
-                app.warn("a drawn release is undecided: approve (a) or discard (x) it on the Release screen before opening another dataset");
+                let (a, x) = (
+                    app.keymap.key(Context::Release, Action::Approve),
+                    app.keymap.key(Context::Release, Action::Discard),
+                );
+                app.warn(format!(
+                    "a drawn release is undecided: approve ({a}) or discard ({x}) it on the Release screen before opening another dataset"
+                ));
                 return;
             }
             app.overlay = Some(Overlay::Picker(Picker {
@@ -496,7 +505,8 @@ fn screen_action(app: &mut App, action: Action) {
         other => {
             if app.session.is_none() {
                 if !matches!(other, Action::Insert(_)) {
-                    app.warn("no dataset is open: press o to open one");
+                    let o = app.keymap.key(Context::Global, Action::OpenDataset);
+                    app.warn(format!("no dataset is open: press {o} to open one"));
                 }
                 return;
             }

@@ -281,6 +281,12 @@ impl Keymap {
             .and_then(|b| b.keys.first().copied())
     }
 
+    /// The first key of an action as text for a sentence ("press r"), or "(unbound)".
+    pub fn key(&self, context: Context, action: Action) -> String {
+        self.first_key(context, action)
+            .map_or_else(|| "(unbound)".to_string(), |k| k.to_string())
+    }
+
     /// Every key of an action in a section, joined for display (`q/ctrl-c`).
     pub fn keys_text(&self, context: Context, action: Action) -> String {
         self.bindings(context)

@@ -251,9 +251,9 @@ impl Session {
         let current = &self.plan.levels[level.0].epsilon;
         let next = step(current, up).ok_or_else(|| {
             if up {
-                format!("ε = {current} is already at the top of the steps; type a value with e")
+                format!("ε = {current} is already at the top of the steps")
             } else {
-                format!("ε = {current} is already at the bottom of the steps; type a value with e")
+                format!("ε = {current} is already at the bottom of the steps")
             }
         })?;
         self.set_epsilon(level, next)

@@ -39,7 +39,7 @@ pub fn render(frame: &mut Frame, app: &App) {
     render_hints(frame, hints, app);
     match &app.overlay {
         Some(Overlay::Help { scroll }) => render_help(frame, body, app, *scroll),
-        Some(Overlay::Input(input)) => render_input(frame, body, input),
+        Some(Overlay::Input(input)) => render_input(frame, body, app, input),
         Some(Overlay::Picker(picker)) => render_picker(frame, body, app, picker),
         Some(Overlay::Confirm(question)) => render_confirm(frame, body, app, *question),
         None => {}
@@ -105,7 +105,11 @@ fn render_body(frame: &mut Frame, area: Rect, app: &App) {
                 Line::raw(""),
                 Line::raw(message.clone()),
                 Line::raw(""),
-                Line::raw("Press o to open another dataset, q to quit."),
+                Line::raw(format!(
+                    "Press {} to open another dataset, {} to quit.",
+                    app.keymap.key(Context::Global, Action::OpenDataset),
+                    app.keymap.key(Context::Global, Action::Quit)
+                )),
             ];
             frame.render_widget(
                 Paragraph::new(lines)
@@ -116,7 +120,10 @@ fn render_body(frame: &mut Frame, area: Rect, app: &App) {
         }
         (_, None) => {
             frame.render_widget(
-                Paragraph::new("No dataset is open. Press o to open one."),
+                Paragraph::new(format!(
+                    "No dataset is open. Press {} to open one.",
+                    app.keymap.key(Context::Global, Action::OpenDataset)
+                )),
                 area,
             );
         }
@@ -323,8 +330,11 @@ fn render_help(frame: &mut Frame, area: Rect, app: &App, scroll: usize) {
     let lines = help_lines(app);
     let r = popup(frame, area, 84, area.height);
     let block = widgets::block(format!(
-        " Keys · {} (esc closes, ↑↓ scroll) ",
-        app.screen.title()
+        " Keys · {} ({} closes, {}{} scroll) ",
+        app.screen.title(),
+        app.keymap.key(Context::Help, Action::Close),
+        app.keymap.key(Context::Help, Action::Up),
+        app.keymap.key(Context::Help, Action::Down),
     ));
     let inner = block.inner(r);
     let max_scroll = lines.len().saturating_sub(inner.height as usize);
@@ -332,9 +342,13 @@ fn render_help(frame: &mut Frame, area: Rect, app: &App, scroll: usize) {
     frame.render_widget(Paragraph::new(lines).block(block).scroll((scroll, 0)), r);
 }
 
-fn render_input(frame: &mut Frame, area: Rect, input: &InputOverlay) {
+fn render_input(frame: &mut Frame, area: Rect, app: &App, input: &InputOverlay) {
     let r = popup(frame, area, 78, 7);
-    let block = widgets::block(" Enter accepts · Esc cancels ");
+    let block = widgets::block(format!(
+        " {} accepts · {} cancels ",
+        app.keymap.key(Context::Input, Action::Submit),
+        app.keymap.key(Context::Input, Action::Cancel)
+    ));
     let inner = block.inner(r);
     frame.render_widget(block, r);
     let [prompt, field, error] = Layout::vertical([
@@ -371,7 +385,12 @@ fn render_field(frame: &mut Frame, area: Rect, field: &super::input::TextField) 
 fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
     let height = (app.recent.len() as u16 + 7).min(area.height);
     let r = popup(frame, area, 80, height);
-    let block = widgets::block(" Open a dataset · Enter opens · Tab completes · Esc cancels ");
+    let block = widgets::block(format!(
+        " Open a dataset · {} opens · {} completes · {} cancels ",
+        app.keymap.key(Context::Input, Action::Submit),
+        app.keymap.key(Context::Picker, Action::Complete),
+        app.keymap.key(Context::Input, Action::Cancel)
+    ));
     let inner = block.inner(r);
     frame.render_widget(block, r);
     let [prompt, field, error, list] = Layout::vertical([
@@ -394,9 +413,13 @@ fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
     }
     let mut lines = vec![Line::styled(
         if app.recent.is_empty() {
-            "No recent datasets yet."
+            "No recent datasets yet.".to_string()
         } else {
-            "Recent (↑↓ picks one):"
+            format!(
+                "Recent ({}{} picks one):",
+                app.keymap.key(Context::Picker, Action::Up),
+                app.keymap.key(Context::Picker, Action::Down)
+            )
         },
         theme::dim(),
     )];

@@ -15,7 +15,7 @@ use crate::preview::fmt_num;
 use crate::privacy::Epsilon;
 use crate::release::plan::{MaxSize, ReleasePlan};
 
-use super::super::action::Action;
+use super::super::action::{Action, Context};
 use super::super::app::{App, InputPurpose};
 use super::super::session::{DEFAULT_MAX_SIZE_EPSILON, Preset, Session};
 use super::super::theme;
@@ -25,6 +25,11 @@ use super::super::widgets::{self, int};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BudgetState {
     pub level: usize,
+}
+
+/// The key of a Budget action, for the screen's sentences.
+fn key(app: &App, action: Action) -> String {
+    app.keymap.key(Context::Budget, action)
 }
 
 /// Reports an edit's outcome.
@@ -46,7 +51,11 @@ pub fn update(app: &mut App, action: Action) {
         Action::Down => app.budget.level = (app.budget.level + 1).min(depth - 1),
         Action::EpsilonUp | Action::EpsilonDown => {
             let r = session.step_epsilon(level, action == Action::EpsilonUp);
-            done(app, r);
+            let typing = key(app, Action::TypeEpsilon);
+            done(
+                app,
+                r.map_err(|e| format!("{e}; type a value with {typing}")),
+            );
         }
         Action::TypeEpsilon => {
             let current = session.plan.levels[level.0].epsilon.to_string();
@@ -327,9 +336,15 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     }
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(theme::heading()))
-        .block(widgets::block(
-            " Budget per level (↑↓ level, ←→ step ε, e type ε, m method) ",
-        ));
+        .block(widgets::block(format!(
+            " Budget per level ({}{} level, {}{} step ε, {} type ε, {} method) ",
+            key(app, Action::Up),
+            key(app, Action::Down),
+            key(app, Action::EpsilonDown),
+            key(app, Action::EpsilonUp),
+            key(app, Action::TypeEpsilon),
+            key(app, Action::ToggleMethod)
+        )));
     frame.render_widget(table, area);
 }
 

@@ -13,7 +13,7 @@ use crate::data::NodeId;
 use crate::inspect::LevelSummary;
 use crate::release::plan::MaxSize;
 
-use super::super::action::Action;
+use super::super::action::{Action, Context};
 use super::super::app::App;
 use super::super::session::Session;
 use super::super::theme;
@@ -205,7 +205,11 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     }
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(theme::heading()))
-        .block(widgets::block(" Levels (↑↓ selects a level) "));
+        .block(widgets::block(format!(
+            " Levels ({}{} selects a level) ",
+            app.keymap.key(Context::Dataset, Action::Up),
+            app.keymap.key(Context::Dataset, Action::Down)
+        )));
     frame.render_widget(table, area);
 }
 

@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 use crate::data::{Hierarchy, NodeId};
 use crate::histogram::Size;
 
-use super::super::action::Action;
+use super::super::action::{Action, Context};
 use super::super::app::{App, InputPurpose};
 use super::super::session::Session;
 use super::super::theme;
@@ -116,7 +116,8 @@ pub fn search(app: &mut App, text: &str) -> Result<(), String> {
     app.hierarchy.match_index = 0;
     select(app, first);
     if n > 1 {
-        app.info(format!("1 of {n} regions matching {text:?} (n: next)"));
+        let next = app.keymap.key(Context::Hierarchy, Action::NextMatch);
+        app.info(format!("1 of {n} regions matching {text:?} ({next}: next)"));
     }
     Ok(())
 }
@@ -125,7 +126,8 @@ pub fn search(app: &mut App, text: &str) -> Result<(), String> {
 pub fn next_match(app: &mut App) {
     let state = &mut app.hierarchy;
     if state.matches.is_empty() {
-        app.warn("no search yet: press / to search");
+        let search = app.keymap.key(Context::Hierarchy, Action::Search);
+        app.warn(format!("no search yet: press {search} to search"));
         return;
     }
     state.match_index = (state.match_index + 1) % state.matches.len();

@@ -14,7 +14,7 @@ use crate::data::NodeId;
 use crate::histogram::CountOfCounts;
 use crate::preview::{PreviewOptions, PreviewProgress, PreviewReport, fmt_num};
 
-use super::super::action::Action;
+use super::super::action::{Action, Context};
 use super::super::app::{App, Command, DEFAULT_PREVIEW_SEED, InputPurpose};
 use super::super::session::Session;
 use super::super::theme;
@@ -73,6 +73,11 @@ impl PreviewState {
             .as_ref()
             .is_some_and(|r| r.revision != session.revision)
     }
+}
+
+/// The key of a Preview action, for the screen's sentences.
+fn key(app: &App, action: Action) -> String {
+    app.keymap.key(Context::Preview, action)
 }
 
 /// Switches previews between a fixed seed and fresh OS randomness.
@@ -198,7 +203,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let Some(result) = &app.preview.result else {
         let text = match &app.preview.error {
             Some(e) => Line::styled(format!("the last preview failed: {e}"), theme::error()),
-            None => Line::raw("No preview yet: press r to run the plan's trials (Esc cancels)."),
+            None => Line::raw(format!(
+                "No preview yet: press {} to run the plan's trials ({} cancels).",
+                key(app, Action::Run),
+                key(app, Action::Cancel)
+            )),
         };
         frame.render_widget(Paragraph::new(text), table);
         return;
@@ -206,7 +215,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     render_table(frame, table, &result.report, app.preview.stale(session));
     let [bars, overlay] =
         Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(lower);
-    render_bars(frame, bars, &result.report, app.preview.level);
+    render_bars(frame, bars, app, &result.report);
     render_overlay(frame, overlay, app, session, &result.report);
 }
 
@@ -219,15 +228,19 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 (
                     (done / p.trials.max(1) as f64).clamp(0.0, 1.0),
                     format!(
-                        "trial {}/{} ({} of {} regions) · Esc cancels",
+                        "trial {}/{} ({} of {} regions) · {} cancels",
                         (p.trial + 1).min(p.trials),
                         p.trials,
                         p.nodes_done,
-                        p.nodes
+                        p.nodes,
+                        key(app, Action::Cancel)
                     ),
                 )
             }
-            None => (0.0, "starting… · Esc cancels".to_string()),
+            None => (
+                0.0,
+                format!("starting… · {} cancels", key(app, Action::Cancel)),
+            ),
         };
         frame.render_widget(
             Gauge::default()
@@ -265,7 +278,10 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         if state.stale(session) {
             spans.push(Span::raw(" "));
             spans.push(Span::styled(
-                " STALE: the plan changed since this run; r runs it again ",
+                format!(
+                    " STALE: the plan changed since this run; {} runs it again ",
+                    key(app, Action::Run)
+                ),
                 theme::stale(),
             ));
         }
@@ -338,7 +354,8 @@ pub fn level_bars(report: &PreviewReport, level: usize) -> Vec<(&'static str, f6
     ]
 }
 
-fn render_bars(frame: &mut Frame, area: Rect, report: &PreviewReport, selected: usize) {
+fn render_bars(frame: &mut Frame, area: Rect, app: &App, report: &PreviewReport) {
+    let selected = app.preview.level;
     let block = widgets::block(" Mean EMD, bars per level ");
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -359,7 +376,14 @@ fn render_bars(frame: &mut Frame, area: Rect, report: &PreviewReport, selected: 
             theme::heading(),
         )];
         if report.levels.len() > 1 && inner.height as usize / per_level < report.levels.len() {
-            head.push(Span::styled(" (↑↓ another level)", theme::dim()));
+            head.push(Span::styled(
+                format!(
+                    " ({}{} another level)",
+                    key(app, Action::Up),
+                    key(app, Action::Down)
+                ),
+                theme::dim(),
+            ));
         }
         lines.push(Line::from(head));
         for (i, (label, value)) in bars.into_iter().enumerate() {
@@ -386,8 +410,11 @@ fn render_overlay(
     let id = app.hierarchy.selected;
     let node = session.dataset.hierarchy.node(id);
     let block = widgets::block(widgets::confidential_title(&format!(
-        "{} · last trial ([ ] region, v view)",
-        node.display_id
+        "{} · last trial ({} {} region, {} view)",
+        node.display_id,
+        key(app, Action::PrevNode),
+        key(app, Action::NextNode),
+        key(app, Action::ToggleView)
     )));
     let inner = block.inner(area);
     frame.render_widget(block, area);

@@ -21,7 +21,7 @@ use crate::release::manifest::{ChecksRecord, Manifest};
 use crate::release::plan::{MaxSize, ReleasePlan};
 use crate::release::run::Draw;
 
-use super::super::action::Action;
+use super::super::action::{Action, Context};
 use super::super::app::{App, Command, Confirm, InputPurpose, Overlay};
 use super::super::session::Session;
 use super::super::theme;
@@ -86,6 +86,11 @@ impl ReleaseState {
     }
 }
 
+/// The key of a Release action, for the screen's sentences.
+fn key(app: &App, action: Action) -> String {
+    app.keymap.key(Context::Release, action)
+}
+
 /// The default export directory: `release-<dataset>-<n>` with the first free `n`.
 pub fn default_out(dataset: &Dataset) -> PathBuf {
     let name = dataset.name();
@@ -109,7 +114,8 @@ pub fn update(app: &mut App, action: Action) {
         Action::Draw => draw(app),
         Action::Approve => {
             if !state.undecided() || state.busy.is_some() {
-                app.warn("nothing to approve: draw a release first (d)");
+                let d = key(app, Action::Draw);
+                app.warn(format!("nothing to approve: draw a release first ({d})"));
                 return;
             }
             let out = default_out(&session.dataset);
@@ -121,7 +127,8 @@ pub fn update(app: &mut App, action: Action) {
         }
         Action::Discard => {
             if !state.undecided() || state.busy.is_some() {
-                app.warn("nothing to discard: draw a release first (d)");
+                let d = key(app, Action::Draw);
+                app.warn(format!("nothing to discard: draw a release first ({d})"));
                 return;
             }
             app.overlay = Some(Overlay::Confirm(Confirm::Discard));
@@ -152,11 +159,17 @@ pub fn update(app: &mut App, action: Action) {
 fn draw(app: &mut App) {
     let Some(session) = &app.session else { return };
     if app.release.undecided() {
-        app.warn("a drawn release is undecided: approve (a) or discard (x) it first");
+        let (a, x) = (key(app, Action::Approve), key(app, Action::Discard));
+        app.warn(format!(
+            "a drawn release is undecided: approve ({a}) or discard ({x}) it first"
+        ));
         return;
     }
     if app.release.busy.is_some() {
-        app.warn("wait for the work in progress to finish (Esc cancels a draw)");
+        let esc = key(app, Action::Cancel);
+        app.warn(format!(
+            "wait for the work in progress to finish ({esc} cancels a draw)"
+        ));
         return;
     }
     let Some(ledger) = app.ledger.clone() else {
@@ -254,9 +267,10 @@ pub fn receive(app: &mut App, update: Update) {
                         decision: Decision::Undecided,
                     });
                     app.release.scroll = 0;
-                    app.info(
-                        "drawn: review the tables and checks, then approve (a) or discard (x)",
-                    );
+                    let (a, x) = (key(app, Action::Approve), key(app, Action::Discard));
+                    app.info(format!(
+                        "drawn: review the tables and checks, then approve ({a}) or discard ({x})"
+                    ));
                 }
                 (Ok(_), None) => {}
                 (Err(e), _) if e == "cancelled" => {
@@ -439,12 +453,16 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             Some((done, total)) => (
                 *done as f64 / (*total).max(1) as f64,
                 format!(
-                    "drawing with OS randomness: {done} of {total} regions measured · Esc cancels"
+                    "drawing with OS randomness: {done} of {total} regions measured · {} cancels",
+                    key(app, Action::Cancel)
                 ),
             ),
             None => (
                 0.0,
-                "taking the ledger lock and checking the cap… · Esc cancels".into(),
+                format!(
+                    "taking the ledger lock and checking the cap… · {} cancels",
+                    key(app, Action::Cancel)
+                ),
             ),
         };
         frame.render_widget(
@@ -456,6 +474,11 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         );
         return;
     }
+    let (d_key, a_key, x_key) = (
+        key(app, Action::Draw),
+        key(app, Action::Approve),
+        key(app, Action::Discard),
+    );
     let line = match (&state.busy, &state.drawn) {
         (Some(Busy::Exporting { out }), _) => Line::raw(format!(
             "exporting to {} and recording in the ledger…",
@@ -464,16 +487,16 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         (Some(Busy::Discarding), _) => Line::raw("recording the discard in the ledger…"),
         (_, None) => match &state.error {
             Some(e) => Line::styled(format!("no release drawn: {e}"), theme::error()),
-            None => Line::raw(
-                "d draws one release with fresh OS randomness (never the preview seed). Drawing spends the plan's ε: \
-                 every draw is recorded in the ledger, whether it is exported or discarded.",
-            ),
+            None => Line::raw(format!(
+                "{d_key} draws one release with fresh OS randomness (never the preview seed). Drawing spends the plan's ε: \
+                 every draw is recorded in the ledger, whether it is exported or discarded."
+            )),
         },
         (_, Some(d)) => match &d.decision {
             Decision::Undecided => Line::from(vec![
                 Span::styled("UNDECIDED ", theme::warning()),
                 Span::raw(format!(
-                    "draw of ε = {}: a approves and exports it, x discards it (its ε stays spent either way)",
+                    "draw of ε = {}: {a_key} approves and exports it, {x_key} discards it (its ε stays spent either way)",
                     d.draw.epsilon
                 )),
             ]),
@@ -492,7 +515,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             Decision::Discarded => Line::from(vec![
                 Span::styled("DISCARDED ", theme::warning()),
                 Span::raw(format!(
-                    "recorded in the ledger: ε = {} stays spent. d draws again (spends ε again).",
+                    "recorded in the ledger: ε = {} stays spent. {d_key} draws again (spends ε again).",
                     d.draw.epsilon
                 )),
             ]),
@@ -525,8 +548,12 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) 
     let mut ids: Vec<NodeId> = h.level_nodes(level).collect();
     ids.sort_by(|a, b| h.node(*a).display_id.cmp(&h.node(*b).display_id));
     let block = widgets::block(format!(
-        " Public output: released counts of level {} by group size (←→ level, ↑↓ scroll) ",
-        h.level_name(level)
+        " Public output: released counts of level {} by group size ({}{} level, {}{} scroll) ",
+        h.level_name(level),
+        key(app, Action::Left),
+        key(app, Action::Right),
+        key(app, Action::Up),
+        key(app, Action::Down)
     ));
     let inner = block.inner(area);
     let visible = inner.height.saturating_sub(1) as usize;

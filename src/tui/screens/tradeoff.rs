@@ -19,7 +19,7 @@ use crate::preview::fmt_num;
 use crate::privacy::Epsilon;
 use crate::tradeoff::{AllocationPoint, Frontier, SWEEP_FACTORS, SweepProgress};
 
-use super::super::action::Action;
+use super::super::action::{Action, Context};
 use super::super::app::{App, Command, InputPurpose};
 use super::super::session::Session;
 use super::super::theme;
@@ -178,7 +178,10 @@ fn apply_recommendation(app: &mut App) {
         .as_ref()
         .and_then(|f| f.frontier.recommendation.as_ref())
     else {
-        app.warn("no recommendation yet: show the frontier (v) and run it (r)");
+        let (v, r) = (key(app, Action::ToggleView), key(app, Action::Run));
+        app.warn(format!(
+            "no recommendation yet: show the frontier ({v}) and run it ({r})"
+        ));
         return;
     };
     let budgets: Result<Vec<Epsilon>, _> = rec.budgets.iter().map(|b| Epsilon::parse(b)).collect();
@@ -254,6 +257,11 @@ pub fn receive(app: &mut App, update: Update) {
     }
 }
 
+/// The key of a Trade-off action, for the screen's sentences.
+fn key(app: &App, action: Action) -> String {
+    app.keymap.key(Context::Tradeoff, action)
+}
+
 /// A level's colour in the charts.
 pub fn level_style(level: usize) -> Style {
     const COLORS: [Color; 6] = [
@@ -286,15 +294,30 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             None => empty(
                 frame,
                 body,
-                "No sweep yet: ←→ picks the level, r sweeps its ε from ¼× to 4× (v: frontier view).",
+                &format!(
+                    "No sweep yet: {}{} picks the level, {} sweeps its ε from ¼× to 4× ({}: frontier view).",
+                    key(app, Action::Left),
+                    key(app, Action::Right),
+                    key(app, Action::Run),
+                    key(app, Action::ToggleView)
+                ),
             ),
         },
         View::Frontier => match &app.tradeoff.frontier {
-            Some(f) => render_frontier(frame, body, &f.frontier),
+            Some(f) => render_frontier(
+                frame,
+                body,
+                &f.frontier,
+                &key(app, Action::ApplyRecommendation),
+            ),
             None => empty(
                 frame,
                 body,
-                "No frontier yet: r runs it at the plan's total ε (v: sweep view).",
+                &format!(
+                    "No frontier yet: {} runs it at the plan's total ε ({}: sweep view).",
+                    key(app, Action::Run),
+                    key(app, Action::ToggleView)
+                ),
             ),
         },
     }
@@ -322,15 +345,19 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 (
                     ((p.point as f64 + within) / p.points.max(1) as f64).clamp(0.0, 1.0),
                     format!(
-                        "{what}: point {}/{}, trial {}/{} · Esc cancels",
+                        "{what}: point {}/{}, trial {}/{} · {} cancels",
                         p.point + 1,
                         p.points,
                         (t.trial + 1).min(t.trials),
-                        t.trials
+                        t.trials,
+                        key(app, Action::Cancel)
                     ),
                 )
             }
-            None => (0.0, format!("{what}: starting… · Esc cancels")),
+            None => (
+                0.0,
+                format!("{what}: starting… · {} cancels", key(app, Action::Cancel)),
+            ),
         };
         frame.render_widget(
             Gauge::default()
@@ -347,7 +374,14 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         .level_name(LevelId(state.level))
         .to_string();
     let mut spans = match state.view {
-        View::Sweep => widgets::field("sweep of level", format!("{level_name} (←→)")),
+        View::Sweep => widgets::field(
+            "sweep of level",
+            format!(
+                "{level_name} ({}{})",
+                key(app, Action::Left),
+                key(app, Action::Right)
+            ),
+        ),
         View::Frontier => {
             widgets::field("frontier at total ε =", session.levels_total().to_string())
         }
@@ -368,7 +402,10 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     if revision.is_some_and(|r| r != session.revision) {
         spans.push(Span::raw(" "));
         spans.push(Span::styled(
-            " STALE: the plan changed; r runs it again ",
+            format!(
+                " STALE: the plan changed; {} runs it again ",
+                key(app, Action::Run)
+            ),
             theme::stale(),
         ));
     }
@@ -620,7 +657,7 @@ fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[Str
     );
 }
 
-fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier) {
+fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier, apply_key: &str) {
     let [main, rec] = Layout::vertical([Constraint::Min(6), Constraint::Length(2)]).areas(area);
     let (chart_area, table_area) = split(main, f.points.len() as u16 + 1);
     let data = frontier_chart(f);
@@ -682,9 +719,10 @@ fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier) {
             Line::from(vec![
                 Span::styled("★ Recommended ", theme::heading()),
                 Span::raw(format!(
-                    "{} — error vs bottom-up per level {}; a puts these budgets in the plan",
+                    "{} — error vs bottom-up per level {}; {} puts these budgets in the plan",
                     r.budgets.join(" / "),
-                    ratios.join(", ")
+                    ratios.join(", "),
+                    apply_key
                 )),
             ])
         }
