@@ -409,6 +409,8 @@ impl App {
     /// Puts a dataset first in the recent list and saves the list.
     fn remember(&mut self, dir: &Path) {
         let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        // `a/b/` and `a/b` are one dataset.
+        let absolute: PathBuf = absolute.components().collect();
         self.recent.retain(|p| *p != absolute);
         self.recent.insert(0, absolute);
         self.recent.truncate(RECENT_MAX);
