@@ -137,6 +137,22 @@ pub enum Update {
 }
 
 impl Update {
+    /// The last message of a job of `kind` that could not run.
+    pub fn failed(kind: JobKind, message: String) -> Update {
+        match kind {
+            JobKind::Load => Update::Loaded(Err(message)),
+            JobKind::Preview => Update::Previewed(Err(message)),
+            JobKind::Sweep => Update::Swept(Err(message)),
+            JobKind::Frontier => Update::Frontier(Err(message)),
+            JobKind::Draw => Update::Drawn(Err(message)),
+            JobKind::Export => Update::Exported(Err(ExportFailure {
+                message,
+                recorded: false,
+            })),
+            JobKind::Discard => Update::Discarded(Err(message)),
+        }
+    }
+
     /// Whether this is the job's last message.
     pub fn is_final(&self) -> bool {
         !matches!(
@@ -213,16 +229,26 @@ impl Worker {
             },
         );
         let tx = self.tx.clone();
-        let handle = std::thread::Builder::new()
+        let spawned = std::thread::Builder::new()
             .name(format!("coco-{kind:?}").to_lowercase())
             .spawn(move || {
                 let send = |update: Update| {
                     let _ = tx.send(Message { kind, id, update });
                 };
                 run_job(job, &cancel, &send);
-            })
-            .expect("the system can start a thread");
-        self.running.insert(id, (kind, handle));
+            });
+        match spawned {
+            Ok(handle) => {
+                self.running.insert(id, (kind, handle));
+            }
+            Err(e) => {
+                let _ = self.tx.send(Message {
+                    kind,
+                    id,
+                    update: Update::failed(kind, format!("cannot start a thread: {e}")),
+                });
+            }
+        }
     }
 
     /// Asks the current job of a kind to stop (ledger jobs are never stopped).
@@ -511,4 +537,50 @@ fn export_release(
             recorded,
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(worker: &mut Worker) -> Vec<WorkerEvent> {
+        let mut events = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while worker.busy() && Instant::now() < deadline {
+            events.extend(worker.recv(Duration::from_millis(100)));
+        }
+        events.extend(std::iter::from_fn(|| worker.try_recv()));
+        events
+    }
+
+    #[test]
+    fn only_the_latest_job_of_a_kind_reports() {
+        let mut worker = Worker::new();
+        worker.start(Job::Load {
+            dir: PathBuf::from("/no/such/first"),
+        });
+        worker.start(Job::Load {
+            dir: PathBuf::from("/no/such/second"),
+        });
+        let events = drain(&mut worker);
+        assert!(!worker.busy());
+        let finals: Vec<String> = events
+            .into_iter()
+            .filter_map(|e| match e.update {
+                Update::Loaded(Err(m)) => Some(m),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(finals.len(), 1, "{finals:?}");
+        assert!(finals[0].starts_with("/no/such/second"), "{finals:?}");
+    }
+
+    #[test]
+    fn ledger_jobs_are_never_cancelled() {
+        assert!(!JobKind::Export.cancellable());
+        assert!(!JobKind::Discard.cancellable());
+        assert!(JobKind::Preview.cancellable() && JobKind::Draw.cancellable());
+        assert!(Update::failed(JobKind::Export, "x".into()).is_final());
+        assert!(!Update::DrawProgress { done: 1, total: 2 }.is_final());
+    }
 }
