@@ -19,3 +19,4 @@ pub mod preview;
 pub mod privacy;
 pub mod release;
 pub mod tradeoff;
+pub mod tui;

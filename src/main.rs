@@ -135,6 +135,11 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
+    /// Open the terminal UI on a dataset (the bundled sample without DIR).
+    Tui {
+        /// Dataset directory (hierarchy.csv plus groups in one of three forms).
+        dir: Option<PathBuf>,
+    },
     /// Show the privacy-loss ledger: every release drawn, and ε spent per dataset.
     Ledger {
         /// Print JSON instead of text.
@@ -539,17 +544,32 @@ fn ledger_command(json: bool, set_cap: Option<Vec<String>>) -> Result<()> {
     Ok(())
 }
 
+fn tui(dir: Option<PathBuf>) -> Result<()> {
+    coco::tui::run(coco::tui::AppOptions {
+        dataset: dir,
+        home: None,
+        preview_seed: None,
+    })
+    .context("the terminal UI failed")
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         None => {
             let dir = sample_dir();
-            inspect(&dir, false)?;
-            if std::io::stdout().is_terminal() {
-                eprintln!(
-                    "\n(the interactive terminal UI is not built yet; `coco --help` lists the commands)"
+            // Piped or redirected: the sample's summary, as before the UI existed.
+            if !std::io::stdout().is_terminal() {
+                return inspect(&dir, false);
+            }
+            tui(Some(dir))
+        }
+        Some(Command::Tui { dir }) => {
+            if !std::io::stdout().is_terminal() {
+                bail!(
+                    "coco tui needs a terminal on standard output; for a summary of the dataset use `coco inspect DIR`"
                 );
             }
-            Ok(())
+            tui(Some(dir.unwrap_or_else(sample_dir)))
         }
         Some(Command::Inspect { dir, json }) => inspect(&dir, json),
         Some(Command::Gen { preset, out, seed }) => {

@@ -374,8 +374,23 @@ pub fn record_discard(
     note: &str,
 ) -> Result<(), ExportError> {
     let lock = ledger.lock()?;
+    record_discard_locked(dataset, plan, draw, ledger, &lock, tool, note)
+}
+
+/// [`record_discard`] for a caller that already holds the ledger lock (the TUI holds it
+/// from the cap check before a draw until the operator decides; taking it again from
+/// the same process would wait for ever).
+pub fn record_discard_locked(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    draw: &Draw,
+    ledger: &Ledger,
+    lock: &LedgerLock,
+    tool: &str,
+    note: &str,
+) -> Result<(), ExportError> {
     let mut entry = ledger_entry(dataset, plan, draw, None, false, tool);
     entry.note = Some(note.to_string());
-    ledger.append(&lock, &entry)?;
+    ledger.append(lock, &entry)?;
     Ok(())
 }

@@ -1,0 +1,784 @@
+//! The app's state, split by screen, and the one [`update`] that changes it.
+//!
+//! [`update`] takes an [`Action`] and changes plain data; work that takes time is
+//! queued in [`App::outbox`] as a [`Command`] for the worker, and its results come back
+//! through [`App::receive`]. Nothing here draws or touches the terminal.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::data::Dataset;
+use crate::release::ledger::Ledger;
+
+use super::action::{Action, Context};
+use super::input::{TextField, complete_path};
+use super::keymap::{Key, Keymap};
+use super::screens::{budget, dataset, hierarchy, preview, release, tradeoff};
+use super::session::Session;
+use super::worker::{Job, JobKind, Update, WorkerEvent};
+
+/// The screens, in tab order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Screen {
+    Dataset,
+    Hierarchy,
+    Budget,
+    Preview,
+    Tradeoff,
+    Release,
+}
+
+impl Screen {
+    pub const ALL: [Screen; 6] = [
+        Screen::Dataset,
+        Screen::Hierarchy,
+        Screen::Budget,
+        Screen::Preview,
+        Screen::Tradeoff,
+        Screen::Release,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Screen::Dataset => "Dataset",
+            Screen::Hierarchy => "Hierarchy",
+            Screen::Budget => "Budget",
+            Screen::Preview => "Preview",
+            Screen::Tradeoff => "Trade-off",
+            Screen::Release => "Release",
+        }
+    }
+
+    pub fn context(self) -> Context {
+        match self {
+            Screen::Dataset => Context::Dataset,
+            Screen::Hierarchy => Context::Hierarchy,
+            Screen::Budget => Context::Budget,
+            Screen::Preview => Context::Preview,
+            Screen::Tradeoff => Context::Tradeoff,
+            Screen::Release => Context::Release,
+        }
+    }
+
+    fn index(self) -> usize {
+        Screen::ALL.iter().position(|s| *s == self).expect("listed")
+    }
+
+    fn offset(self, by: isize) -> Screen {
+        let n = Screen::ALL.len() as isize;
+        Screen::ALL[((self.index() as isize + by).rem_euclid(n)) as usize]
+    }
+}
+
+/// What a text field is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputPurpose {
+    LevelEpsilon(usize),
+    TotalEpsilon,
+    MaxSize,
+    MaxSizeEpsilon,
+    SavePlan,
+    LoadPlan,
+    Search,
+    PreviewTrials,
+    TradeoffTrials,
+    ExportDir,
+}
+
+/// A text field in a box, with the problem of the last value submitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputOverlay {
+    pub purpose: InputPurpose,
+    pub prompt: String,
+    pub field: TextField,
+    pub error: Option<String>,
+}
+
+/// The dataset picker: a path field and the recent datasets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Picker {
+    pub field: TextField,
+    /// Index into [`App::recent`].
+    pub selected: Option<usize>,
+    pub error: Option<String>,
+}
+
+/// A yes/no question.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirm {
+    /// Quit although a drawn release is undecided (it is then recorded as discarded).
+    QuitWithDraw,
+    /// Discard the drawn release.
+    Discard,
+}
+
+/// What is drawn over the screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Overlay {
+    Help { scroll: usize },
+    Input(InputOverlay),
+    Picker(Picker),
+    Confirm(Confirm),
+}
+
+/// Work for the worker.
+pub enum Command {
+    Start(Job),
+    Cancel(JobKind),
+}
+
+/// How a message reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tone {
+    Info,
+    Warning,
+    Error,
+}
+
+/// The loading of a dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadState {
+    Idle,
+    Loading {
+        dir: PathBuf,
+        file: String,
+        bytes_read: u64,
+        bytes_total: u64,
+    },
+    Failed {
+        dir: PathBuf,
+        message: String,
+    },
+}
+
+/// How the app starts.
+#[derive(Clone, Debug, Default)]
+pub struct AppOptions {
+    /// The dataset to open.
+    pub dataset: Option<PathBuf>,
+    /// coco's home (ledger, recent datasets, keymap); `None` to use `$COCO_HOME` or
+    /// the user's data directory.
+    pub home: Option<PathBuf>,
+    /// Seed for previews and sweeps (`None`: fresh OS randomness each run). Releases
+    /// always use OS randomness.
+    pub preview_seed: Option<u64>,
+}
+
+/// The seed a preview uses when the operator switches to a fixed seed.
+pub const DEFAULT_PREVIEW_SEED: u64 = 1;
+
+/// The recent datasets' file in coco's home.
+pub const RECENT_FILE: &str = "recent-datasets.txt";
+const RECENT_MAX: usize = 8;
+
+/// Everything the UI shows, split by screen.
+pub struct App {
+    pub screen: Screen,
+    pub overlay: Option<Overlay>,
+    pub keymap: Keymap,
+    pub ledger: Option<Ledger>,
+    pub load: LoadState,
+    pub session: Option<Session>,
+    pub recent: Vec<PathBuf>,
+    /// Seed of previews and sweeps; `None` for OS randomness.
+    pub preview_seed: Option<u64>,
+    pub dataset: dataset::DatasetState,
+    pub hierarchy: hierarchy::HierarchyState,
+    pub budget: budget::BudgetState,
+    pub preview: preview::PreviewState,
+    pub tradeoff: tradeoff::TradeoffState,
+    pub release: release::ReleaseState,
+    /// One line for the operator, until the next key.
+    pub message: Option<(Tone, String)>,
+    /// Why the keymap override was not used, if it was not.
+    pub keymap_warning: Option<String>,
+    pub outbox: Vec<Command>,
+    /// Quit once the pending discard is recorded.
+    pub quit_after_discard: bool,
+    pub quit: bool,
+}
+
+impl App {
+    pub fn new(options: AppOptions) -> App {
+        let (ledger, home_error) = match options.home {
+            Some(h) => (Some(Ledger::at(h)), None),
+            None => match Ledger::open_default() {
+                Ok(l) => (Some(l), None),
+                Err(e) => (None, Some(e.to_string())),
+            },
+        };
+        let (keymap, keymap_warning) = Keymap::load(ledger.as_ref().map(Ledger::home));
+        let recent = ledger
+            .as_ref()
+            .map(|l| read_recent(l.home()))
+            .unwrap_or_default();
+        let message = match (&keymap_warning, home_error) {
+            (Some(w), _) => Some((Tone::Warning, w.clone())),
+            (None, Some(e)) => Some((Tone::Warning, e)),
+            (None, None) => None,
+        };
+        let mut app = App {
+            screen: Screen::Dataset,
+            overlay: None,
+            keymap,
+            ledger,
+            load: LoadState::Idle,
+            session: None,
+            recent,
+            preview_seed: options.preview_seed,
+            dataset: Default::default(),
+            hierarchy: Default::default(),
+            budget: Default::default(),
+            preview: Default::default(),
+            tradeoff: Default::default(),
+            release: Default::default(),
+            message,
+            keymap_warning,
+            outbox: Vec::new(),
+            quit_after_discard: false,
+            quit: false,
+        };
+        if let Some(dir) = options.dataset {
+            app.open(dir);
+        }
+        app
+    }
+
+    /// Starts loading a dataset (the current one stays open until it has loaded).
+    pub fn open(&mut self, dir: PathBuf) {
+        self.load = LoadState::Loading {
+            dir: dir.clone(),
+            file: String::new(),
+            bytes_read: 0,
+            bytes_total: 0,
+        };
+        self.outbox.push(Command::Start(Job::Load { dir }));
+    }
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.message = Some((Tone::Info, text.into()));
+    }
+
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.message = Some((Tone::Warning, text.into()));
+    }
+
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.message = Some((Tone::Error, text.into()));
+    }
+
+    /// Where keys are looked up first.
+    pub fn context(&self) -> Context {
+        match &self.overlay {
+            Some(Overlay::Help { .. }) => Context::Help,
+            Some(Overlay::Input(_)) => Context::Input,
+            Some(Overlay::Picker(_)) => Context::Picker,
+            Some(Overlay::Confirm(_)) => Context::Confirm,
+            None => self.screen.context(),
+        }
+    }
+
+    /// The action a key asks for here, if any.
+    pub fn action_for(&self, key: Key) -> Option<Action> {
+        use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+        let typed = match key.code {
+            KeyCode::Char(c)
+                if !key
+                    .modifiers
+                    .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) =>
+            {
+                Some(Action::Insert(c))
+            }
+            _ => None,
+        };
+        let k = &self.keymap;
+        match &self.overlay {
+            Some(Overlay::Input(_)) => k.action(Context::Input, key).or(typed),
+            Some(Overlay::Picker(_)) => k
+                .action(Context::Picker, key)
+                .or_else(|| k.action(Context::Input, key))
+                .or(typed),
+            Some(Overlay::Help { .. }) => k.action(Context::Help, key),
+            Some(Overlay::Confirm(_)) => k.action(Context::Confirm, key),
+            None => k
+                .action(self.screen.context(), key)
+                .or_else(|| k.action(Context::Global, key)),
+        }
+    }
+
+    /// The process is being stopped (a signal, the terminal closed): an undecided draw
+    /// is recorded as discarded, since the operator has seen it, and the app quits once
+    /// the worker has finished writing.
+    pub fn stop(&mut self) {
+        if self.undecided_draw() {
+            release::discard(
+                self,
+                "discarded: coco was stopped before the operator decided",
+            );
+        }
+        self.quit = true;
+    }
+
+    /// Whether a drawn release waits for approval or discard.
+    pub fn undecided_draw(&self) -> bool {
+        self.release.undecided()
+    }
+
+    /// The text field being edited, if any.
+    pub fn field_mut(&mut self) -> Option<&mut TextField> {
+        match &mut self.overlay {
+            Some(Overlay::Input(i)) => Some(&mut i.field),
+            Some(Overlay::Picker(p)) => Some(&mut p.field),
+            _ => None,
+        }
+    }
+
+    /// Opens a text field.
+    pub fn ask(&mut self, purpose: InputPurpose, prompt: impl Into<String>, initial: &str) {
+        self.overlay = Some(Overlay::Input(InputOverlay {
+            purpose,
+            prompt: prompt.into(),
+            field: TextField::with_text(initial),
+            error: None,
+        }));
+    }
+
+    /// Handles a message from the worker.
+    pub fn receive(&mut self, event: WorkerEvent) {
+        match event.kind {
+            JobKind::Load => self.receive_load(event.update),
+            JobKind::Preview => preview::receive(self, event.update),
+            JobKind::Sweep | JobKind::Frontier => tradeoff::receive(self, event.update),
+            JobKind::Draw | JobKind::Export | JobKind::Discard => {
+                release::receive(self, event.update)
+            }
+        }
+    }
+
+    fn receive_load(&mut self, update: Update) {
+        let LoadState::Loading { dir, .. } = &self.load else {
+            return;
+        };
+        let dir = dir.clone();
+        match update {
+            Update::LoadProgress(p) => {
+                self.load = LoadState::Loading {
+                    dir,
+                    file: p.file,
+                    bytes_read: p.bytes_read,
+                    bytes_total: p.bytes_total,
+                };
+            }
+            Update::Loaded(Ok(dataset)) => {
+                // Work on the previous dataset is of no use now; its results are ignored.
+                for kind in [
+                    JobKind::Preview,
+                    JobKind::Sweep,
+                    JobKind::Frontier,
+                    JobKind::Draw,
+                ] {
+                    self.outbox.push(Command::Cancel(kind));
+                }
+                let dataset: Arc<Dataset> = Arc::from(dataset);
+                self.load = LoadState::Idle;
+                self.session = Some(Session::new(dataset, self.ledger.as_ref()));
+                self.hierarchy = Default::default();
+                self.preview = Default::default();
+                self.tradeoff = tradeoff::TradeoffState::for_depth(
+                    self.session.as_ref().map_or(1, Session::depth),
+                );
+                self.release = Default::default();
+                self.budget = Default::default();
+                self.dataset = Default::default();
+                self.remember(&dir);
+                // A warning (a bad keymap) stays up until the next key.
+                if !matches!(self.message, Some((Tone::Warning | Tone::Error, _))) {
+                    self.info(format!("opened {}", dir.display()));
+                }
+            }
+            Update::Loaded(Err(message)) => {
+                if self.session.is_some() {
+                    self.error(format!("could not open {}: {message}", dir.display()));
+                }
+                self.load = LoadState::Failed { dir, message };
+            }
+            _ => {}
+        }
+    }
+
+    /// Puts a dataset first in the recent list and saves the list.
+    fn remember(&mut self, dir: &Path) {
+        let absolute = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+        // `a/b/` and `a/b` are one dataset.
+        let absolute: PathBuf = absolute.components().collect();
+        self.recent.retain(|p| *p != absolute);
+        self.recent.insert(0, absolute);
+        self.recent.truncate(RECENT_MAX);
+        if let Some(ledger) = &self.ledger {
+            let text: String = self
+                .recent
+                .iter()
+                .map(|p| format!("{}\n", p.display()))
+                .collect();
+            let path = ledger.home().join(RECENT_FILE);
+            let written =
+                std::fs::create_dir_all(ledger.home()).and_then(|()| std::fs::write(&path, text));
+            if let Err(e) = written {
+                self.warn(format!(
+                    "{}: cannot remember recent datasets: {e}",
+                    path.display()
+                ));
+            }
+        }
+    }
+}
+
+fn read_recent(home: &Path) -> Vec<PathBuf> {
+    std::fs::read_to_string(home.join(RECENT_FILE))
+        .map(|t| {
+            t.lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(PathBuf::from)
+                .take(RECENT_MAX)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The one place where actions change the app.
+pub fn update(app: &mut App, action: Action) {
+    app.message = None;
+    match app.overlay.clone() {
+        Some(Overlay::Help { scroll }) => help(app, scroll, action),
+        Some(Overlay::Input(_)) => input(app, action),
+        Some(Overlay::Picker(_)) => picker(app, action),
+        Some(Overlay::Confirm(c)) => confirm(app, c, action),
+        None => screen_action(app, action),
+    }
+}
+
+fn screen_action(app: &mut App, action: Action) {
+    match action {
+        Action::Quit => {
+            if matches!(
+                app.release.busy,
+                Some(release::Busy::Exporting { .. } | release::Busy::Discarding)
+            ) {
+                app.warn("the draw is being recorded in the ledger: quit again when it is done");
+            } else if app.undecided_draw() {
+                app.overlay = Some(Overlay::Confirm(Confirm::QuitWithDraw));
+            } else {
+                app.quit = true;
+            }
+        }
+        Action::Help => app.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::NextScreen => go(app, app.screen.offset(1)),
+        Action::PrevScreen => go(app, app.screen.offset(-1)),
+        Action::ScreenDataset => go(app, Screen::Dataset),
+        Action::ScreenHierarchy => go(app, Screen::Hierarchy),
+        Action::ScreenBudget => go(app, Screen::Budget),
+        Action::ScreenPreview => go(app, Screen::Preview),
+        Action::ScreenTradeoff => go(app, Screen::Tradeoff),
+        Action::ScreenRelease => go(app, Screen::Release),
+        Action::OpenDataset => {
+            if app.release.busy.is_some() {
+                let esc = app.keymap.key(Context::Release, Action::Cancel);
+                app.warn(format!(
+                    "wait for the draw or export in progress to finish ({esc} cancels a draw)"
+                ));
+                return;
+            }
+            if app.undecided_draw() {
+                let (a, x) = (
+                    app.keymap.key(Context::Release, Action::Approve),
+                    app.keymap.key(Context::Release, Action::Discard),
+                );
+                app.warn(format!(
+                    "a drawn release is undecided: approve ({a}) or discard ({x}) it on the Release screen before opening another dataset"
+                ));
+                return;
+            }
+            app.overlay = Some(Overlay::Picker(Picker {
+                field: TextField::default(),
+                selected: None,
+                error: None,
+            }));
+        }
+        other => {
+            if app.session.is_none() {
+                if !matches!(other, Action::Insert(_)) {
+                    let o = app.keymap.key(Context::Global, Action::OpenDataset);
+                    app.warn(format!("no dataset is open: press {o} to open one"));
+                }
+                return;
+            }
+            match app.screen {
+                Screen::Dataset => dataset::update(app, other),
+                Screen::Hierarchy => hierarchy::update(app, other),
+                Screen::Budget => budget::update(app, other),
+                Screen::Preview => preview::update(app, other),
+                Screen::Tradeoff => tradeoff::update(app, other),
+                Screen::Release => release::update(app, other),
+            }
+        }
+    }
+}
+
+/// Shows a screen. The screens that show the ledger read it again: another coco may
+/// have drawn meanwhile.
+fn go(app: &mut App, screen: Screen) {
+    app.screen = screen;
+    if matches!(screen, Screen::Budget | Screen::Release) {
+        let ledger = app.ledger.clone();
+        if let Some(s) = &mut app.session {
+            s.refresh_ledger(ledger.as_ref());
+        }
+    }
+}
+
+fn help(app: &mut App, scroll: usize, action: Action) {
+    app.overlay = match action {
+        Action::Close => None,
+        Action::Up => Some(Overlay::Help {
+            scroll: scroll.saturating_sub(1),
+        }),
+        Action::Down => Some(Overlay::Help { scroll: scroll + 1 }),
+        Action::PageUp => Some(Overlay::Help {
+            scroll: scroll.saturating_sub(10),
+        }),
+        Action::PageDown => Some(Overlay::Help {
+            scroll: scroll + 10,
+        }),
+        _ => Some(Overlay::Help { scroll }),
+    };
+}
+
+/// Edits shared by the text field and the picker; `true` when the action was an edit.
+fn edit(app: &mut App, action: Action) -> bool {
+    let Some(field) = app.field_mut() else {
+        return false;
+    };
+    match action {
+        Action::Insert(c) => field.insert(c),
+        Action::Backspace => field.backspace(),
+        Action::Delete => field.delete(),
+        Action::CursorLeft => field.left(),
+        Action::CursorRight => field.right(),
+        Action::CursorHome => field.home(),
+        Action::CursorEnd => field.end(),
+        _ => return false,
+    }
+    true
+}
+
+fn input(app: &mut App, action: Action) {
+    if edit(app, action) {
+        return;
+    }
+    match action {
+        Action::Cancel => app.overlay = None,
+        Action::Submit => {
+            let Some(Overlay::Input(overlay)) = app.overlay.take() else {
+                return;
+            };
+            let text = overlay.field.text().trim().to_string();
+            match submit(app, &overlay.purpose, &text) {
+                Ok(()) => {}
+                Err(e) => {
+                    app.overlay = Some(Overlay::Input(InputOverlay {
+                        error: Some(e),
+                        ..overlay
+                    }));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Applies a submitted text; an error keeps the field open with the message.
+fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), String> {
+    match purpose {
+        InputPurpose::Search => hierarchy::search(app, text),
+        InputPurpose::PreviewTrials => {
+            app.preview.trials = parse_trials(text)?;
+            Ok(())
+        }
+        InputPurpose::TradeoffTrials => {
+            app.tradeoff.trials = parse_trials(text)?;
+            Ok(())
+        }
+        InputPurpose::ExportDir => release::export(app, text),
+        _ => budget::submit(app, purpose, text),
+    }
+}
+
+/// Trials: a whole number from 1 to 1000.
+fn parse_trials(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{text:?} is not a number of trials: expected a whole number from 1 to 1000"
+        )),
+    }
+}
+
+fn picker(app: &mut App, action: Action) {
+    if edit(app, action) {
+        if let Some(Overlay::Picker(p)) = &mut app.overlay {
+            p.selected = None;
+            p.error = None;
+        }
+        return;
+    }
+    let recent = app.recent.clone();
+    let Some(Overlay::Picker(p)) = &mut app.overlay else {
+        return;
+    };
+    match action {
+        Action::Cancel => app.overlay = None,
+        Action::Up | Action::Down if !recent.is_empty() => {
+            let last = recent.len() - 1;
+            let next = match (p.selected, action) {
+                (None, Action::Down) => 0,
+                (None, _) => last,
+                (Some(i), Action::Down) => (i + 1).min(last),
+                (Some(i), _) => i.saturating_sub(1),
+            };
+            p.selected = Some(next);
+            p.field = TextField::with_text(recent[next].display().to_string());
+        }
+        Action::Complete => match complete_path(p.field.text()) {
+            Some(done) => p.field = TextField::with_text(done),
+            None => p.error = Some(format!("nothing matches {:?}", p.field.text())),
+        },
+        Action::Submit => {
+            let text = p.field.text().trim().to_string();
+            if text.is_empty() {
+                p.error = Some("type the path of a dataset directory".into());
+                return;
+            }
+            app.overlay = None;
+            app.open(PathBuf::from(text));
+        }
+        _ => {}
+    }
+}
+
+fn confirm(app: &mut App, question: Confirm, action: Action) {
+    match action {
+        Action::Yes => {
+            app.overlay = None;
+            match question {
+                Confirm::QuitWithDraw => {
+                    if release::discard(app, "discarded when quitting the TUI") {
+                        app.quit_after_discard = true;
+                    }
+                }
+                Confirm::Discard => {
+                    release::discard(app, "discarded by the operator");
+                }
+            }
+        }
+        Action::No => app.overlay = None,
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::crossterm::event::{KeyCode, KeyModifiers};
+
+    fn app() -> App {
+        let home = tempfile::tempdir().unwrap();
+        App::new(AppOptions {
+            dataset: None,
+            home: Some(home.path().to_path_buf()),
+            preview_seed: None,
+        })
+    }
+
+    #[test]
+    fn screens_cycle_both_ways() {
+        let mut a = app();
+        update(&mut a, Action::PrevScreen);
+        assert_eq!(a.screen, Screen::Release);
+        update(&mut a, Action::NextScreen);
+        update(&mut a, Action::NextScreen);
+        assert_eq!(a.screen, Screen::Hierarchy);
+        update(&mut a, Action::ScreenTradeoff);
+        assert_eq!(a.screen, Screen::Tradeoff);
+    }
+
+    #[test]
+    fn keys_go_to_the_overlay_first_and_characters_are_typed() {
+        let mut a = app();
+        let q = Key::new(KeyCode::Char('q'), KeyModifiers::NONE);
+        assert_eq!(a.action_for(q), Some(Action::Quit));
+        update(&mut a, Action::OpenDataset);
+        assert_eq!(a.action_for(q), Some(Action::Insert('q')));
+        let esc = Key::new(KeyCode::Esc, KeyModifiers::NONE);
+        assert_eq!(a.action_for(esc), Some(Action::Cancel));
+        for c in "some/dir".chars() {
+            update(&mut a, Action::Insert(c));
+        }
+        update(&mut a, Action::Submit);
+        assert!(a.overlay.is_none());
+        assert!(matches!(&a.load, LoadState::Loading { dir, .. } if dir == Path::new("some/dir")));
+        assert!(matches!(
+            a.outbox.as_slice(),
+            [Command::Start(Job::Load { .. })]
+        ));
+    }
+
+    #[test]
+    fn loading_shows_the_bytes_read() {
+        let mut a = app();
+        a.open(PathBuf::from("somewhere"));
+        a.receive(WorkerEvent {
+            kind: JobKind::Load,
+            update: Update::LoadProgress(crate::data::LoadProgress {
+                file: "groups.csv".into(),
+                bytes_read: 356_371,
+                bytes_total: 712_742,
+            }),
+        });
+        let rt_text = {
+            let mut terminal =
+                ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 12)).unwrap();
+            terminal.draw(|f| super::super::ui::render(f, &a)).unwrap();
+            super::super::runtime::buffer_text(terminal.backend().buffer())
+        };
+        assert!(rt_text.contains("Loading somewhere"), "{rt_text}");
+        assert!(
+            rt_text.contains("groups.csv: 356,371 of 712,742 bytes"),
+            "{rt_text}"
+        );
+        a.receive(WorkerEvent {
+            kind: JobKind::Load,
+            update: Update::Loaded(Err("somewhere: not a directory".into())),
+        });
+        assert_eq!(
+            a.load,
+            LoadState::Failed {
+                dir: PathBuf::from("somewhere"),
+                message: "somewhere: not a directory".into()
+            }
+        );
+    }
+
+    #[test]
+    fn without_a_dataset_screen_keys_explain_what_to_do() {
+        let mut a = app();
+        a.screen = Screen::Budget;
+        update(&mut a, Action::EpsilonUp);
+        assert_eq!(
+            a.message,
+            Some((
+                Tone::Warning,
+                "no dataset is open: press o to open one".into()
+            ))
+        );
+    }
+}

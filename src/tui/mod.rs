@@ -1,0 +1,170 @@
+//! coco's terminal UI: the operator's view of a release, from the data to the export.
+//!
+//! `coco` opens the bundled sample and `coco tui DIR` a dataset. Six screens (keys 1–6,
+//! Tab / Shift-Tab):
+//!
+//! 1. **Dataset**: levels, regions, groups `G` (public) and entities and sizes
+//!    (confidential), the `K` in force.
+//! 2. **Hierarchy**: the tree of regions beside the selected region's true histogram
+//!    (confidential); search with `/`.
+//! 3. **Budget**: ε per level, share, method, noise cost and expected error; presets,
+//!    `K`, consistency, the ledger cap; the plan saved and loaded as release TOML.
+//! 4. **Preview**: mean error per level over trials, against the truth (confidential
+//!    diagnostics), and one region's true, noisy and consistent histograms.
+//! 5. **Trade-off**: error as one level's ε varies, and the frontier of allocations at
+//!    the plan's total with a recommendation.
+//! 6. **Release**: one draw with fresh OS randomness, its public tables and checks;
+//!    approve and export (the same code as `coco release`) or discard. Every draw shown
+//!    is recorded in the privacy-loss ledger.
+//!
+//! Previews may use a fixed seed (the status bar says which); releases never do.
+//!
+//! The architecture follows the Elm pattern: plain state split by screen ([`app`],
+//! [`screens`]), keys mapped to [`action::Action`]s by a [`keymap`] (defaults in
+//! `assets/keymap.toml`, overridable by `keymap.toml` in coco's home), one
+//! [`app::update`], pure render functions ([`ui`], `screens::*::render`), and background
+//! jobs on worker threads reporting through a channel, the latest request of each kind
+//! winning ([`worker`]). [`runtime::Runtime`] ties them together for the terminal loop
+//! and for tests, which drive it without a terminal.
+
+pub mod action;
+pub mod app;
+pub mod input;
+pub mod keymap;
+pub mod runtime;
+pub mod screens;
+pub mod session;
+pub mod theme;
+pub mod ui;
+pub mod widgets;
+pub mod worker;
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
+
+use ratatui::DefaultTerminal;
+use ratatui::crossterm::event::{self, Event, KeyEventKind};
+
+pub use app::AppOptions;
+
+use keymap::Key;
+use runtime::Runtime;
+
+/// How long the loop waits for a key before looking at the worker again.
+const POLL: Duration = Duration::from_millis(40);
+
+/// Runs the UI on the terminal until the operator quits or a signal (SIGTERM, SIGHUP,
+/// SIGINT) stops it. The terminal is restored on every way out (errors included; the
+/// panic hook `ratatui::try_init` installs covers panics), and a drawn release that is
+/// still undecided is recorded in the ledger as discarded.
+pub fn run(options: AppOptions) -> io::Result<()> {
+    let stop = stop_signals();
+    let mut terminal = match ratatui::try_init() {
+        Ok(t) => t,
+        Err(e) => {
+            // Raw mode may be on already.
+            let _ = ratatui::try_restore();
+            return Err(e);
+        }
+    };
+    let result = event_loop(&mut terminal, options, &stop);
+    // The terminal may be gone (SIGHUP): nothing to restore then, and nowhere to say so.
+    let _ = ratatui::try_restore();
+    if stop.load(Ordering::Relaxed) {
+        // Stopped by a signal: not an error of coco's.
+        return Ok(());
+    }
+    result
+}
+
+/// A flag raised by SIGTERM, SIGHUP (the terminal closed) or SIGINT.
+fn stop_signals() -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    #[cfg(unix)]
+    let signals = [
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+        signal_hook::consts::SIGINT,
+    ];
+    #[cfg(not(unix))]
+    let signals = [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT];
+    for signal in signals {
+        // No "second signal kills" rule: a closing terminal often sends SIGHUP twice
+        // (the kernel, then the shell), and the draw must still be recorded. If a
+        // handler cannot be installed the default (terminate) applies.
+        let _ = signal_hook::flag::register(signal, flag.clone());
+    }
+    flag
+}
+
+fn event_loop(
+    terminal: &mut DefaultTerminal,
+    options: AppOptions,
+    stop: &AtomicBool,
+) -> io::Result<()> {
+    let input = spawn_input();
+    // Dropping the runtime, however the loop ends (quit, a signal, a terminal error,
+    // a panic), records an undecided draw and waits for ledger writes.
+    let mut rt = Runtime::new(options);
+    let mut dirty = true;
+    while !rt.app.quit && !stop.load(Ordering::Relaxed) {
+        if dirty {
+            terminal.draw(|frame| rt.render(frame))?;
+            dirty = false;
+        }
+        let mut next = input.recv_timeout(POLL);
+        loop {
+            match next {
+                Ok(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
+                    rt.key(Key::from_event(&k));
+                    dirty = true;
+                }
+                Ok(Ok(Event::Resize(..))) => dirty = true,
+                Ok(Ok(_)) | Err(RecvTimeoutError::Timeout) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err(io::Error::other("the terminal input stopped"));
+                }
+            }
+            if rt.app.quit {
+                break;
+            }
+            match input.try_recv() {
+                Ok(event) => next = Ok(event),
+                Err(_) => break,
+            }
+        }
+        if rt.pump() {
+            dirty = true;
+        }
+    }
+    Ok(())
+}
+
+/// Reads terminal events on a thread of its own, so that the loop keeps checking for
+/// signals and results even when reading blocks (crossterm spins on a terminal that
+/// has hung up).
+fn spawn_input() -> Receiver<io::Result<Event>> {
+    let (tx, rx) = channel();
+    let spawned = std::thread::Builder::new()
+        .name("coco-input".into())
+        .spawn(move || {
+            loop {
+                let event = event::read();
+                let failed = event.is_err();
+                if tx.send(event).is_err() || failed {
+                    break;
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        // The receiver reports the error on its first read.
+        let (tx, rx) = channel();
+        let _ = tx.send(Err(e));
+        return rx;
+    }
+    rx
+}

@@ -1,0 +1,407 @@
+//! The Budget screen: the release plan, level by level — ε, its share of the total, the
+//! method, what it costs in noise samples and what error to expect — with presets, K,
+//! the consistency step, the ledger cap, and saving or loading the plan as TOML.
+
+use std::path::{Path, PathBuf};
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+
+use crate::consistency::Consistency;
+use crate::data::LevelId;
+use crate::preview::fmt_num;
+use crate::privacy::Epsilon;
+use crate::release::plan::{MaxSize, ReleasePlan};
+
+use super::super::action::{Action, Context};
+use super::super::app::{App, InputPurpose};
+use super::super::session::{DEFAULT_MAX_SIZE_EPSILON, Preset, Session};
+use super::super::theme;
+use super::super::widgets::{self, int};
+
+/// The selected level.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BudgetState {
+    pub level: usize,
+}
+
+/// The key of a Budget action, for the screen's sentences.
+fn key(app: &App, action: Action) -> String {
+    app.keymap.key(Context::Budget, action)
+}
+
+/// Reports an edit's outcome.
+fn done(app: &mut App, result: Result<(), String>) {
+    if let Err(e) = result {
+        app.error(e);
+    }
+}
+
+pub fn update(app: &mut App, action: Action) {
+    let Some(session) = &mut app.session else {
+        return;
+    };
+    let depth = session.depth();
+    let level = LevelId(app.budget.level.min(depth - 1));
+    let name = session.plan.levels[level.0].name.clone();
+    match action {
+        Action::Up => app.budget.level = app.budget.level.saturating_sub(1),
+        Action::Down => app.budget.level = (app.budget.level + 1).min(depth - 1),
+        Action::EpsilonUp | Action::EpsilonDown => {
+            let r = session.step_epsilon(level, action == Action::EpsilonUp);
+            let typing = key(app, Action::TypeEpsilon);
+            done(
+                app,
+                r.map_err(|e| format!("{e}; type a value with {typing}")),
+            );
+        }
+        Action::TypeEpsilon => {
+            let current = session.plan.levels[level.0].epsilon.to_string();
+            app.ask(
+                InputPurpose::LevelEpsilon(level.0),
+                format!("ε for level {name} (a decimal like 0.5 or a fraction like 1/3):"),
+                &current,
+            );
+        }
+        Action::TypeTotal => {
+            let current = session.levels_total().to_string();
+            let how = session.preset.describe();
+            app.ask(
+                InputPurpose::TotalEpsilon,
+                format!("Total ε over the levels (split by the {how} preset):"),
+                &current,
+            );
+        }
+        Action::ToggleMethod => {
+            let r = session.toggle_method(level);
+            done(app, r);
+        }
+        Action::PresetUniform => {
+            let r = session.apply_preset(Preset::Uniform);
+            done(app, r);
+        }
+        Action::PresetGeometric => {
+            let ratio = match &session.preset {
+                Preset::Geometric { ratio } => ratio.clone(),
+                _ => session.overview.default_ratio.clone(),
+            };
+            let r = session.apply_preset(Preset::Geometric { ratio });
+            done(app, r);
+        }
+        Action::RatioUp | Action::RatioDown => {
+            let r = session.step_ratio(action == Action::RatioUp);
+            done(app, r);
+        }
+        Action::SetMaxSize => {
+            let current = session
+                .fixed_max_size()
+                .map_or_else(|| "10000".to_string(), |k| k.to_string());
+            app.ask(
+                InputPurpose::MaxSize,
+                "The public bound K on a group's size (larger groups are top-coded to K):",
+                &current,
+            );
+        }
+        Action::EstimateMaxSize => {
+            let current = match &session.plan.max_size {
+                MaxSize::Estimate { epsilon } => epsilon.to_string(),
+                MaxSize::Fixed(_) => DEFAULT_MAX_SIZE_EPSILON.to_string(),
+            };
+            app.ask(
+                InputPurpose::MaxSizeEpsilon,
+                "Estimate K privately with this ε (added to the total):",
+                &current,
+            );
+        }
+        Action::ToggleConsistency => session.toggle_consistency(),
+        Action::ToggleMerge => session.toggle_merge(),
+        Action::SavePlan => {
+            let default = session
+                .plan_file
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("{}-plan.toml", session.dataset.name())));
+            app.ask(
+                InputPurpose::SavePlan,
+                "Save the plan (release TOML) to:",
+                &default.display().to_string(),
+            );
+        }
+        Action::LoadPlan => {
+            let default = session
+                .plan_file
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            app.ask(
+                InputPurpose::LoadPlan,
+                "Load a plan (release TOML) from:",
+                &default,
+            );
+        }
+        _ => {}
+    }
+}
+
+/// Applies a typed value for the Budget screen.
+pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), String> {
+    let session = app.session.as_mut().ok_or("no dataset is open")?;
+    let epsilon = |t: &str| Epsilon::parse(t).map_err(|e| e.to_string());
+    match purpose {
+        InputPurpose::LevelEpsilon(l) => session.set_epsilon(LevelId(*l), epsilon(text)?),
+        InputPurpose::TotalEpsilon => session.set_total(epsilon(text)?),
+        InputPurpose::MaxSize => {
+            let k = text.replace([',', '_'], "").parse::<u32>().map_err(|_| {
+                format!("K = {text:?}: expected a whole number from 1 to 100000000")
+            })?;
+            session.set_max_size(MaxSize::Fixed(k))
+        }
+        InputPurpose::MaxSizeEpsilon => session.set_max_size(MaxSize::Estimate {
+            epsilon: epsilon(text)?,
+        }),
+        InputPurpose::SavePlan => {
+            let path = PathBuf::from(text);
+            save_plan(&session.plan, &path)?;
+            session.plan_file = Some(path.clone());
+            app.info(format!("plan saved to {}", path.display()));
+            Ok(())
+        }
+        InputPurpose::LoadPlan => {
+            let path = PathBuf::from(text);
+            let plan = ReleasePlan::load(&path).map_err(|e| e.to_string())?;
+            plan.validate(&session.dataset.hierarchy, &path)
+                .map_err(|e| e.to_string())?;
+            session.replace_plan(plan, path.clone());
+            app.info(format!("plan loaded from {}", path.display()));
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Writes the plan's TOML, refusing a directory.
+fn save_plan(plan: &ReleasePlan, path: &Path) -> Result<(), String> {
+    if path.as_os_str().is_empty() {
+        return Err("type a file name, e.g. plan.toml".into());
+    }
+    if path.is_dir() {
+        return Err(format!(
+            "{} is a directory: expected a file name",
+            path.display()
+        ));
+    }
+    std::fs::write(path, plan.to_toml()).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let depth = session.depth() as u16;
+    let [summary, table, ledger, notes] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(depth + 3),
+        Constraint::Length(4),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    render_summary(frame, summary, session);
+    render_levels(frame, table, app, session);
+    render_ledger(frame, ledger, session);
+    let notes_text = vec![
+        Line::styled(
+            "s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone).",
+            theme::dim(),
+        ),
+        Line::from(vec![
+            Span::styled("* CONFIDENTIAL", theme::confidential()),
+            Span::styled(
+                " omniscient: the reference error, mean over the level's regions of (true distinct sizes) × √2/ε, the error of an estimator told which sizes occur (Kuo et al. §6.2).",
+                theme::dim(),
+            ),
+        ]),
+    ];
+    frame.render_widget(Paragraph::new(notes_text).wrap(Wrap { trim: true }), notes);
+}
+
+fn render_summary(frame: &mut Frame, area: Rect, session: &Session) {
+    let plan = &session.plan;
+    let k = match &plan.max_size {
+        MaxSize::Fixed(k) => format!("{} (fixed)", int(u64::from(*k))),
+        MaxSize::Estimate { epsilon } => format!("estimated privately with ε = {epsilon}"),
+    };
+    let merge = if plan.consistency.uses_merge() {
+        plan.merge.name().to_string()
+    } else {
+        format!(
+            "{} (unused by {})",
+            plan.merge.name(),
+            plan.consistency.name()
+        )
+    };
+    let lines = vec![
+        Line::from(
+            [
+                vec![Span::styled("Plan ", theme::heading())],
+                widgets::field("total ε =", session.total().to_string()),
+                widgets::field(" · preset", session.preset.describe()),
+                widgets::field(" · K", k),
+            ]
+            .concat(),
+        ),
+        Line::from(
+            [
+                widgets::field("consistency", plan.consistency.name()),
+                widgets::field(" · merge", merge),
+                widgets::field(
+                    " · file",
+                    session
+                        .plan_file
+                        .as_ref()
+                        .map_or("not saved".into(), |p| p.display().to_string()),
+                ),
+            ]
+            .concat(),
+        ),
+    ];
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let h = &session.dataset.hierarchy;
+    let wide = area.width >= 100;
+    let mut header = vec![
+        "level",
+        "nodes",
+        "ε",
+        "share",
+        "method",
+        "noise samples",
+        "s.d./cell",
+    ]
+    .into_iter()
+    .map(Cell::from)
+    .collect::<Vec<_>>();
+    if wide {
+        header.insert(4, Cell::from(""));
+    }
+    header.push(Cell::from(Span::styled(
+        "omniscient*",
+        theme::confidential(),
+    )));
+    let rows: Vec<Row> = session
+        .plan
+        .levels
+        .iter()
+        .zip(&session.figures)
+        .zip(h.levels())
+        .map(|((lp, f), level)| {
+            let mut cells = vec![
+                Cell::from(lp.name.clone()),
+                Cell::from(int(h.level_len(level) as u64)),
+                Cell::from(lp.epsilon.to_string()),
+                Cell::from(format!("{:.1}%", f.share)),
+                Cell::from(lp.method.name()),
+                Cell::from(
+                    f.noise_samples
+                        .map_or_else(|| "nodes × (K+1)".to_string(), int),
+                ),
+                Cell::from(fmt_num(f.noise_sd)),
+                Cell::from(
+                    f.omniscient
+                        .map_or_else(|| "K unknown".to_string(), fmt_num),
+                ),
+            ];
+            if wide {
+                cells.insert(4, Cell::from(widgets::bar(f.share, 100.0, 12)));
+            }
+            let row = Row::new(cells);
+            if level.0 == app.budget.level {
+                row.style(theme::selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let mut widths = vec![
+        Constraint::Length(10),
+        Constraint::Length(5),
+        Constraint::Length(10),
+        Constraint::Length(6),
+        Constraint::Length(6),
+        Constraint::Length(13),
+        Constraint::Length(9),
+        Constraint::Length(11),
+    ];
+    if wide {
+        widths.insert(4, Constraint::Length(12));
+    }
+    let table = Table::new(rows, widths)
+        .header(Row::new(header).style(theme::heading()))
+        .block(widgets::block(format!(
+            " Budget per level ({}{} level, {}{} step ε, {} type ε, {} method) ",
+            key(app, Action::Up),
+            key(app, Action::Down),
+            key(app, Action::EpsilonDown),
+            key(app, Action::EpsilonUp),
+            key(app, Action::TypeEpsilon),
+            key(app, Action::ToggleMethod)
+        )));
+    frame.render_widget(table, area);
+}
+
+fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
+    let status = &session.ledger;
+    let total = session.total();
+    let mut lines = Vec::new();
+    if let Some(e) = &status.error {
+        lines.push(Line::styled(
+            format!("ledger unavailable: {e}"),
+            theme::error(),
+        ));
+    } else {
+        lines.push(Line::from(
+            [
+                vec![Span::styled("Ledger ", theme::heading())],
+                widgets::field(
+                    "ε spent on this dataset",
+                    format!("{} in {} draw(s)", status.spent_text(), status.releases),
+                ),
+                widgets::field(
+                    " · cap",
+                    status
+                        .cap
+                        .as_ref()
+                        .map_or("none".into(), Epsilon::to_string),
+                ),
+                widgets::field(
+                    " · after a release of this plan",
+                    status.after(&total).to_string(),
+                ),
+            ]
+            .concat(),
+        ));
+        if status.exceeds_cap(&total) {
+            lines.push(Line::styled(
+                format!(
+                    "⚠ over the cap: {} spent + {} for this plan > cap {}; a draw would be refused",
+                    status.spent_text(),
+                    total,
+                    status.cap.as_ref().expect("a cap")
+                ),
+                theme::warning(),
+            ));
+        }
+    }
+    if session.plan.consistency == Consistency::Wls
+        && session
+            .plan
+            .levels
+            .iter()
+            .any(|l| l.method != crate::estimate::Method::Hc)
+    {
+        lines.push(Line::styled(
+            "wls needs hc at every level: draws with this plan fall back to topdown",
+            theme::warning(),
+        ));
+    }
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
+}

@@ -1,0 +1,266 @@
+//! The Dataset screen: what was loaded, level by level.
+//!
+//! The hierarchy and each region's number of groups `G` are public (Kuo et al. §3);
+//! entities, group sizes and their spread are computed from the true data and are
+//! marked confidential.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use crate::data::NodeId;
+use crate::inspect::LevelSummary;
+use crate::release::plan::MaxSize;
+
+use super::super::action::{Action, Context};
+use super::super::app::App;
+use super::super::session::Session;
+use super::super::theme;
+use super::super::widgets::{self, int};
+
+/// Which level's largest regions are listed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DatasetState {
+    pub level: usize,
+}
+
+pub fn update(app: &mut App, action: Action) {
+    let depth = app.session.as_ref().map_or(1, Session::depth);
+    match action {
+        Action::Up => app.dataset.level = app.dataset.level.saturating_sub(1),
+        Action::Down => app.dataset.level = (app.dataset.level + 1).min(depth - 1),
+        _ => {}
+    }
+}
+
+/// Min, median and max of a level's `G`s (sorted largest first).
+pub fn spread(groups: &[u64]) -> (u64, u64, u64) {
+    if groups.is_empty() {
+        return (0, 0, 0);
+    }
+    (
+        groups[groups.len() - 1],
+        groups[groups.len() / 2],
+        groups[0],
+    )
+}
+
+/// What the plan's K means for this dataset (confidential: uses the largest true size).
+fn max_size_text(session: &Session) -> Vec<Span<'static>> {
+    let root = session.dataset.truth().node(NodeId::ROOT);
+    let largest = root.max_size().unwrap_or(0);
+    match &session.plan.max_size {
+        MaxSize::Fixed(k) => {
+            let above: u64 = root
+                .pairs()
+                .iter()
+                .filter(|(s, _)| s > k)
+                .map(|(_, c)| c)
+                .sum();
+            let mut spans = widgets::field(
+                "K in force",
+                format!("{} (fixed, public)", int(u64::from(*k))),
+            );
+            spans.push(Span::raw(format!(
+                " · largest true group {} · {}",
+                int(u64::from(largest)),
+                if above == 0 {
+                    "no group is top-coded".to_string()
+                } else {
+                    format!("{} groups top-coded to K", int(above))
+                }
+            )));
+            spans.push(Span::styled(" *", theme::confidential()));
+            spans
+        }
+        MaxSize::Estimate { epsilon } => widgets::field(
+            "K in force",
+            format!("estimated privately at each draw with ε = {epsilon}"),
+        ),
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let summary = &session.overview.summary;
+    let depth = session.depth();
+    let [head, table, largest, foot] = Layout::vertical([
+        Constraint::Length(4),
+        Constraint::Length(depth as u16 + 3),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let files: Vec<String> = summary
+        .inputs
+        .iter()
+        .map(|f| format!("{} ({} bytes)", f.path, int(f.bytes)))
+        .collect();
+    let head_lines = vec![
+        Line::from(
+            [
+                vec![Span::styled(
+                    format!("Dataset {}", summary.dataset),
+                    theme::heading(),
+                )],
+                widgets::field("  directory", session.dataset.dir.display().to_string()),
+            ]
+            .concat(),
+        ),
+        Line::from(
+            [
+                widgets::field("Groups form", summary.form_description),
+                widgets::field(" · fingerprint", format!("{}…", &summary.fingerprint[..16])),
+            ]
+            .concat(),
+        ),
+        Line::from(widgets::field("Files", files.join(", "))),
+        Line::from(max_size_text(session)),
+    ];
+    frame.render_widget(Paragraph::new(head_lines), head);
+    render_levels(frame, table, app, session);
+    if let Some(level) = summary.levels.get(app.dataset.level) {
+        render_largest(frame, largest, level);
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(vec![
+            Span::styled("* CONFIDENTIAL", theme::confidential()),
+            Span::raw(": from the true data, do not publish. The hierarchy and G are public."),
+        ])),
+        foot,
+    );
+}
+
+fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let summary = &session.overview.summary;
+    let wide = area.width >= 100;
+    let roomy = area.width >= 88;
+    let mut header = vec![
+        Cell::from("level"),
+        Cell::from("nodes"),
+        Cell::from("empty"),
+        Cell::from("groups G"),
+        Cell::from("G min / median / max"),
+    ];
+    if wide {
+        header.push(Cell::from("G by region"));
+    }
+    for h in ["entities*", "largest*", "sizes*"] {
+        header.push(Cell::from(Span::styled(h, theme::confidential())));
+    }
+    // Regions without groups are the first thing to go on a narrow screen.
+    if !roomy {
+        header.remove(2);
+    }
+    let rows: Vec<Row> = summary
+        .levels
+        .iter()
+        .zip(&session.overview.groups_by_level)
+        .enumerate()
+        .map(|(i, (l, g))| {
+            let (min, median, max) = spread(g);
+            let mut cells = vec![
+                Cell::from(l.name.clone()),
+                Cell::from(int(l.nodes as u64)),
+                Cell::from(int(l.empty_nodes as u64)),
+                Cell::from(int(l.groups)),
+                Cell::from(format!("{} / {} / {}", int(min), int(median), int(max))),
+            ];
+            if wide {
+                cells.push(Cell::from(widgets::sparkline(g, 12)));
+            }
+            if !roomy {
+                cells.remove(2);
+            }
+            cells.push(Cell::from(crate::inspect::thousands(l.entities)));
+            cells.push(Cell::from(
+                l.max_size.map_or("-".into(), |m| int(u64::from(m))),
+            ));
+            cells.push(Cell::from(int(l.distinct_sizes as u64)));
+            let row = Row::new(cells);
+            if i == app.dataset.level {
+                row.style(theme::selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let mut widths = vec![
+        Constraint::Length(10),
+        Constraint::Length(5),
+        Constraint::Length(5),
+        Constraint::Length(8),
+        Constraint::Length(25),
+    ];
+    if wide {
+        widths.push(Constraint::Length(12));
+    }
+    widths.extend([
+        Constraint::Length(10),
+        Constraint::Length(8),
+        Constraint::Length(6),
+    ]);
+    if !roomy {
+        widths.remove(2);
+    }
+    let table = Table::new(rows, widths)
+        .header(Row::new(header).style(theme::heading()))
+        .block(widgets::block(format!(
+            " Levels ({}{} selects a level) ",
+            app.keymap.key(Context::Dataset, Action::Up),
+            app.keymap.key(Context::Dataset, Action::Down)
+        )));
+    frame.render_widget(table, area);
+}
+
+fn render_largest(frame: &mut Frame, area: Rect, level: &LevelSummary) {
+    let header = Row::new(vec![
+        Cell::from("region"),
+        Cell::from("name"),
+        Cell::from("groups G"),
+        Cell::from(Span::styled("entities*", theme::confidential())),
+        Cell::from(Span::styled("largest*", theme::confidential())),
+    ])
+    .style(theme::heading());
+    let rows: Vec<Row> = level
+        .largest
+        .iter()
+        .map(|n| {
+            Row::new(vec![
+                Cell::from(n.id.clone()),
+                Cell::from(n.name.clone().unwrap_or_default()),
+                Cell::from(int(n.groups)),
+                Cell::from(crate::inspect::thousands(n.entities)),
+                Cell::from(n.max_size.map_or("-".into(), |m| int(u64::from(m)))),
+            ])
+        })
+        .collect();
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Length(16),
+            Constraint::Length(22),
+            Constraint::Length(9),
+            Constraint::Length(10),
+            Constraint::Length(9),
+        ],
+    )
+    .header(header)
+    .block(widgets::block(format!(
+        " Largest regions of level {} by G ",
+        level.name
+    )));
+    frame.render_widget(table, area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_reads_a_descending_list() {
+        assert_eq!(spread(&[9, 5, 4, 1]), (1, 4, 9));
+        assert_eq!(spread(&[7]), (7, 7, 7));
+        assert_eq!(spread(&[]), (0, 0, 0));
+    }
+}

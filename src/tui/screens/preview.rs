@@ -1,0 +1,522 @@
+//! The Preview screen: the plan's error over trials, against the true data.
+//! CONFIDENTIAL DIAGNOSTICS, labelled as such everywhere they appear.
+//!
+//! Trials run in the background ([`crate::preview::preview`]); the screen stays usable
+//! and results from a plan that has changed since the run started are marked stale.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Cell, Chart, Dataset, Gauge, GraphType, Paragraph, Row, Table, Wrap};
+
+use crate::data::NodeId;
+use crate::histogram::CountOfCounts;
+use crate::preview::{PreviewOptions, PreviewProgress, PreviewReport, fmt_num};
+
+use super::super::action::{Action, Context};
+use super::super::app::{App, Command, DEFAULT_PREVIEW_SEED, InputPurpose};
+use super::super::session::Session;
+use super::super::theme;
+use super::super::widgets::{self, stat};
+use super::super::worker::{Job, JobKind, Update};
+use super::hierarchy;
+
+/// The banner over every preview figure.
+pub const BANNER: &str = "CONFIDENTIAL DIAGNOSTICS: errors measured against the true data, for the operator's decision only. Not differentially private: never publish them.";
+
+/// A run in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Running {
+    /// The plan revision it runs.
+    pub revision: u64,
+    pub progress: Option<PreviewProgress>,
+}
+
+/// A finished run.
+#[derive(Clone, Debug)]
+pub struct PreviewResult {
+    pub report: Box<PreviewReport>,
+    pub revision: u64,
+    pub seed: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct PreviewState {
+    pub trials: usize,
+    pub running: Option<Running>,
+    pub result: Option<PreviewResult>,
+    pub error: Option<String>,
+    /// The level whose bars are shown when not all fit.
+    pub level: usize,
+    /// Overlay as cumulative lines instead of bars.
+    pub cumulative: bool,
+}
+
+impl Default for PreviewState {
+    fn default() -> Self {
+        PreviewState {
+            trials: 10,
+            running: None,
+            result: None,
+            error: None,
+            level: 0,
+            cumulative: false,
+        }
+    }
+}
+
+impl PreviewState {
+    /// Whether the result comes from an older plan.
+    pub fn stale(&self, session: &Session) -> bool {
+        self.result
+            .as_ref()
+            .is_some_and(|r| r.revision != session.revision)
+    }
+}
+
+/// The key of a Preview action, for the screen's sentences.
+fn key(app: &App, action: Action) -> String {
+    app.keymap.key(Context::Preview, action)
+}
+
+/// Switches previews between a fixed seed and fresh OS randomness.
+pub fn toggle_seed(app: &mut App) {
+    app.preview_seed = match app.preview_seed {
+        Some(_) => None,
+        None => Some(DEFAULT_PREVIEW_SEED),
+    };
+}
+
+/// Starts a preview of the current plan (a running one is cancelled: latest wins).
+pub fn start(app: &mut App) {
+    let Some(session) = &app.session else { return };
+    let job = Job::Preview {
+        dataset: session.dataset.clone(),
+        plan: session.plan.clone(),
+        options: PreviewOptions {
+            trials: app.preview.trials,
+            seed: app.preview_seed,
+            compare: false,
+            keep_last_trial: true,
+            bottom_up: true,
+        },
+    };
+    app.preview.running = Some(Running {
+        revision: session.revision,
+        progress: None,
+    });
+    app.preview.error = None;
+    app.outbox.push(Command::Start(job));
+}
+
+pub fn update(app: &mut App, action: Action) {
+    let Some(session) = &app.session else { return };
+    let depth = session.depth();
+    let nodes = session.dataset.hierarchy.len() as u32;
+    let selected = app.hierarchy.selected.0;
+    match action {
+        Action::Run => start(app),
+        Action::Cancel if app.preview.running.is_some() => {
+            app.outbox.push(Command::Cancel(JobKind::Preview));
+        }
+        Action::TypeTrials => {
+            let current = app.preview.trials.to_string();
+            app.ask(
+                InputPurpose::PreviewTrials,
+                "Trials per preview (1 to 1000):",
+                &current,
+            );
+        }
+        Action::ToggleSeed => toggle_seed(app),
+        Action::Up => app.preview.level = app.preview.level.saturating_sub(1),
+        Action::Down => app.preview.level = (app.preview.level + 1).min(depth - 1),
+        Action::PrevNode => hierarchy::select(app, NodeId(selected.saturating_sub(1))),
+        Action::NextNode => hierarchy::select(app, NodeId((selected + 1).min(nodes - 1))),
+        Action::Search => app.ask(
+            InputPurpose::Search,
+            "Overlay a region (id like ARV/01, code, or part of a name):",
+            "",
+        ),
+        Action::ToggleView => app.preview.cumulative = !app.preview.cumulative,
+        Action::LogScale => app.hierarchy.log_scale = !app.hierarchy.log_scale,
+        Action::FewerSizes => {
+            app.hierarchy.window = hierarchy::step_window(app.hierarchy.window, false)
+        }
+        Action::MoreSizes => {
+            app.hierarchy.window = hierarchy::step_window(app.hierarchy.window, true)
+        }
+        _ => {}
+    }
+}
+
+pub fn receive(app: &mut App, update: Update) {
+    let state = &mut app.preview;
+    match update {
+        Update::PreviewProgress(p) => {
+            if let Some(r) = &mut state.running {
+                r.progress = Some(p);
+            }
+        }
+        Update::Previewed(result) => {
+            // Not asked for (a run for a dataset since replaced): ignored.
+            let Some(run) = state.running.take() else {
+                return;
+            };
+            match result {
+                Ok(report) => {
+                    state.result = Some(PreviewResult {
+                        report,
+                        revision: run.revision,
+                        seed: app.preview_seed,
+                    });
+                }
+                Err(e) if e == "cancelled" => app.info("preview cancelled"),
+                Err(e) => {
+                    state.error = Some(e.clone());
+                    app.error(format!("preview failed: {e}"));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let depth = session.depth() as u16;
+    let [banner, status, table, lower] = Layout::vertical([
+        Constraint::Length(if area.width >= 150 { 1 } else { 2 }),
+        Constraint::Length(if app.preview.result.is_some() && area.width < 150 {
+            2
+        } else {
+            1
+        }),
+        Constraint::Length(depth + 3),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    frame.render_widget(
+        Paragraph::new(Line::styled(BANNER, theme::confidential())).wrap(Wrap { trim: true }),
+        banner,
+    );
+    render_status(frame, status, app, session);
+    let Some(result) = &app.preview.result else {
+        let text = match &app.preview.error {
+            Some(e) => Line::styled(format!("the last preview failed: {e}"), theme::error()),
+            None => Line::raw(format!(
+                "No preview yet: press {} to run the plan's trials ({} cancels).",
+                key(app, Action::Run),
+                key(app, Action::Cancel)
+            )),
+        };
+        frame.render_widget(Paragraph::new(text), table);
+        return;
+    };
+    render_table(frame, table, &result.report, app.preview.stale(session));
+    let [bars, overlay] =
+        Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(lower);
+    render_bars(frame, bars, app, &result.report);
+    render_overlay(frame, overlay, app, session, &result.report);
+}
+
+fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let state = &app.preview;
+    if let Some(run) = &state.running {
+        let (ratio, label) = match run.progress {
+            Some(p) => {
+                let done = p.trial as f64 + p.nodes_done as f64 / p.nodes.max(1) as f64;
+                (
+                    (done / p.trials.max(1) as f64).clamp(0.0, 1.0),
+                    format!(
+                        "trial {}/{} ({} of {} regions) · {} cancels",
+                        (p.trial + 1).min(p.trials),
+                        p.trials,
+                        p.nodes_done,
+                        p.nodes,
+                        key(app, Action::Cancel)
+                    ),
+                )
+            }
+            None => (
+                0.0,
+                format!("starting… · {} cancels", key(app, Action::Cancel)),
+            ),
+        };
+        frame.render_widget(
+            Gauge::default()
+                .ratio(ratio)
+                .label(label)
+                .gauge_style(theme::key()),
+            Rect { height: 1, ..area },
+        );
+        return;
+    }
+    let mut spans = widgets::field("next run:", format!("{} trials", state.trials));
+    spans.extend(widgets::field(
+        ",",
+        match app.preview_seed {
+            Some(s) => format!("seed {s}"),
+            None => "OS randomness".into(),
+        },
+    ));
+    if let Some(r) = &state.result {
+        spans.extend(widgets::field(
+            " · shown:",
+            format!(
+                "{} trial(s), {}, K = {}, consistent = {}",
+                r.report.trials,
+                r.seed
+                    .map_or("OS randomness".into(), |s| format!("seed {s}")),
+                widgets::int(u64::from(r.report.max_size)),
+                r.report
+                    .levels
+                    .first()
+                    .and_then(|l| l.consistent.first())
+                    .map_or("", |v| v.variant.as_str())
+            ),
+        ));
+        if state.stale(session) {
+            spans.push(Span::raw(" "));
+            spans.push(Span::styled(
+                format!(
+                    " STALE: the plan changed since this run; {} runs it again ",
+                    key(app, Action::Run)
+                ),
+                theme::stale(),
+            ));
+        }
+    }
+    frame.render_widget(
+        Paragraph::new(Line::from(spans)).wrap(Wrap { trim: true }),
+        area,
+    );
+}
+
+fn render_table(frame: &mut Frame, area: Rect, report: &PreviewReport, stale: bool) {
+    // The method column goes first when the screen is narrow.
+    let wide = area.width >= 90;
+    let mut header = vec![
+        "level",
+        "ε",
+        "method",
+        "independent",
+        "consistent",
+        "bottom-up",
+        "omniscient ref.",
+    ];
+    let mut widths = vec![10, 9, 6, 15, 15, 15, 15];
+    if !wide {
+        header.remove(2);
+        widths = vec![10, 9, 14, 14, 14, 10];
+    }
+    let header =
+        Row::new(header.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme::heading());
+    let rows: Vec<Row> = report
+        .levels
+        .iter()
+        .map(|l| {
+            let mut cells = vec![
+                Cell::from(l.level.clone()),
+                Cell::from(l.epsilon.clone()),
+                Cell::from(l.method.clone()),
+                Cell::from(stat(l.independent)),
+                Cell::from(stat(l.consistent[0].emd)),
+                Cell::from(stat(l.bottom_up)),
+                Cell::from(fmt_num(l.omniscient)),
+            ];
+            if !wide {
+                cells.remove(2);
+            }
+            Row::new(cells)
+        })
+        .collect();
+    let mut title = vec![Span::raw(
+        " Mean per-region EMD to the truth ± s.e. (smaller is better) ",
+    )];
+    if stale {
+        title.push(Span::styled(" STALE ", theme::stale()));
+    }
+    title.push(Span::styled(" CONFIDENTIAL ", theme::confidential()));
+    let table = Table::new(rows, widths.into_iter().map(Constraint::Length))
+        .header(header)
+        .block(widgets::block(Line::from(title)));
+    frame.render_widget(table, area);
+}
+
+/// The four errors of one level, for the bar chart: (label, mean).
+pub fn level_bars(report: &PreviewReport, level: usize) -> Vec<(&'static str, f64)> {
+    let l = &report.levels[level];
+    vec![
+        ("independent", l.independent.mean),
+        ("consistent", l.consistent[0].emd.mean),
+        ("bottom-up", l.bottom_up.mean),
+        ("omniscient", l.omniscient),
+    ]
+}
+
+fn render_bars(frame: &mut Frame, area: Rect, app: &App, report: &PreviewReport) {
+    let selected = app.preview.level;
+    let block = widgets::block(" Mean EMD, bars per level ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let per_level = 5;
+    let levels: Vec<usize> = if inner.height as usize >= per_level * report.levels.len() {
+        (0..report.levels.len()).collect()
+    } else {
+        vec![selected.min(report.levels.len() - 1)]
+    };
+    let width = inner.width as usize;
+    let bar_width = width.saturating_sub(13 + 8);
+    let mut lines = Vec::new();
+    for l in levels {
+        let bars = level_bars(report, l);
+        let max = bars.iter().map(|b| b.1).fold(0.0, f64::max);
+        let mut head = vec![Span::styled(
+            report.levels[l].level.clone(),
+            theme::heading(),
+        )];
+        if report.levels.len() > 1 && inner.height as usize / per_level < report.levels.len() {
+            head.push(Span::styled(
+                format!(
+                    " ({}{} another level)",
+                    key(app, Action::Up),
+                    key(app, Action::Down)
+                ),
+                theme::dim(),
+            ));
+        }
+        lines.push(Line::from(head));
+        for (i, (label, value)) in bars.into_iter().enumerate() {
+            lines.push(Line::from(vec![
+                Span::raw(format!(" {label:<12}")),
+                Span::styled(
+                    format!("{:<bar_width$}", widgets::bar(value, max, bar_width)),
+                    theme::series(i + 1),
+                ),
+                Span::raw(format!(" {:>7}", fmt_num(value))),
+            ]));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn render_overlay(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    session: &Session,
+    report: &PreviewReport,
+) {
+    let id = app.hierarchy.selected;
+    let node = session.dataset.hierarchy.node(id);
+    let block = widgets::block(widgets::confidential_title(&format!(
+        "{} · last trial ({} {} region, {} view)",
+        node.display_id,
+        key(app, Action::PrevNode),
+        key(app, Action::NextNode),
+        key(app, Action::ToggleView)
+    )));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let Some(last) = &report.last_trial else {
+        return;
+    };
+    let truth = session.dataset.truth().node(id);
+    let noisy = &last.independent[id.index()];
+    let consistent = &last.consistent[id.index()];
+    let [legend, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
+    let names = ["true", "noisy", "consistent"];
+    let mut spans = vec![Span::styled("  size ", theme::dim())];
+    for (i, n) in names.iter().enumerate() {
+        spans.push(Span::styled(format!("■ {n}  "), theme::series(i)));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), legend);
+    let hists = [truth, noisy, consistent];
+    let window = widgets::window_for(&hists, app.hierarchy.window, body.height as usize);
+    if app.preview.cumulative {
+        render_cumulative(frame, body, &hists, window);
+    } else {
+        let styled: Vec<(&CountOfCounts, _)> = hists
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (*h, theme::series(i)))
+            .collect();
+        let lines = widgets::histogram_lines(
+            &styled,
+            window,
+            app.hierarchy.log_scale,
+            body.width as usize,
+        );
+        frame.render_widget(Paragraph::new(lines), body);
+    }
+}
+
+/// Cumulative counts `Hc[0..=window]` as points for a line chart.
+pub fn cumulative_points(h: &CountOfCounts, window: u32) -> Vec<(f64, f64)> {
+    let mut total = 0u64;
+    let b = widgets::buckets(h, window);
+    (0..=window as usize)
+        .map(|s| {
+            total += b[s];
+            (s as f64, total as f64)
+        })
+        .collect()
+}
+
+fn render_cumulative(frame: &mut Frame, area: Rect, hists: &[&CountOfCounts; 3], window: u32) {
+    let points: Vec<Vec<(f64, f64)>> = hists.iter().map(|h| cumulative_points(h, window)).collect();
+    let top = points.iter().flatten().map(|p| p.1).fold(1.0, f64::max);
+    let names = ["true", "noisy", "consistent"];
+    let datasets: Vec<Dataset> = points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            Dataset::default()
+                .name(names[i])
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(theme::series(i))
+                .data(p)
+        })
+        .collect();
+    let chart = Chart::new(datasets)
+        .legend_position(None)
+        .x_axis(
+            Axis::default()
+                .title("size")
+                .bounds([0.0, f64::from(window.max(1))])
+                .labels(vec!["0".to_string(), window.to_string()]),
+        )
+        .y_axis(
+            Axis::default()
+                .title("groups ≤ size")
+                .bounds([0.0, top])
+                .labels(vec!["0".to_string(), fmt_num(top)]),
+        );
+    frame.render_widget(chart, area);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cumulative_points_count_groups_up_to_each_size() {
+        let h = CountOfCounts::from_pairs(vec![(0, 2), (1, 5), (3, 1), (9, 4)]).unwrap();
+        assert_eq!(
+            cumulative_points(&h, 3),
+            vec![(0.0, 2.0), (1.0, 7.0), (2.0, 7.0), (3.0, 8.0)]
+        );
+    }
+
+    #[test]
+    fn the_overlay_histograms_share_one_scale() {
+        let small = CountOfCounts::from_pairs(vec![(1, 1)]).unwrap();
+        let large = CountOfCounts::from_pairs(vec![(1, 8)]).unwrap();
+        let style = ratatui::style::Style::new();
+        let lines = widgets::histogram_lines(&[(&small, style), (&large, style)], 1, false, 47);
+        let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        // Bars of (47 − 7) / 2 − 11 = 9 cells: 1/8 of them, then all of them.
+        assert_eq!(text[1], "     1         1 █▏                8 █████████ ");
+    }
+}

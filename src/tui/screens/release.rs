@@ -1,0 +1,661 @@
+//! The Release screen: draw one release with fresh OS randomness, look at what would be
+//! published and at its structural checks, then approve and export it or discard it.
+//!
+//! Only public output is shown here: no comparison with the true data. The ledger lock
+//! is taken before the draw (cap check) and held until the operator decides; a draw
+//! that was shown is always recorded — written, or discarded with its ε spent.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Gauge, Paragraph, Row, Table, Wrap};
+
+use crate::data::{Dataset, LevelId, NodeId};
+use crate::noise::Randomness;
+use crate::release::export::check_output_free;
+use crate::release::ledger::LedgerLock;
+use crate::release::manifest::{ChecksRecord, Manifest};
+use crate::release::plan::{MaxSize, ReleasePlan};
+use crate::release::run::Draw;
+
+use super::super::action::{Action, Context};
+use super::super::app::{App, Command, Confirm, InputPurpose, Overlay};
+use super::super::session::Session;
+use super::super::theme;
+use super::super::widgets::{self, int};
+use super::super::worker::{Job, JobKind, Update};
+
+/// What became of a draw.
+#[derive(Clone, Debug)]
+pub enum Decision {
+    Undecided,
+    Exported {
+        out: PathBuf,
+        manifest: Box<Manifest>,
+    },
+    Discarded,
+    /// The export failed after the ledger recorded the draw: spent, not written.
+    RecordedNotWritten {
+        message: String,
+    },
+}
+
+/// A draw, the plan it used and what became of it.
+#[derive(Clone)]
+pub struct DrawnRelease {
+    pub draw: Arc<Draw>,
+    pub plan: ReleasePlan,
+    pub dataset: Arc<Dataset>,
+    /// Held while the draw is undecided.
+    pub lock: Option<Arc<LedgerLock>>,
+    pub decision: Decision,
+}
+
+/// Work in progress on this screen.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Busy {
+    Drawing {
+        progress: Option<(usize, usize)>,
+        /// The operator cancelled: a draw that still completes is never shown.
+        cancelled: bool,
+    },
+    Exporting {
+        out: PathBuf,
+    },
+    Discarding,
+}
+
+#[derive(Clone, Default)]
+pub struct ReleaseState {
+    pub drawn: Option<DrawnRelease>,
+    pub busy: Option<Busy>,
+    pub error: Option<String>,
+    /// The level whose table is shown, and the first row.
+    pub level: usize,
+    pub scroll: usize,
+}
+
+impl ReleaseState {
+    pub fn undecided(&self) -> bool {
+        self.drawn
+            .as_ref()
+            .is_some_and(|d| matches!(d.decision, Decision::Undecided))
+    }
+}
+
+/// The key of a Release action, for the screen's sentences.
+fn key(app: &App, action: Action) -> String {
+    app.keymap.key(Context::Release, action)
+}
+
+/// The default export directory: `release-<dataset>-<n>` with the first free `n`.
+pub fn default_out(dataset: &Dataset) -> PathBuf {
+    let name = dataset.name();
+    (1..)
+        .map(|n| PathBuf::from(format!("release-{name}-{n}")))
+        .find(|p| !p.exists())
+        .expect("a free name")
+}
+
+pub fn update(app: &mut App, action: Action) {
+    let Some(session) = &app.session else { return };
+    let depth = session.depth();
+    let rows = app.release.drawn.as_ref().map_or(0, |_| {
+        session
+            .dataset
+            .hierarchy
+            .level_len(LevelId(app.release.level.min(depth - 1)))
+    });
+    let state = &mut app.release;
+    match action {
+        Action::Draw => draw(app),
+        Action::Approve => {
+            if !state.undecided() || state.busy.is_some() {
+                let d = key(app, Action::Draw);
+                app.warn(format!("nothing to approve: draw a release first ({d})"));
+                return;
+            }
+            let out = default_out(&session.dataset);
+            app.ask(
+                InputPurpose::ExportDir,
+                "Export the approved release to the directory (must not exist, or be empty):",
+                &out.display().to_string(),
+            );
+        }
+        Action::Discard => {
+            if !state.undecided() || state.busy.is_some() {
+                let d = key(app, Action::Draw);
+                app.warn(format!("nothing to discard: draw a release first ({d})"));
+                return;
+            }
+            app.overlay = Some(Overlay::Confirm(Confirm::Discard));
+        }
+        Action::Cancel => {
+            if let Some(Busy::Drawing { cancelled, .. }) = &mut state.busy {
+                *cancelled = true;
+                app.outbox.push(Command::Cancel(JobKind::Draw));
+            }
+        }
+        Action::Up => state.scroll = state.scroll.saturating_sub(1),
+        Action::Down => state.scroll = (state.scroll + 1).min(rows.saturating_sub(1)),
+        Action::PageUp => state.scroll = state.scroll.saturating_sub(10),
+        Action::PageDown => state.scroll = (state.scroll + 10).min(rows.saturating_sub(1)),
+        Action::Left => {
+            state.level = state.level.saturating_sub(1);
+            state.scroll = 0;
+        }
+        Action::Right => {
+            state.level = (state.level + 1).min(depth - 1);
+            state.scroll = 0;
+        }
+        _ => {}
+    }
+}
+
+/// Starts a draw unless one is undecided or work is in progress.
+fn draw(app: &mut App) {
+    let Some(session) = &app.session else { return };
+    if app.release.undecided() {
+        let (a, x) = (key(app, Action::Approve), key(app, Action::Discard));
+        app.warn(format!(
+            "a drawn release is undecided: approve ({a}) or discard ({x}) it first"
+        ));
+        return;
+    }
+    if app.release.busy.is_some() {
+        let esc = key(app, Action::Cancel);
+        app.warn(format!(
+            "wait for the work in progress to finish ({esc} cancels a draw)"
+        ));
+        return;
+    }
+    let Some(ledger) = app.ledger.clone() else {
+        app.error("no coco home for the ledger: set COCO_HOME to a writable directory");
+        return;
+    };
+    app.outbox.push(Command::Start(Job::Draw {
+        dataset: session.dataset.clone(),
+        plan: session.plan.clone(),
+        ledger,
+    }));
+    app.release.busy = Some(Busy::Drawing {
+        progress: None,
+        cancelled: false,
+    });
+    app.release.error = None;
+    app.release.drawn = None;
+}
+
+/// Exports the undecided draw to `text` (an error keeps the field open).
+pub fn export(app: &mut App, text: &str) -> Result<(), String> {
+    if app.release.busy.is_some() {
+        return Err("wait for the work in progress to finish".into());
+    }
+    if text.is_empty() {
+        return Err("type a directory name".into());
+    }
+    let out = PathBuf::from(text);
+    check_output_free(&out).map_err(|e| e.to_string())?;
+    let (Some(drawn), Some(ledger)) = (&app.release.drawn, &app.ledger) else {
+        return Err("nothing to export".into());
+    };
+    let Some(lock) = drawn.lock.clone() else {
+        return Err("this draw is already decided".into());
+    };
+    app.outbox.push(Command::Start(Job::Export {
+        dataset: drawn.dataset.clone(),
+        plan: drawn.plan.clone(),
+        draw: drawn.draw.clone(),
+        ledger: ledger.clone(),
+        lock,
+        out: out.clone(),
+    }));
+    app.release.busy = Some(Busy::Exporting { out });
+    Ok(())
+}
+
+/// Records the undecided draw as discarded; `false` if there is none to record.
+pub fn discard(app: &mut App, note: &str) -> bool {
+    if app.release.busy.is_some() {
+        return false;
+    }
+    let (Some(drawn), Some(ledger)) = (&app.release.drawn, &app.ledger) else {
+        return false;
+    };
+    let Some(lock) = drawn.lock.clone() else {
+        return false;
+    };
+    app.outbox.push(Command::Start(Job::Discard {
+        dataset: drawn.dataset.clone(),
+        plan: drawn.plan.clone(),
+        draw: drawn.draw.clone(),
+        ledger: ledger.clone(),
+        lock,
+        note: note.to_string(),
+    }));
+    app.release.busy = Some(Busy::Discarding);
+    true
+}
+
+pub fn receive(app: &mut App, update: Update) {
+    match update {
+        Update::DrawProgress { done, total } => {
+            if let Some(Busy::Drawing { progress, .. }) = &mut app.release.busy {
+                *progress = Some((done, total));
+            }
+        }
+        Update::Drawn(result) => {
+            // A draw for a dataset since replaced is never shown (its lock drops here).
+            let Some(Busy::Drawing { cancelled, .. }) = app.release.busy.take() else {
+                return;
+            };
+            match (result, &app.session) {
+                // Never shown, so nothing was released: the lock is dropped with it.
+                (Ok(_), _) if cancelled => {
+                    app.info("draw cancelled: nothing was shown or recorded");
+                }
+                (Ok(d), Some(session)) => {
+                    let drawn = *d;
+                    app.release.drawn = Some(DrawnRelease {
+                        draw: Arc::new(drawn.draw),
+                        plan: session.plan.clone(),
+                        dataset: session.dataset.clone(),
+                        lock: Some(drawn.lock),
+                        decision: Decision::Undecided,
+                    });
+                    app.release.scroll = 0;
+                    let (a, x) = (key(app, Action::Approve), key(app, Action::Discard));
+                    app.info(format!(
+                        "drawn: review the tables and checks, then approve ({a}) or discard ({x})"
+                    ));
+                }
+                (Ok(_), None) => {}
+                (Err(e), _) if e == "cancelled" => {
+                    app.info("draw cancelled: nothing was drawn");
+                }
+                (Err(e), _) => {
+                    app.release.error = Some(e.clone());
+                    app.error(format!("no release drawn: {e}"));
+                }
+            }
+        }
+        Update::Exported(result) => {
+            app.release.busy = None;
+            let Some(drawn) = &mut app.release.drawn else {
+                return;
+            };
+            match result {
+                Ok(done) => {
+                    let (out, manifest) = *done;
+                    drawn.lock = None;
+                    drawn.decision = Decision::Exported {
+                        out: out.clone(),
+                        manifest: Box::new(manifest),
+                    };
+                    app.info(format!(
+                        "exported to {} and recorded in the ledger",
+                        out.display()
+                    ));
+                }
+                Err(failure) => {
+                    if failure.recorded {
+                        drawn.lock = None;
+                        drawn.decision = Decision::RecordedNotWritten {
+                            message: failure.message.clone(),
+                        };
+                    }
+                    app.release.error = Some(failure.message.clone());
+                    app.error(format!("export failed: {}", failure.message));
+                }
+            }
+            refresh_ledger(app);
+        }
+        Update::Discarded(result) => {
+            app.release.busy = None;
+            let Some(drawn) = &mut app.release.drawn else {
+                return;
+            };
+            match result {
+                Ok(()) => {
+                    drawn.lock = None;
+                    drawn.decision = Decision::Discarded;
+                    if app.quit_after_discard {
+                        app.quit = true;
+                    }
+                    app.info("discarded: recorded in the ledger; its ε stays spent");
+                }
+                Err(e) => {
+                    app.quit_after_discard = false;
+                    app.error(format!(
+                        "could not record the discard (the draw is still undecided): {e}"
+                    ));
+                }
+            }
+            refresh_ledger(app);
+        }
+        _ => {}
+    }
+}
+
+fn refresh_ledger(app: &mut App) {
+    let ledger = app.ledger.clone();
+    if let Some(s) = &mut app.session {
+        s.refresh_ledger(ledger.as_ref());
+    }
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let checks = app.release.drawn.as_ref().map(check_lines);
+    // Each line takes as many rows as it wraps to.
+    let checks_height = checks.as_ref().map_or(0, |lines| {
+        lines
+            .iter()
+            .map(|l| l.width().div_ceil(area.width.max(1) as usize).max(1) as u16)
+            .sum()
+    });
+    let check_lines_or_none = checks;
+    let [summary, status, checks_area, table] = Layout::vertical([
+        Constraint::Length(4),
+        Constraint::Length(2),
+        Constraint::Length(checks_height),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    render_summary(frame, summary, app, session);
+    render_status(frame, status, app);
+    if let (Some(drawn), Some(lines)) = (&app.release.drawn, check_lines_or_none) {
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), checks_area);
+        render_table(frame, table, app, drawn);
+    }
+}
+
+fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let plan = app
+        .release
+        .drawn
+        .as_ref()
+        .map_or(&session.plan, |d| &d.plan);
+    let levels: Vec<String> = plan
+        .levels
+        .iter()
+        .map(|l| format!("{} {} {}", l.name, l.epsilon, l.method.name()))
+        .collect();
+    let total = plan
+        .total_epsilon()
+        .map(|t| t.to_string())
+        .unwrap_or_default();
+    let k = match &plan.max_size {
+        MaxSize::Fixed(k) => int(u64::from(*k)),
+        MaxSize::Estimate { epsilon } => format!("estimated with ε = {epsilon}"),
+    };
+    let status = &session.ledger;
+    let mut lines = vec![
+        Line::from(
+            [
+                vec![Span::styled(
+                    if app.release.drawn.is_some() {
+                        "Plan of this draw "
+                    } else {
+                        "Plan "
+                    },
+                    theme::heading(),
+                )],
+                widgets::field("total ε =", total),
+                widgets::field(" · K", k),
+                widgets::field(" · consistency", plan.consistency.name()),
+            ]
+            .concat(),
+        ),
+        Line::from(widgets::field("levels", levels.join(" · "))),
+        Line::from(
+            [
+                vec![Span::styled("Ledger ", theme::heading())],
+                widgets::field(
+                    "ε spent on this dataset",
+                    format!("{} in {} draw(s)", status.spent_text(), status.releases),
+                ),
+                widgets::field(
+                    " · cap",
+                    status.cap.as_ref().map_or("none".into(), |c| c.to_string()),
+                ),
+            ]
+            .concat(),
+        ),
+    ];
+    if let Some(total) = plan.total_epsilon() {
+        if app.release.drawn.is_none() && status.exceeds_cap(&total) {
+            lines.push(Line::styled(
+                format!("⚠ a draw of ε = {total} would exceed the cap and be refused"),
+                theme::warning(),
+            ));
+        } else if app
+            .release
+            .drawn
+            .as_ref()
+            .is_some_and(|d| d.plan != session.plan)
+        {
+            lines.push(Line::styled(
+                "the plan has changed since this draw: the draw keeps the plan it was made with",
+                theme::dim(),
+            ));
+        }
+    }
+    frame.render_widget(Paragraph::new(lines), area);
+}
+
+fn render_status(frame: &mut Frame, area: Rect, app: &App) {
+    let state = &app.release;
+    if let Some(Busy::Drawing { progress, .. }) = &state.busy {
+        let (ratio, label) = match progress {
+            Some((done, total)) => (
+                *done as f64 / (*total).max(1) as f64,
+                format!(
+                    "drawing with OS randomness: {done} of {total} regions measured · {} cancels",
+                    key(app, Action::Cancel)
+                ),
+            ),
+            None => (
+                0.0,
+                format!(
+                    "taking the ledger lock and checking the cap… · {} cancels",
+                    key(app, Action::Cancel)
+                ),
+            ),
+        };
+        frame.render_widget(
+            Gauge::default()
+                .ratio(ratio.clamp(0.0, 1.0))
+                .label(label)
+                .gauge_style(theme::key()),
+            Rect { height: 1, ..area },
+        );
+        return;
+    }
+    let (d_key, a_key, x_key) = (
+        key(app, Action::Draw),
+        key(app, Action::Approve),
+        key(app, Action::Discard),
+    );
+    let line = match (&state.busy, &state.drawn) {
+        (Some(Busy::Exporting { out }), _) => Line::raw(format!(
+            "exporting to {} and recording in the ledger…",
+            out.display()
+        )),
+        (Some(Busy::Discarding), _) => Line::raw("recording the discard in the ledger…"),
+        (_, None) => match &state.error {
+            Some(e) => Line::styled(format!("no release drawn: {e}"), theme::error()),
+            None => Line::raw(format!(
+                "{d_key} draws one release with fresh OS randomness (never the preview seed). Drawing spends the plan's ε: \
+                 every draw is recorded in the ledger, whether it is exported or discarded."
+            )),
+        },
+        (_, Some(d)) => match &d.decision {
+            Decision::Undecided => Line::from(vec![
+                Span::styled("UNDECIDED ", theme::warning()),
+                Span::raw(format!(
+                    "draw of ε = {}: {a_key} approves and exports it, {x_key} discards it (its ε stays spent either way)",
+                    d.draw.epsilon
+                )),
+            ]),
+            Decision::Exported { out, manifest } => Line::from(vec![
+                Span::styled("EXPORTED ", theme::ok()),
+                Span::raw(format!(
+                    "to {} · manifest checks {} · recorded in the ledger",
+                    out.display(),
+                    if record_passed(&manifest.checks) {
+                        "all passed"
+                    } else {
+                        "FAILED"
+                    }
+                )),
+            ]),
+            Decision::Discarded => Line::from(vec![
+                Span::styled("DISCARDED ", theme::warning()),
+                Span::raw(format!(
+                    "recorded in the ledger: ε = {} stays spent. {d_key} draws again (spends ε again).",
+                    d.draw.epsilon
+                )),
+            ]),
+            Decision::RecordedNotWritten { message } => Line::from(vec![
+                Span::styled("NOT WRITTEN ", theme::error()),
+                Span::raw(format!("recorded in the ledger as spent: {message}")),
+            ]),
+        },
+    };
+    frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), area);
+}
+
+/// Whether every check recorded in a manifest passed.
+pub fn record_passed(c: &ChecksRecord) -> bool {
+    c.integral && c.nonnegative && c.group_totals && c.consistent && c.within_max_size
+}
+
+/// The cells of the census-style table: sizes 0–6 and 7 or more.
+pub fn wide_cells(h: &crate::histogram::CountOfCounts) -> [u64; 8] {
+    let mut cells = [0u64; 8];
+    for &(size, count) in h.pairs() {
+        cells[(size as usize).min(7)] += count;
+    }
+    cells
+}
+
+fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) {
+    let h = &drawn.dataset.hierarchy;
+    let level = LevelId(app.release.level.min(h.depth() - 1));
+    let mut ids: Vec<NodeId> = h.level_nodes(level).collect();
+    ids.sort_by(|a, b| h.node(*a).display_id.cmp(&h.node(*b).display_id));
+    let block = widgets::block(format!(
+        " Public output: released counts of level {} by group size ({}{} level, {}{} scroll) ",
+        h.level_name(level),
+        key(app, Action::Left),
+        key(app, Action::Right),
+        key(app, Action::Up),
+        key(app, Action::Down)
+    ));
+    let inner = block.inner(area);
+    let visible = inner.height.saturating_sub(1) as usize;
+    let first = app
+        .release
+        .scroll
+        .min(ids.len().saturating_sub(visible.max(1)));
+    let with_names = inner.width >= 96;
+    let mut header = vec![Cell::from("region")];
+    if with_names {
+        header.push(Cell::from("name"));
+    }
+    header.push(Cell::from(format!("{:>8}", "groups")));
+    header.extend((0..7).map(|s| Cell::from(format!("{s:>7}"))));
+    header.push(Cell::from(format!("{:>7}", "7+")));
+    let rows: Vec<Row> = ids
+        .iter()
+        .skip(first)
+        .take(visible)
+        .map(|&id| {
+            let node = h.node(id);
+            let hist = &drawn.draw.histograms[id.index()];
+            let mut cells = vec![Cell::from(node.display_id.clone())];
+            if with_names {
+                cells.push(Cell::from(node.name.clone().unwrap_or_default()));
+            }
+            cells.push(Cell::from(format!("{:>8}", int(hist.groups()))));
+            cells.extend(
+                wide_cells(hist)
+                    .iter()
+                    .map(|c| Cell::from(format!("{:>7}", int(*c)))),
+            );
+            Row::new(cells)
+        })
+        .collect();
+    let mut widths = vec![Constraint::Length(13)];
+    if with_names {
+        widths.push(Constraint::Length(18));
+    }
+    widths.push(Constraint::Length(8));
+    widths.extend((0..8).map(|_| Constraint::Length(7)));
+    frame.render_widget(
+        Table::new(rows, widths)
+            .column_spacing(0)
+            .header(Row::new(header).style(theme::heading()))
+            .block(block),
+        area,
+    );
+}
+
+/// The structural checks and how the draw was made.
+fn check_lines(drawn: &DrawnRelease) -> Vec<Line<'static>> {
+    let d = &drawn.draw;
+    let c = &d.checks;
+    let mut checks = vec![Span::styled("Checks ", theme::heading())];
+    for (name, ok) in [
+        ("integral".to_string(), c.integral),
+        ("nonnegative".to_string(), c.nonnegative),
+        ("totals = public G".to_string(), c.group_totals),
+        ("parents = Σ children".to_string(), c.consistent),
+        (
+            format!("sizes ≤ K = {}", int(u64::from(d.max_size))),
+            c.within_max_size,
+        ),
+    ] {
+        if checks.len() > 1 {
+            checks.push(Span::raw("  "));
+        }
+        checks.push(Span::styled(
+            if ok { "✓ " } else { "✗ " },
+            widgets::check_style(ok),
+        ));
+        checks.push(Span::raw(name));
+    }
+    let mut lines = vec![
+        Line::from(checks),
+        Line::from(
+            [
+                widgets::field("ε (from the measurements)", d.epsilon.to_string()),
+                widgets::field(" · consistency", d.consistency.name()),
+                widgets::field(
+                    " · noise",
+                    match d.randomness {
+                        Randomness::Os => "fresh OS randomness".to_string(),
+                        Randomness::Seeded { seed } => format!("seed {seed}"),
+                    },
+                ),
+            ]
+            .concat(),
+        ),
+    ];
+    if d.randomness.is_reproducible() {
+        lines.push(Line::styled(
+            "seeded noise: reproducible, NOT FOR PUBLICATION",
+            theme::error(),
+        ));
+    }
+    if let Some(f) = &d.fallback {
+        lines.push(Line::styled(f.clone(), theme::warning()));
+    }
+    for p in c.problems.iter().take(4) {
+        lines.push(Line::styled(p.clone(), theme::error()));
+    }
+    lines
+}

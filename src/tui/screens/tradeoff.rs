@@ -1,0 +1,811 @@
+//! The Trade-off screen: what more or less ε buys. CONFIDENTIAL DIAGNOSTICS.
+//!
+//! * Sweep: one level's ε scaled by [`SWEEP_FACTORS`] (¼× to 4×) with the others fixed,
+//!   and every level's mean error of the consistent release, on log axes, the current
+//!   choice marked ([`crate::tradeoff::sweep_level`]).
+//! * Frontier: at the plan's total, per-level error as the leaves' share grows, beside
+//!   the bottom-up baseline, and the recommended allocation
+//!   ([`crate::tradeoff::frontier`], [`crate::tradeoff::recommend`] with equal weights).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Style};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Cell, Chart, Dataset, Gauge, GraphType, Paragraph, Row, Table, Wrap};
+
+use crate::data::LevelId;
+use crate::preview::fmt_num;
+use crate::privacy::Epsilon;
+use crate::tradeoff::{AllocationPoint, Frontier, SWEEP_FACTORS, SweepProgress};
+
+use super::super::action::{Action, Context};
+use super::super::app::{App, Command, InputPurpose};
+use super::super::session::Session;
+use super::super::theme;
+use super::super::widgets::{self, stat};
+use super::super::worker::{Job, JobKind, Update};
+use super::preview::{BANNER, toggle_seed};
+
+/// Which chart is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum View {
+    Sweep,
+    Frontier,
+}
+
+/// A run in progress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Running {
+    pub revision: u64,
+    /// The level swept (for a sweep).
+    pub level: usize,
+    pub progress: Option<SweepProgress>,
+}
+
+#[derive(Clone, Debug)]
+pub struct SweepResult {
+    pub level: usize,
+    pub points: Vec<AllocationPoint>,
+    pub revision: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct FrontierResult {
+    pub frontier: Box<Frontier>,
+    pub revision: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct TradeoffState {
+    /// The level swept.
+    pub level: usize,
+    pub view: View,
+    pub trials: usize,
+    pub sweep: Option<SweepResult>,
+    pub frontier: Option<FrontierResult>,
+    pub sweep_run: Option<Running>,
+    pub frontier_run: Option<Running>,
+}
+
+impl Default for TradeoffState {
+    fn default() -> Self {
+        TradeoffState::for_depth(1)
+    }
+}
+
+impl TradeoffState {
+    /// The leaf level selected (where most of the budget usually goes).
+    pub fn for_depth(depth: usize) -> TradeoffState {
+        TradeoffState {
+            level: depth.saturating_sub(1),
+            view: View::Sweep,
+            trials: 3,
+            sweep: None,
+            frontier: None,
+            sweep_run: None,
+            frontier_run: None,
+        }
+    }
+}
+
+/// The index of the factor 1 (the current choice) in [`SWEEP_FACTORS`].
+pub fn current_point() -> usize {
+    SWEEP_FACTORS
+        .iter()
+        .position(|&(n, d)| n == d)
+        .expect("1× is swept")
+}
+
+pub fn update(app: &mut App, action: Action) {
+    let Some(session) = &app.session else { return };
+    let depth = session.depth();
+    let state = &mut app.tradeoff;
+    match action {
+        Action::Left => state.level = state.level.saturating_sub(1),
+        Action::Right => state.level = (state.level + 1).min(depth - 1),
+        Action::ToggleView => {
+            state.view = match state.view {
+                View::Sweep => View::Frontier,
+                View::Frontier => View::Sweep,
+            }
+        }
+        Action::Run => start(app),
+        Action::Cancel => {
+            let kind = match state.view {
+                View::Sweep if state.sweep_run.is_some() => Some(JobKind::Sweep),
+                View::Frontier if state.frontier_run.is_some() => Some(JobKind::Frontier),
+                _ => None,
+            };
+            if let Some(k) = kind {
+                app.outbox.push(Command::Cancel(k));
+            }
+        }
+        Action::TypeTrials => {
+            let current = state.trials.to_string();
+            app.ask(
+                InputPurpose::TradeoffTrials,
+                "Trials per point of a sweep or frontier (1 to 1000):",
+                &current,
+            );
+        }
+        Action::ToggleSeed => toggle_seed(app),
+        Action::ApplyRecommendation => apply_recommendation(app),
+        _ => {}
+    }
+}
+
+/// Starts the shown view's run (latest request wins).
+fn start(app: &mut App) {
+    let Some(session) = &app.session else { return };
+    let state = &mut app.tradeoff;
+    let running = Some(Running {
+        revision: session.revision,
+        level: state.level,
+        progress: None,
+    });
+    let job = match state.view {
+        View::Sweep => {
+            state.sweep_run = running;
+            Job::Sweep {
+                dataset: session.dataset.clone(),
+                plan: session.plan.clone(),
+                level: LevelId(state.level),
+                trials: state.trials,
+                seed: app.preview_seed,
+            }
+        }
+        View::Frontier => {
+            state.frontier_run = running;
+            Job::Frontier {
+                dataset: session.dataset.clone(),
+                plan: session.plan.clone(),
+                trials: state.trials,
+                seed: app.preview_seed,
+            }
+        }
+    };
+    app.outbox.push(Command::Start(job));
+}
+
+fn apply_recommendation(app: &mut App) {
+    let Some(session) = &mut app.session else {
+        return;
+    };
+    let Some(rec) = app
+        .tradeoff
+        .frontier
+        .as_ref()
+        .and_then(|f| f.frontier.recommendation.as_ref())
+    else {
+        let (v, r) = (key(app, Action::ToggleView), key(app, Action::Run));
+        app.warn(format!(
+            "no recommendation yet: show the frontier ({v}) and run it ({r})"
+        ));
+        return;
+    };
+    let budgets: Result<Vec<Epsilon>, _> = rec.budgets.iter().map(|b| Epsilon::parse(b)).collect();
+    let result = budgets
+        .map_err(|e| e.to_string())
+        .and_then(|b| session.set_budgets(b));
+    match result {
+        Ok(()) => {
+            session.preset = super::super::session::Preset::Custom;
+            let text = rec.budgets.join(" / ");
+            app.info(format!("plan budgets set to the recommendation: {text}"));
+        }
+        Err(e) => app.error(e),
+    }
+}
+
+pub fn receive(app: &mut App, update: Update) {
+    let state = &mut app.tradeoff;
+    let failed = |e: String| {
+        if e == "cancelled" {
+            (super::super::app::Tone::Info, "cancelled".to_string())
+        } else {
+            (super::super::app::Tone::Error, format!("failed: {e}"))
+        }
+    };
+    match update {
+        Update::SweepProgress(p) => {
+            if let Some(r) = &mut state.sweep_run {
+                r.progress = Some(p);
+            }
+        }
+        Update::FrontierProgress(p) => {
+            if let Some(r) = &mut state.frontier_run {
+                r.progress = Some(p);
+            }
+        }
+        Update::Swept(result) => {
+            let Some(run) = state.sweep_run.take() else {
+                return;
+            };
+            match result {
+                Ok(points) => {
+                    state.sweep = Some(SweepResult {
+                        level: run.level,
+                        points,
+                        revision: run.revision,
+                    })
+                }
+                Err(e) => {
+                    let (tone, text) = failed(e);
+                    app.message = Some((tone, format!("sweep {text}")));
+                }
+            }
+        }
+        Update::Frontier(result) => {
+            let Some(run) = state.frontier_run.take() else {
+                return;
+            };
+            match result {
+                Ok(frontier) => {
+                    state.frontier = Some(FrontierResult {
+                        frontier,
+                        revision: run.revision,
+                    })
+                }
+                Err(e) => {
+                    let (tone, text) = failed(e);
+                    app.message = Some((tone, format!("frontier {text}")));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The key of a Trade-off action, for the screen's sentences.
+fn key(app: &App, action: Action) -> String {
+    app.keymap.key(Context::Tradeoff, action)
+}
+
+/// A level's colour in the charts.
+pub fn level_style(level: usize) -> Style {
+    const COLORS: [Color; 6] = [
+        Color::Yellow,
+        Color::Cyan,
+        Color::Green,
+        Color::Magenta,
+        Color::Blue,
+        Color::Red,
+    ];
+    Style::new().fg(COLORS[level % COLORS.len()])
+}
+
+pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let [banner, status, body] = Layout::vertical([
+        Constraint::Length(if area.width >= 150 { 1 } else { 2 }),
+        Constraint::Length(1),
+        Constraint::Min(0),
+    ])
+    .areas(area);
+    frame.render_widget(
+        Paragraph::new(Line::styled(BANNER, theme::confidential())).wrap(Wrap { trim: true }),
+        banner,
+    );
+    render_status(frame, status, app, session);
+    let names = session.dataset.hierarchy.level_names();
+    match app.tradeoff.view {
+        View::Sweep => match &app.tradeoff.sweep {
+            Some(s) => render_sweep(frame, body, s, names),
+            None => empty(
+                frame,
+                body,
+                &format!(
+                    "No sweep yet: {}{} picks the level, {} sweeps its ε from ¼× to 4× ({}: frontier view).",
+                    key(app, Action::Left),
+                    key(app, Action::Right),
+                    key(app, Action::Run),
+                    key(app, Action::ToggleView)
+                ),
+            ),
+        },
+        View::Frontier => match &app.tradeoff.frontier {
+            Some(f) => render_frontier(
+                frame,
+                body,
+                &f.frontier,
+                &key(app, Action::ApplyRecommendation),
+            ),
+            None => empty(
+                frame,
+                body,
+                &format!(
+                    "No frontier yet: {} runs it at the plan's total ε ({}: sweep view).",
+                    key(app, Action::Run),
+                    key(app, Action::ToggleView)
+                ),
+            ),
+        },
+    }
+}
+
+fn empty(frame: &mut Frame, area: Rect, text: &str) {
+    frame.render_widget(
+        Paragraph::new(text.to_string()).wrap(Wrap { trim: true }),
+        area,
+    );
+}
+
+fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+    let state = &app.tradeoff;
+    let (run, what) = match state.view {
+        View::Sweep => (&state.sweep_run, "sweep"),
+        View::Frontier => (&state.frontier_run, "frontier"),
+    };
+    if let Some(run) = run {
+        let (ratio, label) = match run.progress {
+            Some(p) => {
+                let t = p.trial;
+                let within = (t.trial as f64 + t.nodes_done as f64 / t.nodes.max(1) as f64)
+                    / t.trials.max(1) as f64;
+                (
+                    ((p.point as f64 + within) / p.points.max(1) as f64).clamp(0.0, 1.0),
+                    format!(
+                        "{what}: point {}/{}, trial {}/{} · {} cancels",
+                        p.point + 1,
+                        p.points,
+                        (t.trial + 1).min(t.trials),
+                        t.trials,
+                        key(app, Action::Cancel)
+                    ),
+                )
+            }
+            None => (
+                0.0,
+                format!("{what}: starting… · {} cancels", key(app, Action::Cancel)),
+            ),
+        };
+        frame.render_widget(
+            Gauge::default()
+                .ratio(ratio)
+                .label(label)
+                .gauge_style(theme::key()),
+            area,
+        );
+        return;
+    }
+    let level_name = session
+        .dataset
+        .hierarchy
+        .level_name(LevelId(state.level))
+        .to_string();
+    let mut spans = match state.view {
+        View::Sweep => widgets::field(
+            "sweep of level",
+            format!(
+                "{level_name} ({}{})",
+                key(app, Action::Left),
+                key(app, Action::Right)
+            ),
+        ),
+        View::Frontier => {
+            widgets::field("frontier at total ε =", session.levels_total().to_string())
+        }
+    };
+    spans.extend(widgets::field(
+        " · trials per point",
+        state.trials.to_string(),
+    ));
+    spans.extend(widgets::field(
+        " · seed",
+        app.preview_seed
+            .map_or("OS randomness".into(), |s| s.to_string()),
+    ));
+    let revision = match state.view {
+        View::Sweep => state.sweep.as_ref().map(|s| s.revision),
+        View::Frontier => state.frontier.as_ref().map(|f| f.revision),
+    };
+    if revision.is_some_and(|r| r != session.revision) {
+        spans.push(Span::raw(" "));
+        spans.push(Span::styled(
+            format!(
+                " STALE: the plan changed; {} runs it again ",
+                key(app, Action::Run)
+            ),
+            theme::stale(),
+        ));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// log10, for log axes.
+fn lg(x: f64) -> f64 {
+    x.max(1e-9).log10()
+}
+
+/// Bounds of a log axis and three labels (low, middle, high) in real units.
+fn log_axis(values: impl Iterator<Item = f64>) -> ([f64; 2], Vec<String>) {
+    let (lo, hi) = values
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), v| {
+            (a.min(v), b.max(v))
+        });
+    let (lo, hi) = if lo.is_finite() {
+        (lg(lo), lg(hi))
+    } else {
+        (0.0, 1.0)
+    };
+    let (lo, hi) = if hi - lo < 1e-6 {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        (lo, hi)
+    };
+    let labels = [lo, (lo + hi) / 2.0, hi]
+        .iter()
+        .map(|v| fmt_num(10f64.powf(*v)))
+        .collect();
+    ([lo, hi], labels)
+}
+
+fn split(area: Rect, table_rows: u16) -> (Rect, Rect) {
+    if area.width >= 140 {
+        let [chart, table] =
+            Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)])
+                .areas(area);
+        (chart, table)
+    } else {
+        let [chart, table] =
+            Layout::vertical([Constraint::Min(8), Constraint::Length(table_rows + 3)]).areas(area);
+        (chart, table)
+    }
+}
+
+/// What a trade-off chart draws, per level: a line, marked points and (for the
+/// frontier) a reference line; with the axes' bounds and labels. Log scales are log10.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartData {
+    pub lines: Vec<Vec<(f64, f64)>>,
+    pub marks: Vec<Vec<(f64, f64)>>,
+    pub references: Vec<Vec<(f64, f64)>>,
+    pub x_bounds: [f64; 2],
+    pub x_labels: Vec<String>,
+    pub y_bounds: [f64; 2],
+    pub y_labels: Vec<String>,
+}
+
+/// A sweep on log–log axes, the current plan's point marked on every level's line.
+pub fn sweep_chart(sweep: &SweepResult, levels: usize) -> ChartData {
+    let current = current_point();
+    let lines: Vec<Vec<(f64, f64)>> = (0..levels)
+        .map(|l| {
+            sweep
+                .points
+                .iter()
+                .map(|p| (lg(p.x), lg(p.consistent[l].mean)))
+                .collect()
+        })
+        .collect();
+    let marks = lines
+        .iter()
+        .map(|s| s.get(current).copied().into_iter().collect())
+        .collect();
+    let (x_bounds, x_labels) = log_axis(sweep.points.iter().map(|p| p.x));
+    let (y_bounds, y_labels) = log_axis(
+        sweep
+            .points
+            .iter()
+            .flat_map(|p| p.consistent.iter().map(|c| c.mean)),
+    );
+    ChartData {
+        lines,
+        marks,
+        references: vec![Vec::new(); levels],
+        x_bounds,
+        x_labels,
+        y_bounds,
+        y_labels,
+    }
+}
+
+/// The frontier: leaf share in percent against log error, bottom-up as a dotted
+/// horizontal line per level, the recommended point marked.
+pub fn frontier_chart(f: &Frontier) -> ChartData {
+    let n = f.levels.len();
+    let lines: Vec<Vec<(f64, f64)>> = (0..n)
+        .map(|l| {
+            f.points
+                .iter()
+                .map(|p| (p.x * 100.0, lg(p.consistent[l].mean)))
+                .collect()
+        })
+        .collect();
+    let (x0, x1) = f.points.iter().fold((100.0f64, 0.0f64), |(a, b), p| {
+        (a.min(p.x * 100.0), b.max(p.x * 100.0))
+    });
+    let (x0, x1) = if x1 - x0 < 1e-9 {
+        (x0 - 1.0, x1 + 1.0)
+    } else {
+        (x0, x1)
+    };
+    let references = f
+        .bottom_up
+        .iter()
+        .map(|b| {
+            (0..=24)
+                .map(|i| (x0 + (x1 - x0) * f64::from(i) / 24.0, lg(b.mean)))
+                .collect()
+        })
+        .collect();
+    let marks = lines
+        .iter()
+        .map(|s| {
+            f.recommendation
+                .as_ref()
+                .and_then(|r| s.get(r.point).copied())
+                .into_iter()
+                .collect()
+        })
+        .collect();
+    let (y_bounds, y_labels) = log_axis(
+        f.points
+            .iter()
+            .flat_map(|p| p.consistent.iter().map(|c| c.mean))
+            .chain(f.bottom_up.iter().map(|b| b.mean)),
+    );
+    ChartData {
+        lines,
+        marks,
+        references,
+        x_bounds: [x0, x1],
+        x_labels: vec![format!("{x0:.0}%"), format!("{x1:.0}%")],
+        y_bounds,
+        y_labels,
+    }
+}
+
+/// The chart widget for prepared data: lines in the levels' colours, marks drawn with
+/// `mark`, references dotted.
+fn chart<'a>(
+    data: &'a ChartData,
+    names: &[String],
+    mark: Marker,
+    title: String,
+    x_title: String,
+) -> Chart<'a> {
+    let mut datasets = Vec::new();
+    for (l, line) in data.lines.iter().enumerate() {
+        datasets.push(
+            Dataset::default()
+                .name(names[l].clone())
+                .marker(Marker::Braille)
+                .graph_type(GraphType::Line)
+                .style(level_style(l))
+                .data(line),
+        );
+        datasets.push(
+            Dataset::default()
+                .marker(Marker::Dot)
+                .style(level_style(l))
+                .data(&data.references[l]),
+        );
+        datasets.push(
+            Dataset::default()
+                .marker(mark)
+                .style(level_style(l))
+                .data(&data.marks[l]),
+        );
+    }
+    Chart::new(datasets)
+        .block(widgets::block(title))
+        .x_axis(
+            Axis::default()
+                .title(x_title)
+                .bounds(data.x_bounds)
+                .labels(data.x_labels.clone()),
+        )
+        .y_axis(
+            Axis::default()
+                .title("EMD")
+                .bounds(data.y_bounds)
+                .labels(data.y_labels.clone()),
+        )
+}
+
+fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[String]) {
+    let (chart_area, table_area) = split(area, sweep.points.len() as u16);
+    let current = current_point();
+    let swept = &names[sweep.level];
+    let data = sweep_chart(sweep, names.len());
+    frame.render_widget(
+        chart(
+            &data,
+            names,
+            Marker::Dot,
+            format!(
+                " Mean EMD per level (consistent) as ε({swept}) varies · log axes · • = current plan "
+            ),
+            format!("ε {swept}"),
+        ),
+        chart_area,
+    );
+    let mut header = vec![Cell::from(format!("ε {swept}")), Cell::from("×")];
+    header.extend(names.iter().map(|n| Cell::from(n.clone())));
+    let rows: Vec<Row> = sweep
+        .points
+        .iter()
+        .zip(SWEEP_FACTORS)
+        .enumerate()
+        .map(|(i, (p, (n, d)))| {
+            let mut cells = vec![
+                Cell::from(p.budgets[sweep.level].clone()),
+                Cell::from(if d == 1 {
+                    format!("{n}")
+                } else {
+                    format!("{n}/{d}")
+                }),
+            ];
+            cells.extend(p.consistent.iter().map(|c| Cell::from(stat(*c))));
+            let row = Row::new(cells);
+            if i == current {
+                row.style(theme::heading())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let mut widths = vec![Constraint::Length(12), Constraint::Length(4)];
+    widths.extend(names.iter().map(|_| Constraint::Length(15)));
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(Row::new(header).style(theme::heading()))
+            .block(widgets::block(" Sweep (bold: the current plan) ")),
+        table_area,
+    );
+}
+
+fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier, apply_key: &str) {
+    let [main, rec] = Layout::vertical([Constraint::Min(6), Constraint::Length(2)]).areas(area);
+    let (chart_area, table_area) = split(main, f.points.len() as u16 + 1);
+    let data = frontier_chart(f);
+    frame.render_widget(
+        chart(
+            &data,
+            &f.levels,
+            Marker::Block,
+            " Mean EMD per level vs the leaves' share of the total · log y · dots: bottom-up · █ recommended ".into(),
+            "leaf share %".into(),
+        ),
+        chart_area,
+    );
+    let mut header = vec![Cell::from("leaf share"), Cell::from("budgets (root first)")];
+    header.extend(f.levels.iter().map(|n| Cell::from(n.clone())));
+    let mut rows: Vec<Row> = f
+        .points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let star = f.recommendation.as_ref().is_some_and(|r| r.point == i);
+            let mut cells = vec![
+                Cell::from(format!(
+                    "{:.0}%{}",
+                    p.x * 100.0,
+                    if star { " ★" } else { "" }
+                )),
+                Cell::from(p.budgets.join(" / ")),
+            ];
+            cells.extend(p.consistent.iter().map(|c| Cell::from(stat(*c))));
+            let row = Row::new(cells);
+            if star {
+                row.style(theme::heading())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let mut bu = vec![
+        Cell::from("bottom-up"),
+        Cell::from(format!("all {} on the leaves", f.total_epsilon)),
+    ];
+    bu.extend(f.bottom_up.iter().map(|b| Cell::from(stat(*b))));
+    rows.push(Row::new(bu).style(theme::dim()));
+    let mut widths = vec![Constraint::Length(10), Constraint::Length(31)];
+    widths.extend(f.levels.iter().map(|_| Constraint::Length(15)));
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(Row::new(header).style(theme::heading()))
+            .block(widgets::block(format!(
+                " Frontier at total ε = {} ({} trial(s) per point) ",
+                f.total_epsilon, f.trials
+            ))),
+        table_area,
+    );
+    let text = match &f.recommendation {
+        Some(r) => {
+            let ratios: Vec<String> = r.ratios.iter().map(|x| format!("{x:.2}×")).collect();
+            Line::from(vec![
+                Span::styled("★ Recommended ", theme::heading()),
+                Span::raw(format!(
+                    "{} — error vs bottom-up per level {}; {} puts these budgets in the plan",
+                    r.budgets.join(" / "),
+                    ratios.join(", "),
+                    apply_key
+                )),
+            ])
+        }
+        None => Line::raw("no recommendation"),
+    };
+    frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), rec);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::preview::Stat;
+    use crate::tradeoff::Recommendation;
+
+    fn stat(mean: f64) -> Stat {
+        Stat { mean, se: 0.0 }
+    }
+
+    fn point(x: f64, means: &[f64]) -> AllocationPoint {
+        AllocationPoint {
+            budgets: vec![],
+            x,
+            consistent: means.iter().map(|&m| stat(m)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_log_axis_spans_the_values_and_labels_them_in_real_units() {
+        let (bounds, labels) = log_axis([10.0, 1000.0, 0.0, f64::NAN].into_iter());
+        assert_eq!(bounds, [1.0, 3.0]);
+        assert_eq!(labels, ["10.0", "100.0", "1,000"]);
+        // One value: a decade around it.
+        let (bounds, _) = log_axis([100.0].into_iter());
+        assert_eq!(bounds, [1.5, 2.5]);
+    }
+
+    #[test]
+    fn the_sweep_chart_marks_the_current_plan_on_every_level() {
+        let points: Vec<AllocationPoint> = SWEEP_FACTORS
+            .iter()
+            .map(|&(n, d)| {
+                let x = n as f64 / d as f64;
+                point(x, &[100.0 / x, 10.0 / x])
+            })
+            .collect();
+        let sweep = SweepResult {
+            level: 1,
+            points,
+            revision: 0,
+        };
+        let data = sweep_chart(&sweep, 2);
+        assert_eq!(data.lines.len(), 2);
+        assert!(data.lines.iter().all(|l| l.len() == SWEEP_FACTORS.len()));
+        // Factor 1: x = log10(1) = 0, errors 100 and 10.
+        assert_eq!(data.marks, vec![vec![(0.0, 2.0)], vec![(0.0, 1.0)]]);
+        assert!((data.x_bounds[0] - 0.25f64.log10()).abs() < 1e-12);
+        assert!((data.y_bounds[1] - 400f64.log10()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_frontier_chart_draws_bottom_up_flat_and_marks_the_recommendation() {
+        let f = Frontier {
+            notice: "",
+            total_epsilon: "1".into(),
+            levels: vec!["a".into(), "b".into()],
+            points: vec![point(0.5, &[50.0, 30.0]), point(0.8, &[80.0, 12.0])],
+            bottom_up: vec![stat(100.0), stat(10.0)],
+            trials: 1,
+            recommendation: Some(Recommendation {
+                point: 1,
+                budgets: vec![],
+                ratios: vec![],
+                reason: String::new(),
+            }),
+        };
+        let data = frontier_chart(&f);
+        assert_eq!(data.x_bounds, [50.0, 80.0]);
+        assert_eq!(data.x_labels, ["50%", "80%"]);
+        assert_eq!(data.marks[0], vec![(80.0, 80f64.log10())]);
+        for (reference, b) in data.references.iter().zip([100.0f64, 10.0]) {
+            assert_eq!(reference.first().unwrap().0, 50.0);
+            assert_eq!(reference.last().unwrap().0, 80.0);
+            assert!(reference.iter().all(|p| p.1 == b.log10()));
+        }
+    }
+}

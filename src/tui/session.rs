@@ -1,0 +1,487 @@
+//! The open dataset and the plan being edited: what every screen shares.
+//!
+//! Every change to the plan goes through a method here that bumps
+//! [`Session::revision`], so results computed from an older plan can say they are stale.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::consistency::{Consistency, MergeRule};
+use crate::data::{Dataset, LevelId, NodeId};
+use crate::estimate::{Method, noise_variance};
+use crate::histogram::Size;
+use crate::inspect::Summary;
+use crate::noise::DiscreteLaplace;
+use crate::preview;
+use crate::privacy::Epsilon;
+use crate::release::ledger::Ledger;
+use crate::release::plan::{Allocation, MAX_K, MaxSize, ReleasePlan, allocate};
+
+/// The K of a new plan (the same default as `coco plan`).
+pub const DEFAULT_MAX_SIZE: Size = 10_000;
+
+/// The ε that estimating K gets when the operator first asks for it.
+pub const DEFAULT_MAX_SIZE_EPSILON: &str = "0.01";
+
+/// How the total ε is split over the levels.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Preset {
+    Uniform,
+    /// Each level gets `ratio` times its parent's share (Qardaji et al. §3.5).
+    Geometric {
+        ratio: Epsilon,
+    },
+    /// Budgets set level by level.
+    Custom,
+}
+
+impl Preset {
+    pub fn describe(&self) -> String {
+        match self {
+            Preset::Uniform => "uniform".into(),
+            Preset::Geometric { ratio } => format!("geometric, ratio {ratio}"),
+            Preset::Custom => "custom".into(),
+        }
+    }
+}
+
+/// The ledger's figures for the open dataset.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LedgerStatus {
+    /// ε drawn so far on this dataset (every draw, written or not).
+    pub spent: Option<Epsilon>,
+    pub releases: usize,
+    pub cap: Option<Epsilon>,
+    /// Why the ledger could not be read, if it could not.
+    pub error: Option<String>,
+}
+
+impl LedgerStatus {
+    pub fn read(ledger: Option<&Ledger>, dataset: &Dataset) -> LedgerStatus {
+        let Some(ledger) = ledger else {
+            return LedgerStatus {
+                error: Some("no coco home: set COCO_HOME to a writable directory".into()),
+                ..LedgerStatus::default()
+            };
+        };
+        let spent = ledger.spent(&dataset.fingerprint());
+        let cap = ledger.cap(dataset);
+        match (spent, cap) {
+            (Ok((spent, releases)), Ok(cap)) => LedgerStatus {
+                spent,
+                releases,
+                cap,
+                error: None,
+            },
+            (Err(e), _) | (_, Err(e)) => LedgerStatus {
+                error: Some(e.to_string()),
+                ..LedgerStatus::default()
+            },
+        }
+    }
+
+    /// Spent so far plus `more`.
+    pub fn after(&self, more: &Epsilon) -> Epsilon {
+        match &self.spent {
+            Some(s) => s.add(more),
+            None => more.clone(),
+        }
+    }
+
+    /// Whether drawing `more` would take the dataset past its cap.
+    pub fn exceeds_cap(&self, more: &Epsilon) -> bool {
+        self.cap.as_ref().is_some_and(|cap| &self.after(more) > cap)
+    }
+
+    pub fn spent_text(&self) -> String {
+        self.spent
+            .as_ref()
+            .map_or_else(|| "0".to_string(), Epsilon::to_string)
+    }
+}
+
+/// Per-level figures of the plan, recomputed when it changes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelFigures {
+    /// Noise samples the level costs (`None` for hc while K is estimated).
+    pub noise_samples: Option<u64>,
+    /// Standard deviation of the noise on one measured cell: √(2p)/(1−p), p = e^(−ε/Δ).
+    pub noise_sd: f64,
+    /// The omniscient reference (CONFIDENTIAL: uses the true distinct sizes).
+    pub omniscient: Option<f64>,
+    /// Share of the plan's total, in percent.
+    pub share: f64,
+}
+
+/// Facts about the dataset computed once at load.
+#[derive(Clone, Debug)]
+pub struct Overview {
+    /// `coco inspect`'s summary (confidential parts included).
+    pub summary: Summary,
+    /// Per level: `G` of each node, largest first (public).
+    pub groups_by_level: Vec<Vec<u64>>,
+    /// The mean branching factor's cube root, rounded: the default geometric ratio.
+    pub default_ratio: Epsilon,
+}
+
+impl Overview {
+    pub fn of(dataset: &Dataset) -> Overview {
+        let h = &dataset.hierarchy;
+        let groups_by_level = h
+            .levels()
+            .map(|l| {
+                let mut g: Vec<u64> = h.level_nodes(l).map(|id| dataset.groups(id)).collect();
+                g.sort_unstable_by(|a, b| b.cmp(a));
+                g
+            })
+            .collect();
+        Overview {
+            summary: Summary::of(dataset),
+            groups_by_level,
+            default_ratio: default_ratio(dataset),
+        }
+    }
+}
+
+/// Qardaji et al.'s geometric ratio: the cube root of the mean branching factor, to two
+/// decimals (as `coco plan` uses).
+pub fn default_ratio(dataset: &Dataset) -> Epsilon {
+    let h = &dataset.hierarchy;
+    let internal = h.nodes().iter().filter(|n| !n.is_leaf()).count().max(1);
+    let branching = (h.len() - 1) as f64 / internal as f64;
+    let r = branching.max(1.0).cbrt();
+    Epsilon::parse(&format!("{r:.2}")).unwrap_or_else(|_| one())
+}
+
+fn one() -> Epsilon {
+    Epsilon::from_ratio(1, 1).expect("1 is positive")
+}
+
+/// The open dataset and the plan.
+pub struct Session {
+    pub dataset: Arc<Dataset>,
+    pub overview: Overview,
+    pub plan: ReleasePlan,
+    /// Bumped on every change of the plan.
+    pub revision: u64,
+    pub preset: Preset,
+    /// Where the plan was last saved or loaded.
+    pub plan_file: Option<PathBuf>,
+    pub figures: Vec<LevelFigures>,
+    pub ledger: LedgerStatus,
+}
+
+impl Session {
+    /// A session with a uniform plan of total ε = 1, `hc` everywhere, K = 10000.
+    pub fn new(dataset: Arc<Dataset>, ledger: Option<&Ledger>) -> Session {
+        let plan = ReleasePlan::uniform(&dataset.hierarchy, &one(), Method::Hc, DEFAULT_MAX_SIZE);
+        let status = LedgerStatus::read(ledger, &dataset);
+        let mut s = Session {
+            overview: Overview::of(&dataset),
+            dataset,
+            plan,
+            revision: 0,
+            preset: Preset::Uniform,
+            plan_file: None,
+            figures: Vec::new(),
+            ledger: status,
+        };
+        s.figures = s.compute_figures();
+        s
+    }
+
+    pub fn total(&self) -> Epsilon {
+        self.plan
+            .total_epsilon()
+            .expect("a plan has one level per level of the hierarchy")
+    }
+
+    /// The levels' total, without the budget for estimating K.
+    pub fn levels_total(&self) -> Epsilon {
+        Epsilon::sum(self.plan.levels.iter().map(|l| &l.epsilon)).expect("levels")
+    }
+
+    pub fn depth(&self) -> usize {
+        self.dataset.hierarchy.depth()
+    }
+
+    /// K as known before any draw: the fixed bound, or `None` when it is estimated.
+    pub fn fixed_max_size(&self) -> Option<Size> {
+        match self.plan.max_size {
+            MaxSize::Fixed(k) => Some(k),
+            MaxSize::Estimate { .. } => None,
+        }
+    }
+
+    fn changed(&mut self) {
+        self.revision += 1;
+        self.figures = self.compute_figures();
+    }
+
+    fn compute_figures(&self) -> Vec<LevelFigures> {
+        let h = &self.dataset.hierarchy;
+        let total = self.levels_total().to_f64();
+        let k = self.fixed_max_size();
+        h.levels()
+            .zip(&self.plan.levels)
+            .map(|(level, lp)| LevelFigures {
+                noise_samples: match (lp.method, k) {
+                    (Method::Hg, _) => Some(self.dataset.groups(NodeId::ROOT)),
+                    (m, Some(k)) => Some(h.level_len(level) as u64 * m.noise_samples(0, k)),
+                    (_, None) => None,
+                },
+                noise_sd: noise_variance(lp.method.sensitivity(), &lp.epsilon).sqrt(),
+                omniscient: k.map(|k| preview::omniscient(&self.dataset, level, &lp.epsilon, k)),
+                share: lp.epsilon.to_f64() / total * 100.0,
+            })
+            .collect()
+    }
+
+    /// Sets one level's ε (the preset becomes custom).
+    pub fn set_epsilon(&mut self, level: LevelId, epsilon: Epsilon) -> Result<(), String> {
+        check_epsilon(&epsilon, self.plan.levels[level.0].method)?;
+        self.plan.levels[level.0].epsilon = epsilon;
+        self.preset = Preset::Custom;
+        self.changed();
+        Ok(())
+    }
+
+    /// Moves one level's ε to the next value of [`EPSILON_STEPS`] above or below it.
+    pub fn step_epsilon(&mut self, level: LevelId, up: bool) -> Result<(), String> {
+        let current = &self.plan.levels[level.0].epsilon;
+        let next = step(current, up).ok_or_else(|| {
+            if up {
+                format!("ε = {current} is already at the top of the steps")
+            } else {
+                format!("ε = {current} is already at the bottom of the steps")
+            }
+        })?;
+        self.set_epsilon(level, next)
+    }
+
+    /// Sets the total: uniform and geometric presets split it again, custom budgets are
+    /// scaled (rounded down to six significant digits, the leaves take the rest, so the
+    /// sum is exact).
+    pub fn set_total(&mut self, total: Epsilon) -> Result<(), String> {
+        let levels = self.depth();
+        let budgets = match &self.preset {
+            Preset::Uniform => allocate(&total, levels, Allocation::Uniform),
+            Preset::Geometric { ratio } => allocate(
+                &total,
+                levels,
+                Allocation::Geometric {
+                    ratio: ratio.clone(),
+                },
+            ),
+            Preset::Custom => {
+                let old = self.levels_total();
+                let mut b: Vec<Epsilon> = self.plan.levels[..levels - 1]
+                    .iter()
+                    .map(|l| {
+                        l.epsilon
+                            .mul_big(&total)
+                            .div_big(&old)
+                            .round_down_significant(6)
+                    })
+                    .collect();
+                let rest = match Epsilon::sum(&b) {
+                    Some(used) => total
+                        .checked_sub(&used)
+                        .ok_or_else(|| format!("cannot scale the budgets to a total of {total}"))?,
+                    None => total.clone(),
+                };
+                b.push(rest);
+                b
+            }
+        };
+        self.set_budgets(budgets)
+    }
+
+    /// Sets every level's budget at once (root first), keeping the preset.
+    pub fn set_budgets(&mut self, budgets: Vec<Epsilon>) -> Result<(), String> {
+        for (lp, e) in self.plan.levels.iter().zip(&budgets) {
+            check_epsilon(e, lp.method).map_err(|m| format!("level {}: {m}", lp.name))?;
+        }
+        for (lp, e) in self.plan.levels.iter_mut().zip(budgets) {
+            lp.epsilon = e;
+        }
+        self.changed();
+        Ok(())
+    }
+
+    /// Applies a preset to the current levels' total.
+    pub fn apply_preset(&mut self, preset: Preset) -> Result<(), String> {
+        let total = self.levels_total();
+        let previous = std::mem::replace(&mut self.preset, preset);
+        if let Err(e) = self.set_total(total) {
+            self.preset = previous;
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Steps the geometric ratio by 0.05 (at least 0.05) and applies it.
+    pub fn step_ratio(&mut self, up: bool) -> Result<(), String> {
+        let ratio = match &self.preset {
+            Preset::Geometric { ratio } => ratio.clone(),
+            _ => self.overview.default_ratio.clone(),
+        };
+        let step = Epsilon::from_ratio(1, 20).expect("positive");
+        let next = if up {
+            ratio.add(&step)
+        } else {
+            ratio
+                .checked_sub(&step)
+                .filter(|r| *r >= step)
+                .ok_or_else(|| format!("the ratio {ratio} cannot go lower"))?
+        };
+        self.apply_preset(Preset::Geometric { ratio: next })
+    }
+
+    /// hc ↔ hg at one level (a naive level becomes hc).
+    pub fn toggle_method(&mut self, level: LevelId) -> Result<(), String> {
+        let lp = &self.plan.levels[level.0];
+        let method = match lp.method {
+            Method::Hc => Method::Hg,
+            Method::Hg | Method::Naive => Method::Hc,
+        };
+        check_epsilon(&lp.epsilon, method)?;
+        self.plan.levels[level.0].method = method;
+        self.changed();
+        Ok(())
+    }
+
+    pub fn set_max_size(&mut self, max_size: MaxSize) -> Result<(), String> {
+        match &max_size {
+            MaxSize::Fixed(k) if !(1..=MAX_K).contains(k) => {
+                return Err(format!(
+                    "K = {k}: expected a whole number from 1 to {MAX_K}"
+                ));
+            }
+            MaxSize::Estimate { epsilon } => check_epsilon(epsilon, Method::Hc)?,
+            MaxSize::Fixed(_) => {}
+        }
+        self.plan.max_size = max_size;
+        self.changed();
+        Ok(())
+    }
+
+    pub fn toggle_consistency(&mut self) {
+        self.plan.consistency = match self.plan.consistency {
+            Consistency::TopDown => Consistency::Wls,
+            Consistency::Wls => Consistency::TopDown,
+        };
+        self.changed();
+    }
+
+    pub fn toggle_merge(&mut self) {
+        self.plan.merge = match self.plan.merge {
+            MergeRule::Weighted => MergeRule::Average,
+            MergeRule::Average => MergeRule::Weighted,
+        };
+        self.changed();
+    }
+
+    /// Replaces the plan (a validated plan read from a file).
+    pub fn replace_plan(&mut self, plan: ReleasePlan, file: PathBuf) {
+        self.plan = plan;
+        self.preset = Preset::Custom;
+        self.plan_file = Some(file);
+        self.changed();
+    }
+
+    pub fn refresh_ledger(&mut self, ledger: Option<&Ledger>) {
+        self.ledger = LedgerStatus::read(ledger, &self.dataset);
+    }
+}
+
+/// Whether the noise for this ε can be drawn (the sampler's range).
+fn check_epsilon(epsilon: &Epsilon, method: Method) -> Result<(), String> {
+    DiscreteLaplace::new(method.sensitivity(), epsilon)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The ladder of ε values that stepping moves along.
+pub const EPSILON_STEPS: &[&str] = &[
+    "0.001", "0.002", "0.005", "0.01", "0.02", "0.03", "0.05", "0.075", "0.1", "0.125", "0.15",
+    "0.2", "0.25", "0.3", "0.35", "0.4", "0.45", "0.5", "0.6", "0.7", "0.75", "0.8", "0.9", "1",
+    "1.25", "1.5", "2", "2.5", "3", "4", "5", "6", "8", "10",
+];
+
+/// The next step strictly above (or below) `current`.
+pub fn step(current: &Epsilon, up: bool) -> Option<Epsilon> {
+    let steps = EPSILON_STEPS
+        .iter()
+        .map(|s| Epsilon::parse(s).expect("the steps parse"));
+    if up {
+        steps.into_iter().find(|s| s > current)
+    } else {
+        steps.rev().find(|s| s < current)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::tests::tiny;
+
+    fn e(s: &str) -> Epsilon {
+        Epsilon::parse(s).unwrap()
+    }
+
+    fn session() -> Session {
+        Session::new(Arc::new(tiny()), None)
+    }
+
+    #[test]
+    fn steps_move_along_the_ladder_from_any_value() {
+        assert_eq!(step(&e("1/3"), true), Some(e("0.35")));
+        assert_eq!(step(&e("1/3"), false), Some(e("0.3")));
+        assert_eq!(step(&e("0.5"), true), Some(e("0.6")));
+        assert_eq!(step(&e("0.001"), false), None);
+        assert_eq!(step(&e("10"), true), None);
+    }
+
+    #[test]
+    fn edits_bump_the_revision_and_keep_totals_exact() {
+        let mut s = session();
+        assert_eq!(s.total(), e("1"));
+        let leaf = s.dataset.hierarchy.leaf_level();
+        s.set_epsilon(leaf, e("0.5")).unwrap();
+        assert_eq!(s.revision, 1);
+        assert_eq!(s.preset, Preset::Custom);
+        assert_eq!(s.total(), e("1/3").add(&e("1/3")).add(&e("0.5")));
+        // Custom budgets scale to a new total exactly.
+        s.set_total(e("2")).unwrap();
+        assert_eq!(s.total(), e("2"));
+        assert_eq!(s.revision, 2);
+        s.apply_preset(Preset::Uniform).unwrap();
+        assert!(s.plan.levels.iter().all(|l| l.epsilon == e("2/3")));
+        s.step_ratio(true).unwrap();
+        assert!(matches!(s.preset, Preset::Geometric { .. }));
+        assert_eq!(s.total(), e("2"));
+        // An ε the sampler cannot use is refused and changes nothing.
+        let before = s.revision;
+        assert!(s.set_epsilon(leaf, e("1/1000000000000000000")).is_err());
+        assert_eq!(s.revision, before);
+        s.set_max_size(MaxSize::Estimate { epsilon: e("0.01") })
+            .unwrap();
+        assert_eq!(s.total(), e("2.01"));
+        assert_eq!(s.figures[0].noise_samples, None);
+        assert!(s.set_max_size(MaxSize::Fixed(0)).is_err());
+    }
+
+    #[test]
+    fn the_cap_warning_counts_what_was_spent() {
+        let status = LedgerStatus {
+            spent: Some(e("1.5")),
+            releases: 2,
+            cap: Some(e("2")),
+            error: None,
+        };
+        assert!(!status.exceeds_cap(&e("0.5")));
+        assert!(status.exceeds_cap(&e("0.6")));
+        assert!(!LedgerStatus::default().exceeds_cap(&e("100")));
+    }
+}

@@ -1,0 +1,214 @@
+//! Small drawing helpers shared by the screens: text bars, sparklines, the size buckets
+//! of a histogram, numbers. Pure functions of their inputs.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders};
+
+use crate::histogram::{CountOfCounts, Size};
+use crate::inspect::thousands;
+use crate::preview::Stat;
+
+use super::theme;
+
+/// A whole number with thousands separators.
+pub fn int(n: u64) -> String {
+    thousands(u128::from(n))
+}
+
+/// A mean ± standard error.
+pub fn stat(s: Stat) -> String {
+    format!(
+        "{} ± {}",
+        crate::preview::fmt_num(s.mean),
+        crate::preview::fmt_num(s.se)
+    )
+}
+
+/// A horizontal bar of `value / max` of `width` cells, in eighths of a cell.
+pub fn bar(value: f64, max: f64, width: usize) -> String {
+    if width == 0 || max <= 0.0 || value <= 0.0 || !value.is_finite() {
+        return String::new();
+    }
+    let eighths = ((value / max).min(1.0) * (width * 8) as f64).round() as usize;
+    // A nonzero value always shows.
+    let eighths = eighths.max(1);
+    let mut s = "█".repeat(eighths / 8);
+    const PARTS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+    s.push_str(PARTS[eighths % 8]);
+    s
+}
+
+/// The length a bar is drawn for: the value itself, or ln(1 + value) on a log scale.
+pub fn scaled(value: f64, log: bool) -> f64 {
+    if log { value.max(0.0).ln_1p() } else { value }
+}
+
+/// Values resampled to `width` columns (each the largest of its share) as block
+/// characters, from zero to the largest value.
+pub fn sparkline(values: &[u64], width: usize) -> String {
+    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    if values.is_empty() || width == 0 {
+        return String::new();
+    }
+    let columns = width.min(values.len());
+    let max = *values.iter().max().expect("non-empty") as f64;
+    (0..columns)
+        .map(|c| {
+            let from = c * values.len() / columns;
+            let to = ((c + 1) * values.len() / columns).max(from + 1);
+            let v = values[from..to].iter().copied().max().unwrap_or(0) as f64;
+            if max <= 0.0 {
+                LEVELS[0]
+            } else {
+                LEVELS[((v / max) * 7.0).round() as usize]
+            }
+        })
+        .collect()
+}
+
+/// Counts of sizes `0..=window` and, last, of every size above `window`.
+pub fn buckets(h: &CountOfCounts, window: Size) -> Vec<u64> {
+    let mut out = vec![0u64; window as usize + 2];
+    for &(size, count) in h.pairs() {
+        let i = if size > window {
+            window as usize + 1
+        } else {
+            size as usize
+        };
+        out[i] += count;
+    }
+    out
+}
+
+/// The sizes to show one by one: the operator's window, no more than the largest size
+/// present, and no more than `rows` rows allow (one row is kept for "N+").
+pub fn window_for(hists: &[&CountOfCounts], window: Size, rows: usize) -> Size {
+    let largest = hists.iter().filter_map(|h| h.max_size()).max().unwrap_or(0);
+    let fit = rows.saturating_sub(2) as Size;
+    window.min(largest).min(fit)
+}
+
+/// The label of the last bucket: "N+" sizes above the window.
+pub fn tail_label(window: Size) -> String {
+    format!("{}+", window + 1)
+}
+
+/// Whether the tail bucket has anything in it for any of the histograms.
+pub fn has_tail(hists: &[&CountOfCounts], window: Size) -> bool {
+    hists
+        .iter()
+        .any(|h| h.max_size().is_some_and(|m| m > window))
+}
+
+/// A bordered block with a title.
+pub fn block(title: impl Into<Line<'static>>) -> Block<'static> {
+    Block::default().borders(Borders::ALL).title(title.into())
+}
+
+/// A title marked confidential.
+pub fn confidential_title(text: &str) -> Line<'static> {
+    Line::from(vec![
+        Span::raw(format!(" {text} ")),
+        Span::styled("CONFIDENTIAL", theme::confidential()),
+        Span::raw(" "),
+    ])
+}
+
+/// A label and a value, the label dimmed.
+pub fn field(label: &str, value: impl Into<String>) -> Vec<Span<'static>> {
+    vec![
+        Span::styled(format!("{label} "), theme::dim()),
+        Span::raw(value.into()),
+    ]
+}
+
+/// Text cut to `width` characters, with an ellipsis when cut.
+pub fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        text.to_string()
+    } else if width == 0 {
+        String::new()
+    } else {
+        let mut s: String = text.chars().take(width - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+/// A style for a check's outcome.
+pub fn check_style(passed: bool) -> Style {
+    if passed { theme::ok() } else { theme::error() }
+}
+
+/// One line per size of the window, and one for the sizes above it when any has a
+/// count there: the size, then each histogram's count and bar, all bars on one scale.
+pub fn histogram_lines(
+    hists: &[(&CountOfCounts, Style)],
+    window: Size,
+    log: bool,
+    width: usize,
+) -> Vec<Line<'static>> {
+    let all: Vec<&CountOfCounts> = hists.iter().map(|(h, _)| *h).collect();
+    let tail = has_tail(&all, window);
+    let counts: Vec<Vec<u64>> = all.iter().map(|h| buckets(h, window)).collect();
+    let max = counts
+        .iter()
+        .flatten()
+        .map(|&c| scaled(c as f64, log))
+        .fold(0.0, f64::max);
+    let n = hists.len().max(1);
+    let bar_width = (width.saturating_sub(7) / n).saturating_sub(11);
+    let rows = window as usize + 1 + usize::from(tail);
+    (0..rows)
+        .map(|i| {
+            let label = if i == window as usize + 1 {
+                tail_label(window)
+            } else {
+                i.to_string()
+            };
+            let mut spans = vec![Span::styled(format!("{label:>6} "), theme::dim())];
+            for (c, (_, style)) in counts.iter().zip(hists) {
+                let v = c[i];
+                spans.push(Span::raw(format!("{:>9} ", int(v))));
+                let b = bar(scaled(v as f64, log), max, bar_width);
+                spans.push(Span::styled(format!("{b:<bar_width$} "), *style));
+            }
+            Line::from(spans)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_use_eighths_and_always_show_nonzero_values() {
+        assert_eq!(bar(1.0, 1.0, 4), "████");
+        assert_eq!(bar(0.5, 1.0, 3), "█▌");
+        assert_eq!(bar(0.001, 1.0, 10), "▏");
+        assert_eq!(bar(0.0, 1.0, 10), "");
+        assert_eq!(bar(2.0, 1.0, 2), "██");
+    }
+
+    #[test]
+    fn sparklines_resample_to_the_width() {
+        assert_eq!(sparkline(&[8, 4, 0], 3), "█▅▁");
+        assert_eq!(sparkline(&[8, 8, 0, 0], 2), "█▁");
+        assert_eq!(sparkline(&[1], 10), "█");
+        assert_eq!(sparkline(&[], 10), "");
+    }
+
+    #[test]
+    fn buckets_group_sizes_past_the_window() {
+        let h = CountOfCounts::from_pairs(vec![(0, 2), (1, 5), (3, 1), (9, 4)]).unwrap();
+        assert_eq!(buckets(&h, 2), vec![2, 5, 0, 5]);
+        assert_eq!(window_for(&[&h], 20, 100), 9);
+        assert_eq!(window_for(&[&h], 20, 6), 4);
+        assert!(has_tail(&[&h], 4));
+        assert!(!has_tail(&[&h], 9));
+        assert_eq!(tail_label(4), "5+");
+        assert_eq!(fit("Republic of Arvenia", 8), "Republi…");
+    }
+}

@@ -1,0 +1,608 @@
+//! The TUI driven by actions, without a terminal: the operator's whole job (edit a
+//! budget, preview, draw, approve, export) and what must hold along the way — the
+//! ledger gains exactly one line per draw shown, a discard or a quit records the draw,
+//! stale results say so, the latest request wins, errors are shown, not crashed on.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use coco::data::Dataset;
+use coco::privacy::Epsilon;
+use coco::release::checks::check_counts;
+use coco::release::ledger::{LEDGER_FILE, Ledger};
+use coco::release::manifest::Manifest;
+use coco::release::plan::ReleasePlan;
+use coco::tui::AppOptions;
+use coco::tui::action::Action;
+use coco::tui::app::{Confirm, InputPurpose, LoadState, Overlay, Screen, Tone};
+use coco::tui::runtime::Runtime;
+use coco::tui::screens::release::Decision;
+
+const SAMPLE: &str = "sample-data/households";
+const WAIT: Duration = Duration::from_secs(600);
+
+fn runtime(home: &Path, dataset: &str) -> Runtime {
+    let mut rt = Runtime::new(AppOptions {
+        dataset: Some(PathBuf::from(dataset)),
+        home: Some(home.to_path_buf()),
+        preview_seed: Some(1),
+    });
+    settle(&mut rt);
+    rt
+}
+
+fn settle(rt: &mut Runtime) {
+    assert!(rt.settle(WAIT), "background work did not finish");
+}
+
+fn act(rt: &mut Runtime, actions: &[Action]) {
+    for &a in actions {
+        rt.act(a);
+    }
+    settle(rt);
+}
+
+/// Replaces the text of the open field and submits it.
+fn answer(rt: &mut Runtime, text: &str) {
+    rt.act(Action::CursorEnd);
+    for _ in 0..200 {
+        rt.act(Action::Backspace);
+    }
+    rt.type_text(text);
+    act(rt, &[Action::Submit]);
+}
+
+fn ledger_lines(home: &Path) -> Vec<serde_json::Value> {
+    match std::fs::read_to_string(home.join(LEDGER_FILE)) {
+        Ok(text) => text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a ledger line is JSON"))
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+fn e(s: &str) -> Epsilon {
+    Epsilon::parse(s).unwrap()
+}
+
+#[test]
+fn edit_preview_draw_approve_and_export() {
+    let home = tempfile::tempdir().unwrap();
+    let out_parent = tempfile::tempdir().unwrap();
+    let out = out_parent.path().join("release-households");
+    let mut rt = runtime(home.path(), SAMPLE);
+    assert!(rt.app.session.is_some());
+
+    // ε = 0.5 at the leaf level, typed.
+    act(
+        &mut rt,
+        &[
+            Action::ScreenBudget,
+            Action::Down,
+            Action::Down,
+            Action::TypeEpsilon,
+        ],
+    );
+    assert!(matches!(
+        &rt.app.overlay,
+        Some(Overlay::Input(i)) if i.purpose == InputPurpose::LevelEpsilon(2) && i.field.text() == "1/3"
+    ));
+    answer(&mut rt, "0.5");
+    assert!(rt.app.overlay.is_none(), "{:?}", rt.app.overlay);
+    let session = rt.app.session.as_ref().unwrap();
+    assert_eq!(session.plan.levels[2].epsilon, e("0.5"));
+    assert_eq!(session.total(), e("1/3").add(&e("1/3")).add(&e("0.5")));
+
+    // A preview of that plan.
+    act(&mut rt, &[Action::ScreenPreview, Action::Run]);
+    let session = rt.app.session.as_ref().unwrap();
+    let result = rt.app.preview.result.as_ref().expect("a preview result");
+    assert!(!rt.app.preview.stale(session));
+    assert_eq!(result.report.trials, 10);
+    assert_eq!(result.report.levels[2].epsilon, "0.5");
+    assert!(result.report.last_trial.is_some());
+    assert!(
+        result
+            .report
+            .levels
+            .iter()
+            .all(|l| l.consistent[0].emd.mean > 0.0)
+    );
+    assert!(
+        ledger_lines(home.path()).is_empty(),
+        "previews never touch the ledger"
+    );
+
+    // Draw, approve, export.
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    assert!(rt.app.undecided_draw());
+    let drawn = rt.app.release.drawn.as_ref().unwrap();
+    assert!(drawn.draw.checks.passed());
+    assert_eq!(drawn.draw.randomness, coco::noise::Randomness::Os);
+    assert!(
+        ledger_lines(home.path()).is_empty(),
+        "recorded only when decided"
+    );
+    act(&mut rt, &[Action::Approve]);
+    assert!(matches!(
+        &rt.app.overlay,
+        Some(Overlay::Input(i)) if i.purpose == InputPurpose::ExportDir
+            && i.field.text().starts_with("release-households-")
+    ));
+    answer(&mut rt, out.to_str().unwrap());
+    let drawn = rt.app.release.drawn.as_ref().unwrap();
+    assert!(
+        matches!(&drawn.decision, Decision::Exported { out: o, .. } if *o == out),
+        "{:?} / {:?}",
+        drawn.decision,
+        rt.app.message
+    );
+    assert!(
+        drawn.lock.is_none(),
+        "the ledger lock is released once decided"
+    );
+    assert!(!rt.app.undecided_draw());
+
+    // The export: counts.csv passes the checks read back, the manifest says so.
+    let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let c = &manifest.checks;
+    assert!(c.integral && c.nonnegative && c.group_totals && c.consistent && c.within_max_size);
+    assert_eq!(manifest.total_epsilon_exact, "7/6");
+    assert!(manifest.for_publication && !manifest.reproducible);
+    let mut reader = csv::Reader::from_path(out.join("counts.csv")).unwrap();
+    let rows: Vec<[String; 4]> = reader
+        .records()
+        .map(|r| {
+            let r = r.unwrap();
+            [0, 1, 2, 3].map(|i| r[i].to_string())
+        })
+        .collect();
+    let checks = check_counts(
+        dataset.public(),
+        rows.iter()
+            .map(|r| [r[0].as_str(), r[1].as_str(), r[2].as_str(), r[3].as_str()]),
+        manifest.max_size,
+    );
+    assert!(checks.passed(), "{:?}", checks.problems);
+    assert!(out.join("tables/2-district.csv").exists());
+
+    // Exactly one ledger line, for this draw.
+    let lines = ledger_lines(home.path());
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["tool"], "tui");
+    assert_eq!(lines[0]["written"], true);
+    assert_eq!(lines[0]["randomness"], "os");
+    assert_eq!(lines[0]["total_epsilon"], "7/6");
+    assert_eq!(
+        lines[0]["id"].as_str(),
+        Some(manifest.ledger_entry.as_str())
+    );
+    let session = rt.app.session.as_ref().unwrap();
+    assert_eq!(session.ledger.spent, Some(e("7/6")));
+    assert_eq!(session.ledger.releases, 1);
+    assert!(rt.text(100, 30).contains("EXPORTED"));
+
+    // The lock is free: another release could take it now.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let ledger = Ledger::at(home.path());
+    std::thread::spawn(move || {
+        let _lock = ledger.lock().unwrap();
+        tx.send(()).unwrap();
+    });
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("the ledger lock was released");
+
+    // Quitting now needs no question.
+    act(&mut rt, &[Action::Quit]);
+    assert!(rt.app.quit);
+}
+
+#[test]
+fn a_discard_is_confirmed_recorded_and_said_to_spend_epsilon() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    act(&mut rt, &[Action::Discard]);
+    assert_eq!(rt.app.overlay, Some(Overlay::Confirm(Confirm::Discard)));
+    assert!(rt.text(100, 30).contains("stays"));
+    act(&mut rt, &[Action::No]);
+    assert!(rt.app.undecided_draw());
+    assert!(ledger_lines(home.path()).is_empty());
+    act(&mut rt, &[Action::Discard, Action::Yes]);
+    assert!(matches!(
+        rt.app.release.drawn.as_ref().unwrap().decision,
+        Decision::Discarded
+    ));
+    let lines = ledger_lines(home.path());
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["written"], false);
+    assert_eq!(lines[0]["note"], "discarded by the operator");
+    let text = rt.text(100, 30);
+    assert!(text.contains("DISCARDED"), "{text}");
+    assert!(text.contains("stays spent"), "{text}");
+    // A second draw is possible and is a second charge.
+    act(&mut rt, &[Action::Draw]);
+    act(&mut rt, &[Action::Discard, Action::Yes]);
+    assert_eq!(ledger_lines(home.path()).len(), 2);
+    assert_eq!(rt.app.session.as_ref().unwrap().ledger.spent, Some(e("2")));
+}
+
+#[test]
+fn quitting_with_an_undecided_draw_asks_and_records_a_discard() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    // Opening another dataset is refused meanwhile.
+    act(&mut rt, &[Action::OpenDataset]);
+    assert!(rt.app.overlay.is_none());
+    assert!(matches!(rt.app.message, Some((Tone::Warning, _))));
+    act(&mut rt, &[Action::Quit]);
+    assert_eq!(
+        rt.app.overlay,
+        Some(Overlay::Confirm(Confirm::QuitWithDraw))
+    );
+    assert!(!rt.app.quit);
+    let text = rt.text(100, 30);
+    assert!(text.contains("records it in the"), "{text}");
+    act(&mut rt, &[Action::No]);
+    assert!(!rt.app.quit);
+    assert!(ledger_lines(home.path()).is_empty());
+    act(&mut rt, &[Action::Quit, Action::Yes]);
+    assert!(rt.app.quit);
+    let lines = ledger_lines(home.path());
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["written"], false);
+    assert_eq!(lines[0]["note"], "discarded when quitting the TUI");
+}
+
+#[test]
+fn results_of_an_older_plan_are_stale_and_the_latest_run_wins() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    rt.act(Action::ScreenPreview);
+    // A long run, then a short one: the first is cancelled and its result never shown.
+    rt.app.preview.trials = 1000;
+    rt.act(Action::Run);
+    rt.app.preview.trials = 2;
+    act(&mut rt, &[Action::Run]);
+    let result = rt.app.preview.result.as_ref().unwrap();
+    assert_eq!(result.report.trials, 2);
+    assert!(!rt.app.preview.stale(rt.app.session.as_ref().unwrap()));
+    assert!(!rt.text(100, 30).contains("STALE"));
+    // Any plan change makes it stale; running again clears it.
+    act(
+        &mut rt,
+        &[
+            Action::ScreenBudget,
+            Action::ToggleMethod,
+            Action::ScreenPreview,
+        ],
+    );
+    assert!(rt.app.preview.stale(rt.app.session.as_ref().unwrap()));
+    assert!(rt.text(100, 30).contains("STALE"));
+    act(&mut rt, &[Action::Run]);
+    assert!(!rt.app.preview.stale(rt.app.session.as_ref().unwrap()));
+    // Cancelling keeps the last result.
+    rt.app.preview.trials = 1000;
+    rt.act(Action::Run);
+    act(&mut rt, &[Action::Cancel]);
+    assert!(rt.app.preview.running.is_none());
+    assert_eq!(rt.app.preview.result.as_ref().unwrap().report.trials, 2);
+    assert_eq!(
+        rt.app.message,
+        Some((Tone::Info, "preview cancelled".into()))
+    );
+}
+
+#[test]
+fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(
+        &mut rt,
+        &[Action::ScreenTradeoff, Action::ToggleView, Action::Run],
+    );
+    let f = &rt.app.tradeoff.frontier.as_ref().unwrap().frontier;
+    let budgets = f.recommendation.as_ref().unwrap().budgets.clone();
+    act(&mut rt, &[Action::ApplyRecommendation]);
+    let plan = &rt.app.session.as_ref().unwrap().plan;
+    let now: Vec<String> = plan.levels.iter().map(|l| l.epsilon.to_string()).collect();
+    assert_eq!(now, budgets);
+    assert_eq!(rt.app.session.as_ref().unwrap().total(), e("1"));
+    // The sweep of the leaf level marks the current plan's point.
+    act(&mut rt, &[Action::ToggleView, Action::Run]);
+    let sweep = rt.app.tradeoff.sweep.as_ref().unwrap();
+    assert_eq!(sweep.level, 2);
+    assert_eq!(sweep.points.len(), coco::tradeoff::SWEEP_FACTORS.len());
+    assert_eq!(
+        sweep.points[coco::tui::screens::tradeoff::current_point()].budgets,
+        budgets
+    );
+}
+
+#[test]
+fn a_draw_over_the_cap_is_refused_and_spends_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(home.path());
+    let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
+    ledger.set_cap(&dataset.fingerprint(), &e("0.5")).unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenBudget]);
+    assert!(rt.text(100, 30).contains("over the cap"));
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    assert!(rt.app.release.drawn.is_none());
+    let error = rt.app.release.error.clone().unwrap();
+    assert!(
+        error.contains("cap for this dataset would be exceeded"),
+        "{error}"
+    );
+    assert!(ledger_lines(home.path()).is_empty());
+    // Within the cap it draws.
+    act(&mut rt, &[Action::ScreenBudget, Action::TypeTotal]);
+    answer(&mut rt, "0.5");
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    assert!(rt.app.undecided_draw());
+}
+
+#[test]
+fn an_export_into_a_full_directory_is_refused_and_the_draw_stays_undecided() {
+    let home = tempfile::tempdir().unwrap();
+    let full = tempfile::tempdir().unwrap();
+    std::fs::write(full.path().join("keep.txt"), "x").unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    act(&mut rt, &[Action::Approve]);
+    answer(&mut rt, full.path().to_str().unwrap());
+    let Some(Overlay::Input(input)) = &rt.app.overlay else {
+        panic!("the field stays open: {:?}", rt.app.overlay)
+    };
+    assert!(
+        input
+            .error
+            .as_ref()
+            .unwrap()
+            .contains("already exists and is not an empty directory")
+    );
+    assert!(rt.app.undecided_draw());
+    assert!(ledger_lines(home.path()).is_empty());
+}
+
+#[test]
+fn a_load_error_is_shown_and_another_dataset_can_be_opened() {
+    let home = tempfile::tempdir().unwrap();
+    let bad = tempfile::tempdir().unwrap();
+    std::fs::write(
+        bad.path().join("hierarchy.csv"),
+        "country,district\nARV,0101\n",
+    )
+    .unwrap();
+    std::fs::write(bad.path().join("groups.csv"), "group_id,region\nH1,0101\n").unwrap();
+    let expected = Dataset::load(bad.path()).unwrap_err().to_string();
+    let mut rt = runtime(home.path(), bad.path().to_str().unwrap());
+    assert!(matches!(&rt.app.load, LoadState::Failed { message, .. } if *message == expected));
+    assert!(rt.app.session.is_none());
+    // Screen keys explain; the picker opens the sample.
+    act(&mut rt, &[Action::ScreenBudget, Action::EpsilonUp]);
+    assert!(matches!(rt.app.message, Some((Tone::Warning, _))));
+    act(&mut rt, &[Action::OpenDataset]);
+    rt.type_text(SAMPLE);
+    act(&mut rt, &[Action::Submit]);
+    assert!(rt.app.session.is_some());
+    assert_eq!(rt.app.load, LoadState::Idle);
+    // Remembered as a recent dataset, first.
+    let recent = std::fs::read_to_string(home.path().join("recent-datasets.txt")).unwrap();
+    let first = recent.lines().next().unwrap();
+    assert_eq!(
+        Path::new(first),
+        std::path::absolute(SAMPLE).unwrap().as_path()
+    );
+    // A later session offers it in the picker.
+    let mut again = runtime(home.path(), SAMPLE);
+    act(&mut again, &[Action::OpenDataset, Action::Down]);
+    let Some(Overlay::Picker(p)) = &again.app.overlay else {
+        panic!("picker")
+    };
+    assert_eq!(p.field.text(), first);
+}
+
+#[test]
+fn a_bad_keymap_override_is_reported_and_the_defaults_apply() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(
+        home.path().join("keymap.toml"),
+        "[global]\nquit = [\"q\"]\nscreen-budget = [\"hyper-3\"]\n",
+    )
+    .unwrap();
+    let rt = runtime(home.path(), SAMPLE);
+    let (tone, text) = rt.app.message.clone().unwrap();
+    assert_eq!(tone, Tone::Warning);
+    assert!(
+        text.starts_with(&format!(
+            "{}:3: screen-budget: unknown key \"hyper-3\"",
+            home.path().join("keymap.toml").display()
+        )),
+        "{text}"
+    );
+    assert!(text.ends_with("using the default keys"));
+    assert!(rt.text(100, 30).contains("unknown key"));
+    assert_eq!(rt.app.keymap, coco::tui::keymap::Keymap::default());
+    // A good override is used, and the screens name the keys it sets.
+    std::fs::write(
+        home.path().join("keymap.toml"),
+        "[global]\nscreen-budget = [\"b\"]\n[release]\ndraw = [\"D\"]\n",
+    )
+    .unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    assert!(rt.app.message.is_none() || rt.app.message.as_ref().unwrap().0 != Tone::Warning);
+    let b = coco::tui::keymap::Key::parse("b").unwrap();
+    assert!(rt.key(b));
+    assert_eq!(rt.app.screen, Screen::Budget);
+    act(&mut rt, &[Action::ScreenRelease]);
+    let text = rt.text(100, 30);
+    assert!(text.contains("D draws one release"), "{text}");
+    assert!(text.contains("D draw "), "the hint bar: {text}");
+    assert!(!rt.key(coco::tui::keymap::Key::parse("d").unwrap()));
+}
+
+#[test]
+fn plans_save_and_load_as_release_toml() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plan.toml");
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(
+        &mut rt,
+        &[
+            Action::ScreenBudget,
+            Action::PresetGeometric,
+            Action::ToggleConsistency,
+            Action::SavePlan,
+        ],
+    );
+    answer(&mut rt, file.to_str().unwrap());
+    let saved = rt.app.session.as_ref().unwrap().plan.clone();
+    let read = ReleasePlan::load(&file).unwrap();
+    assert_eq!(
+        read.levels.iter().map(|l| &l.epsilon).collect::<Vec<_>>(),
+        saved.levels.iter().map(|l| &l.epsilon).collect::<Vec<_>>()
+    );
+    assert_eq!(read.consistency, saved.consistency);
+    // Change the plan, load the file back.
+    act(&mut rt, &[Action::PresetUniform, Action::LoadPlan]);
+    answer(&mut rt, file.to_str().unwrap());
+    let loaded = &rt.app.session.as_ref().unwrap().plan;
+    assert_eq!(
+        loaded.levels.iter().map(|l| &l.epsilon).collect::<Vec<_>>(),
+        saved.levels.iter().map(|l| &l.epsilon).collect::<Vec<_>>()
+    );
+    // A plan for another hierarchy is refused with the file and line.
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "max_size = 100\n\n[[level]]\nname = \"nation\"\nepsilon = 1.0\nmethod = \"hc\"\n",
+    )
+    .unwrap();
+    act(&mut rt, &[Action::LoadPlan]);
+    answer(&mut rt, bad.to_str().unwrap());
+    let Some(Overlay::Input(input)) = &rt.app.overlay else {
+        panic!("the field stays open")
+    };
+    let error = input.error.clone().unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "{}:3: level \"nation\" is not in the hierarchy",
+            bad.display()
+        )),
+        "{error}"
+    );
+}
+
+#[test]
+fn budget_keys_step_toggle_and_estimate_k() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(
+        &mut rt,
+        &[
+            Action::ScreenBudget,
+            Action::Down,
+            Action::Down,
+            Action::EpsilonUp,
+        ],
+    );
+    let s = rt.app.session.as_ref().unwrap();
+    assert_eq!(s.plan.levels[2].epsilon, e("0.35"));
+    act(
+        &mut rt,
+        &[
+            Action::ToggleMethod,
+            Action::ToggleMerge,
+            Action::EstimateMaxSize,
+        ],
+    );
+    answer(&mut rt, "0.01");
+    let s = rt.app.session.as_ref().unwrap();
+    assert_eq!(s.plan.levels[2].method, coco::estimate::Method::Hg);
+    assert_eq!(s.plan.merge, coco::consistency::MergeRule::Average);
+    assert_eq!(
+        s.total(),
+        e("1/3").add(&e("1/3")).add(&e("0.35")).add(&e("0.01"))
+    );
+    act(&mut rt, &[Action::SetMaxSize]);
+    answer(&mut rt, "0");
+    assert!(
+        matches!(&rt.app.overlay, Some(Overlay::Input(i)) if i.error.as_ref().unwrap().contains("expected a whole number from 1"))
+    );
+    answer(&mut rt, "5,000");
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().plan.max_size,
+        coco::release::plan::MaxSize::Fixed(5000)
+    );
+}
+
+#[test]
+fn a_stop_signal_records_an_undecided_draw() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    assert!(rt.app.undecided_draw());
+    rt.stop();
+    assert!(rt.app.quit);
+    // What the terminal loop does next: wait for the ledger write.
+    rt.shutdown();
+    let lines = ledger_lines(home.path());
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["written"], false);
+    assert_eq!(
+        lines[0]["note"],
+        "discarded: coco was stopped before the operator decided"
+    );
+}
+
+#[test]
+fn results_for_a_replaced_dataset_are_never_shown() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    // A long preview, then the same dataset opened again: the old run is dropped.
+    rt.act(Action::ScreenPreview);
+    rt.app.preview.trials = 1000;
+    rt.act(Action::Run);
+    rt.act(Action::OpenDataset);
+    rt.type_text(SAMPLE);
+    act(&mut rt, &[Action::Submit]);
+    assert!(rt.app.session.is_some());
+    assert!(rt.app.preview.result.is_none());
+    assert!(rt.app.preview.running.is_none());
+}
+
+#[test]
+fn the_ledger_is_read_again_when_its_screens_are_shown() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    assert_eq!(rt.app.session.as_ref().unwrap().ledger.releases, 0);
+    // Another coco draws and discards meanwhile.
+    let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
+    let plan = rt.app.session.as_ref().unwrap().plan.clone();
+    let draw = coco::release::run::draw(
+        &dataset,
+        &plan,
+        &coco::noise::NoiseSource::from_os().unwrap(),
+        None,
+        None,
+    )
+    .unwrap();
+    let ledger = Ledger::at(home.path());
+    coco::release::export::record_discard(&dataset, &plan, &draw, &ledger, "release", "test")
+        .unwrap();
+    act(&mut rt, &[Action::ScreenRelease]);
+    let status = &rt.app.session.as_ref().unwrap().ledger;
+    assert_eq!(status.releases, 1);
+    assert_eq!(status.spent, Some(e("1")));
+    assert!(
+        rt.text(100, 30)
+            .contains("ε spent on this dataset 1 in 1 draw(s)")
+    );
+}

@@ -1,0 +1,298 @@
+//! Every screen of the TUI at 100×30 on the bundled sample, as text snapshots
+//! (`tests/snapshots/`), plus the styles that matter and that text cannot show.
+//!
+//! Deterministic: previews and sweeps use seed 1, the drawn release is made with a
+//! seeded source and handed to the app as the worker would, `COCO_HOME` is a fresh
+//! temporary directory passed explicitly, and no frame shows a time or a temporary path.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use coco::data::Dataset;
+use coco::noise::NoiseSource;
+use coco::release::checks::check_release;
+use coco::release::ledger::Ledger;
+use coco::release::run;
+use coco::tui::AppOptions;
+use coco::tui::action::Action;
+use coco::tui::app::LoadState;
+use coco::tui::runtime::Runtime;
+use coco::tui::screens::release::Busy;
+use coco::tui::worker::{Drawn, JobKind, Update, WorkerEvent};
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+
+const SAMPLE: &str = "sample-data/households";
+const WIDTH: u16 = 100;
+const HEIGHT: u16 = 30;
+const WAIT: Duration = Duration::from_secs(600);
+
+/// The one place insta is configured.
+fn settings() -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.set_snapshot_path("snapshots");
+    s.set_prepend_module_to_snapshot(false);
+    s.set_omit_expression(true);
+    s
+}
+
+fn assert_frame(name: &str, rt: &Runtime) {
+    let text = rt.text(WIDTH, HEIGHT);
+    settings().bind(|| insta::assert_snapshot!(name, text));
+}
+
+/// The sample, loaded, with a temporary home and preview seed 1.
+fn sample(home: &Path) -> Runtime {
+    open(home, PathBuf::from(SAMPLE))
+}
+
+fn open(home: &Path, dir: PathBuf) -> Runtime {
+    let mut rt = Runtime::new(AppOptions {
+        dataset: Some(dir),
+        home: Some(home.to_path_buf()),
+        preview_seed: Some(1),
+    });
+    assert!(rt.settle(WAIT), "loading did not finish");
+    rt
+}
+
+fn act(rt: &mut Runtime, actions: &[Action]) {
+    for &a in actions {
+        rt.act(a);
+    }
+    assert!(rt.settle(WAIT), "background work did not finish");
+}
+
+fn search(rt: &mut Runtime, text: &str) {
+    rt.act(Action::Search);
+    rt.type_text(text);
+    act(rt, &[Action::Submit]);
+}
+
+/// A drawn release made with a seeded source, delivered as the draw job would.
+fn inject_draw(rt: &mut Runtime, home: &Path, tamper: bool) {
+    let session = rt.app.session.as_ref().expect("a dataset is open");
+    let dataset: Arc<Dataset> = session.dataset.clone();
+    let mut draw = run::draw(&dataset, &session.plan, &NoiseSource::seeded(7), None, None).unwrap();
+    if tamper {
+        // Move one group between sizes in a leaf: its parents no longer add up.
+        let leaf = dataset
+            .hierarchy
+            .level_nodes(dataset.hierarchy.leaf_level())
+            .next()
+            .unwrap();
+        let h = &draw.histograms[leaf.index()];
+        let mut pairs = h.pairs().to_vec();
+        pairs[0].1 -= 1;
+        pairs.push((pairs.last().unwrap().0 + 1, 1));
+        draw.histograms[leaf.index()] =
+            coco::histogram::CountOfCounts::from_pairs_summing(pairs).unwrap();
+        draw.checks = check_release(dataset.public(), &draw.histograms, draw.max_size);
+    }
+    let lock = Ledger::at(home).lock().unwrap();
+    // As if the operator had pressed d.
+    rt.app.release.busy = Some(Busy::Drawing {
+        progress: None,
+        cancelled: false,
+    });
+    rt.app.receive(WorkerEvent {
+        kind: JobKind::Draw,
+        update: Update::Drawn(Ok(Box::new(Drawn {
+            draw,
+            lock: Arc::new(lock),
+        }))),
+    });
+}
+
+#[test]
+fn dataset_screen() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenDataset, Action::Down]);
+    assert_frame("dataset", &rt);
+}
+
+#[test]
+fn hierarchy_screen_after_a_search() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenHierarchy]);
+    search(&mut rt, "vessaport");
+    assert_frame("hierarchy", &rt);
+    act(&mut rt, &[Action::LogScale, Action::FewerSizes]);
+    assert_frame("hierarchy_log_scale", &rt);
+}
+
+#[test]
+fn budget_screen_with_a_custom_leaf_budget() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenBudget, Action::Down, Action::Down]);
+    act(&mut rt, &[Action::EpsilonUp, Action::EpsilonUp]);
+    assert_frame("budget", &rt);
+}
+
+#[test]
+fn budget_screen_explains_a_bad_epsilon() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenBudget, Action::TypeEpsilon]);
+    for _ in 0..5 {
+        rt.act(Action::Backspace);
+    }
+    rt.type_text("0,5");
+    act(&mut rt, &[Action::Submit]);
+    assert_frame("budget_bad_epsilon", &rt);
+}
+
+#[test]
+fn preview_screen_with_bars_and_lines() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenPreview]);
+    assert_frame("preview_empty", &rt);
+    search(&mut rt, "ARV/01");
+    act(&mut rt, &[Action::Run]);
+    assert_frame("preview", &rt);
+    act(&mut rt, &[Action::ToggleView]);
+    assert_frame("preview_cumulative", &rt);
+}
+
+#[test]
+fn tradeoff_sweep_and_frontier() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenTradeoff, Action::Run]);
+    assert_frame("tradeoff_sweep", &rt);
+    act(&mut rt, &[Action::ToggleView, Action::Run]);
+    assert_frame("tradeoff_frontier", &rt);
+}
+
+#[test]
+fn release_screen_before_and_after_a_draw() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenRelease]);
+    assert_frame("release_before_draw", &rt);
+    inject_draw(&mut rt, home.path(), false);
+    act(&mut rt, &[Action::Right, Action::Right]);
+    assert_frame("release_drawn", &rt);
+    rt.act(Action::Quit);
+    assert_frame("release_quit_question", &rt);
+}
+
+#[test]
+fn help_overlay_lists_the_screens_keys() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenBudget, Action::Help]);
+    assert_frame("help_budget", &rt);
+}
+
+/// A dataset whose groups file has a bad size on line 3, in a fixed place under
+/// `target/` so the message (which names the file) is the same on every run.
+fn broken_dataset() -> PathBuf {
+    let dir = PathBuf::from("target/tui-test-fixtures/broken-size");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("hierarchy.csv"), "country,district\nARV,0101\n").unwrap();
+    std::fs::write(
+        dir.join("groups.csv"),
+        "group_id,region,size\nH1,0101,2\nH2,0101,two\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_load_error_shows_the_loaders_message() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = broken_dataset();
+    let rt = open(home.path(), dir.clone());
+    let expected = Dataset::load(&dir).unwrap_err().to_string();
+    assert!(expected.contains("groups.csv:3:3"), "{expected}");
+    assert_eq!(
+        rt.app.load,
+        LoadState::Failed {
+            dir,
+            message: expected.clone()
+        }
+    );
+    // Shown whole (wrapped to the width).
+    let words = |t: &str| {
+        t.split(|c: char| c.is_whitespace() || c == '│')
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let shown = words(&rt.text(WIDTH, HEIGHT));
+    assert!(shown.contains(&words(&expected)), "{shown}");
+    assert_frame("load_error", &rt);
+}
+
+/// Where `text` starts in the buffer.
+fn find(buffer: &Buffer, text: &str) -> Option<(u16, u16)> {
+    let area = buffer.area;
+    for y in 0..area.height {
+        let row: Vec<&str> = (0..area.width).map(|x| buffer[(x, y)].symbol()).collect();
+        let joined: String = row.concat();
+        if let Some(byte) = joined.find(text) {
+            let chars_before = joined[..byte].chars().count();
+            // Every symbol here is one character wide.
+            return Some((chars_before as u16, y));
+        }
+    }
+    None
+}
+
+fn style_at(buffer: &Buffer, text: &str) -> ratatui::style::Style {
+    let (x, y) = find(buffer, text).unwrap_or_else(|| panic!("{text:?} not on screen"));
+    buffer[(x, y)].style()
+}
+
+#[test]
+fn styles_that_matter() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+
+    // The confidential label on the true histogram.
+    act(&mut rt, &[Action::ScreenHierarchy]);
+    let b = rt.buffer(WIDTH, HEIGHT);
+    let s = style_at(&b, "CONFIDENTIAL");
+    assert_eq!(s.fg, Some(Color::Magenta));
+    assert!(s.add_modifier.contains(Modifier::BOLD));
+    // The selected region is reversed, not coloured.
+    let s = style_at(&b, "▾ ARV");
+    assert!(s.add_modifier.contains(Modifier::REVERSED));
+
+    // Stale results after the plan changes.
+    act(&mut rt, &[Action::ScreenPreview, Action::Run]);
+    assert!(find(&rt.buffer(WIDTH, HEIGHT), "STALE").is_none());
+    act(
+        &mut rt,
+        &[
+            Action::ScreenBudget,
+            Action::EpsilonUp,
+            Action::ScreenPreview,
+        ],
+    );
+    let b = rt.buffer(WIDTH, HEIGHT);
+    let s = style_at(&b, "STALE");
+    assert_eq!(s.fg, Some(Color::Yellow));
+    assert!(s.add_modifier.contains(Modifier::REVERSED));
+    let s = style_at(&b, "CONFIDENTIAL DIAGNOSTICS");
+    assert_eq!(s.fg, Some(Color::Magenta));
+
+    // A failing check on the Release screen.
+    act(&mut rt, &[Action::ScreenRelease]);
+    inject_draw(&mut rt, home.path(), true);
+    let b = rt.buffer(WIDTH, HEIGHT);
+    let s = style_at(&b, "✗ parents");
+    assert_eq!(s.fg, Some(Color::Red));
+    let s = style_at(&b, "✓ integral");
+    assert_eq!(s.fg, Some(Color::Green));
+    assert!(
+        rt.text(WIDTH, HEIGHT)
+            .contains("differs from the sum of its children")
+    );
+}

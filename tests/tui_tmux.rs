@@ -1,0 +1,295 @@
+//! The real `coco` binary in a real terminal: tmux at 100×30, keys sent as an operator
+//! would type them, the screen read back with `capture-pane`. Goes through every screen,
+//! runs a preview, draws and exports a release, quits with `q`, and checks the files,
+//! the ledger and that the shell is back on a normal screen.
+//!
+//! Skipped (with a message) only when tmux is not installed. Every wait polls the pane
+//! until the expected text appears, with a generous deadline: the machine may be slow.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+const DEADLINE: Duration = Duration::from_secs(300);
+
+/// A tmux server of our own (its own socket), killed on drop.
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    fn run(&self, args: &[&str]) -> Output {
+        let out = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "coco"];
+        args.extend(keys);
+        self.run(&args);
+    }
+
+    /// Types text literally (no key names).
+    fn type_text(&self, text: &str) {
+        self.run(&["send-keys", "-t", "coco", "-l", text]);
+    }
+
+    fn capture(&self) -> String {
+        String::from_utf8_lossy(&self.run(&["capture-pane", "-t", "coco", "-p"]).stdout)
+            .into_owned()
+    }
+
+    /// Polls the pane until it shows `text`; panics with the last capture after the deadline.
+    fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.capture();
+            if screen.contains(text) {
+                return screen;
+            }
+            if start.elapsed() > DEADLINE {
+                panic!("waited {DEADLINE:?} for {text:?}; the screen shows:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+fn tmux_available() -> bool {
+    Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn start(work: &Path) -> Tmux {
+    let tmux = Tmux {
+        socket: work.join("tmux.sock"),
+    };
+    let shell = format!(
+        "env -i PATH={} HOME={} TERM=xterm-256color LANG=C.UTF-8 PS1='READY$ ' bash --norc --noprofile",
+        std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
+        work.display()
+    );
+    tmux.run(&[
+        "new-session",
+        "-d",
+        "-s",
+        "coco",
+        "-x",
+        "100",
+        "-y",
+        "30",
+        "-c",
+        work.to_str().unwrap(),
+        &shell,
+    ]);
+    tmux.wait_for("READY$");
+    tmux
+}
+
+#[test]
+fn an_operator_session_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("SKIPPED an_operator_session_in_a_real_terminal: tmux is not installed");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let tmux = start(work.path());
+    tmux.type_text(&format!(
+        "COCO_HOME={} {}",
+        home.display(),
+        env!("CARGO_BIN_EXE_coco")
+    ));
+    tmux.keys(&["Enter"]);
+
+    // 1 Dataset (the bundled sample opens without arguments).
+    let s = tmux.wait_for("Dataset households");
+    assert!(s.contains("district   60"), "{s}");
+    assert!(s.contains("previews: OS randomness"), "{s}");
+
+    // 2 Hierarchy: find a district by name.
+    tmux.keys(&["2"]);
+    tmux.wait_for("Regions · G (public)");
+    tmux.keys(&["/"]);
+    tmux.wait_for("Find a region");
+    tmux.type_text("Vessaport");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("ARV/03/0301 (Vessaport) · true histogram");
+    assert!(s.contains("groups G 6,336 (public)"), "{s}");
+
+    // 3 Budget: ε = 0.5 at the leaf level.
+    tmux.keys(&["3"]);
+    tmux.wait_for("Budget per level");
+    tmux.keys(&["Down", "Down", "e"]);
+    tmux.wait_for("ε for level district");
+    tmux.keys(&["BSpace", "BSpace", "BSpace"]);
+    tmux.type_text("0.5");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("total ε = 7/6");
+    assert!(s.contains("preset custom"), "{s}");
+
+    // 4 Preview: run the trials.
+    tmux.keys(&["4"]);
+    tmux.wait_for("No preview yet");
+    tmux.keys(&["r"]);
+    let s = tmux.wait_for("Mean per-region EMD to the truth");
+    assert!(s.contains("CONFIDENTIAL"), "{s}");
+    assert!(s.contains("district   0.5"), "{s}");
+
+    // 5 Trade-off: a sweep of the leaf level.
+    tmux.keys(&["5"]);
+    tmux.wait_for("No sweep yet");
+    tmux.keys(&["r"]);
+    tmux.wait_for("Sweep (bold: the current plan)");
+
+    // 6 Release: draw, approve, export to the default directory.
+    tmux.keys(&["6"]);
+    tmux.wait_for("d draws one release with fresh OS randomness");
+    tmux.keys(&["d"]);
+    let s = tmux.wait_for("UNDECIDED");
+    assert!(s.contains("✓ parents = Σ children"), "{s}");
+    tmux.keys(&["a"]);
+    tmux.wait_for("release-households-1");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("EXPORTED");
+    assert!(s.contains("manifest checks all passed"), "{s}");
+
+    // Help, then quit with q (the draw is decided: no question).
+    tmux.keys(&["?"]);
+    tmux.wait_for("Keys · Release");
+    tmux.keys(&["Escape"]);
+    tmux.wait_for("a approve & export");
+    tmux.keys(&["q"]);
+    let start = Instant::now();
+    let screen = loop {
+        let s = tmux.capture();
+        let prompts = s.lines().filter(|l| l.starts_with("READY$")).count();
+        if prompts >= 2 {
+            break s;
+        }
+        assert!(start.elapsed() < DEADLINE, "no prompt after quitting:\n{s}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // The normal screen is back: the command line and the prompt, no UI left over.
+    let last = screen.lines().rfind(|l| !l.trim().is_empty()).unwrap();
+    assert_eq!(last.trim_end(), "READY$", "{screen}");
+    assert!(!screen.contains("coco  1 Dataset"), "{screen}");
+    let alternate = tmux.run(&["display-message", "-p", "-t", "coco", "#{alternate_on}"]);
+    assert_eq!(String::from_utf8_lossy(&alternate.stdout).trim(), "0");
+    // The terminal still echoes what is typed (raw mode is off).
+    tmux.type_text("echo sane-$((40+2))");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("sane-42");
+
+    // The files, through the manifest's own checks, and one ledger line.
+    let out = work.path().join("release-households-1");
+    for f in ["counts.csv", "manifest.json", "tables/2-district.csv"] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    for check in [
+        "integral",
+        "nonnegative",
+        "group_totals",
+        "consistent",
+        "within_max_size",
+    ] {
+        assert_eq!(manifest["checks"][check], true, "{check}");
+    }
+    assert_eq!(manifest["total_epsilon_exact"], "7/6");
+    assert_eq!(manifest["for_publication"], true);
+    let ledger = std::fs::read_to_string(home.join("ledger.jsonl")).unwrap();
+    assert_eq!(ledger.lines().count(), 1, "{ledger}");
+    let line: serde_json::Value = serde_json::from_str(ledger.lines().next().unwrap()).unwrap();
+    assert_eq!(line["written"], true);
+    assert_eq!(line["tool"], "tui");
+    assert_eq!(line["randomness"], "os");
+}
+
+#[test]
+fn coco_without_a_terminal_prints_the_sample_summary() {
+    let out = Command::new(env!("CARGO_BIN_EXE_coco"))
+        .env("COCO_HOME", tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("Dataset households"), "{text}");
+    assert!(text.contains("CONFIDENTIAL"));
+    let out = Command::new(env!("CARGO_BIN_EXE_coco"))
+        .args(["tui", "sample-data/households"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs a terminal"));
+}
+
+#[test]
+fn closing_the_terminal_records_an_undecided_draw() {
+    if !tmux_available() {
+        eprintln!("SKIPPED closing_the_terminal_records_an_undecided_draw: tmux is not installed");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let tmux = start(work.path());
+    tmux.type_text(&format!(
+        "COCO_HOME={} {}",
+        home.display(),
+        env!("CARGO_BIN_EXE_coco")
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Dataset households");
+    tmux.keys(&["6"]);
+    tmux.wait_for("d draws one release");
+    tmux.keys(&["d"]);
+    tmux.wait_for("UNDECIDED");
+    // The terminal goes away (SIGHUP to the pane's processes).
+    tmux.run(&["kill-server"]);
+    let ledger = home.join("ledger.jsonl");
+    let start = Instant::now();
+    let text = loop {
+        // A whole line: the write is complete.
+        if let Some(t) = std::fs::read_to_string(&ledger)
+            .ok()
+            .filter(|t| t.ends_with('\n'))
+        {
+            break t;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the draw was not recorded after the terminal closed"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let line: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(line["written"], false);
+    assert_eq!(
+        line["note"],
+        "discarded: coco was stopped before the operator decided"
+    );
+}
