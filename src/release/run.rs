@@ -14,6 +14,7 @@ use thiserror::Error;
 
 use super::checks::{Checks, check_release};
 use super::plan::{MaxSize, ReleasePlan};
+use super::resources::{self, ResourceError};
 use crate::consistency::{self, Consistency, ConsistencyError};
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{self, EstimateOptions, Method, NodeEstimate, max_size};
@@ -38,6 +39,8 @@ pub enum RunError {
         "internal error: the measurements spend ε = {measured}, the plan states {planned}; nothing was released"
     )]
     BudgetMismatch { measured: String, planned: String },
+    #[error(transparent)]
+    Resources(#[from] ResourceError),
     #[error("the plan has no levels")]
     EmptyPlan,
     #[error("cancelled")]
@@ -181,12 +184,36 @@ pub fn estimate_plan(
     if plan.levels.is_empty() {
         return Err(RunError::EmptyPlan);
     }
+    let settings = plan_settings(plan);
+    let guard = |k: Size| {
+        resources::check(
+            "this plan",
+            resources::plan_needs(
+                dataset,
+                &settings,
+                k,
+                &plan.estimate_options(),
+                plan.consistency,
+            ),
+            resources::available_memory(),
+            resources::advice(&settings, Some(plan.consistency)),
+        )
+    };
+    // Before any measurement: with a fixed K the check is exact; with a private K, what
+    // does not fit even at the smallest K is refused before K is drawn.
+    guard(match plan.max_size {
+        MaxSize::Fixed(k) => k,
+        MaxSize::Estimate { .. } => max_size::MIN_K,
+    })?;
     let (max_size, k_charge) = resolve_max_size(dataset, plan, source)?;
+    if k_charge.is_some() {
+        guard(max_size)?;
+    }
     let all: Vec<NodeId> = (0..dataset.hierarchy.len() as u32).map(NodeId).collect();
     let (estimates, mut charges) = estimate_nodes(
         dataset,
         &all,
-        &plan_settings(plan),
+        &settings,
         max_size,
         &plan.estimate_options(),
         source,
@@ -282,6 +309,20 @@ pub fn bottom_up(
         epsilon: total,
     });
     let leaves: Vec<NodeId> = h.level_nodes(leaf_level).collect();
+    resources::check(
+        "the bottom-up baseline",
+        resources::needs(
+            dataset,
+            &leaves,
+            &settings,
+            max_size,
+            &plan.estimate_options(),
+            None,
+            rayon::current_num_threads(),
+        ),
+        resources::available_memory(),
+        resources::advice(&settings, None),
+    )?;
     let (estimates, _) = estimate_nodes(
         dataset,
         &leaves,
