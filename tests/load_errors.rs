@@ -510,7 +510,8 @@ fn missing_or_wrong_directory() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: cannot read: No such file or directory (os error 2)",
+            "{}: directory not found: expected a dataset directory holding hierarchy.csv and a \
+             groups file",
             missing.display()
         )
     );

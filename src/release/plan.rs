@@ -76,6 +76,12 @@ pub struct PlanError {
 pub enum PlanErrorKind {
     #[error("cannot read the file: {0}")]
     Read(std::io::Error),
+    #[error(
+        "file not found: expected a release plan (TOML), e.g. one written by `coco plan DIR --out plan.toml`"
+    )]
+    NotFound,
+    #[error("invalid UTF-8 (byte 0x{byte:02x}): expected UTF-8 text")]
+    NotUtf8 { byte: u8 },
     #[error("not valid TOML: {0}")]
     Syntax(String),
     #[error("unknown key {key:?}: expected one of {expected}")]
@@ -113,10 +119,23 @@ const LEVEL_KEYS: &str = "name, epsilon, method";
 impl ReleasePlan {
     /// Reads and parses a plan file (not yet checked against a hierarchy).
     pub fn load(path: &Path) -> Result<ReleasePlan, PlanError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+        let err = |line, kind| PlanError {
             file: path.to_path_buf(),
-            line: None,
-            kind: PlanErrorKind::Read(e),
+            line,
+            kind,
+        };
+        let bytes = std::fs::read(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                err(None, PlanErrorKind::NotFound)
+            } else {
+                err(None, PlanErrorKind::Read(e))
+            }
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            err(Some(line), PlanErrorKind::NotUtf8 { byte: bytes[at] })
         })?;
         Self::parse(&text, path)
     }
