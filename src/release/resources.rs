@@ -123,7 +123,7 @@ pub fn needs(
         sparse = sparse.saturating_add(32u64.saturating_mul(g.min(cells)));
         all_hc &= setting.method == Method::Hc;
     }
-    working.sort_unstable_by(|a, b| b.cmp(a));
+    working.sort_unstable_by_key(|&w| std::cmp::Reverse(w));
     let at_once = threads.max(1).min(working.len());
     let measuring: u64 = working[..at_once]
         .iter()
@@ -154,7 +154,7 @@ pub fn needs(
             wls,
         ));
     }
-    parts.sort_by(|a, b| b.1.cmp(&a.1));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.1));
     Needs {
         bytes: parts.iter().fold(0u64, |a, p| a.saturating_add(p.1)),
         noise_samples: samples,
