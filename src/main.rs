@@ -16,7 +16,7 @@ use coco::inspect::Summary;
 use coco::noise::NoiseSource;
 use coco::preview::{self, PreviewOptions, PreviewProgress};
 use coco::privacy::Epsilon;
-use coco::release::export::{check_output_free, write_release};
+use coco::release::export::{check_output_free, max_size_only_entry, write_release};
 use coco::release::ledger::Ledger;
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
 use coco::release::run;
@@ -425,7 +425,25 @@ fn release_command(dir: &Path, config: &Path, out: &Path, seed: Option<u64>) -> 
                 done == n,
             );
         }),
-    )?;
+    );
+    let draw = match draw {
+        Ok(draw) => draw,
+        Err(e) => {
+            // The private K was drawn before the refusal: its budget is spent.
+            if let run::RunError::ResourcesAfterMaxSize { epsilon, .. } = &e {
+                let entry = max_size_only_entry(
+                    &dataset,
+                    epsilon,
+                    source.randomness(),
+                    Some(out),
+                    "release",
+                    "refused for lack of memory after K was estimated".into(),
+                );
+                ledger.append(&lock, &entry)?;
+            }
+            return Err(e.into());
+        }
+    };
     let manifest = write_release(out, &dataset, &plan, &draw, &ledger, &lock, "release")?;
     drop(lock);
     println!(

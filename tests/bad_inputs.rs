@@ -281,7 +281,7 @@ fn the_table_covers_every_bad_fixture() {
             continue;
         }
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name != "valid-dataset"
+        if !["valid-dataset", "estimated-k-too-large"].contains(&name.as_str())
             && !valid.contains(&name.as_str())
             && !BAD.iter().any(|b| b.case == name)
         {
@@ -404,6 +404,46 @@ fn an_existing_output_directory_is_left_alone() {
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
     assert_eq!(ledger_lines(&home), 0);
     assert!(stray_temporaries(root.path()).is_empty());
+}
+
+#[test]
+fn a_refusal_after_a_private_k_is_recorded() {
+    // K is estimated privately (about 10^8), then the plan cannot fit in memory: the
+    // refusal depends on K, so K's budget is spent and the release records it.
+    let case = "estimated-k-too-large";
+    let root = tempfile::tempdir().unwrap();
+    let home = home_for(case, root.path());
+    let out = root.path().join("out");
+    for cmd in [Cmd::Preview, Cmd::Release] {
+        let output = run(cmd, &dataset_of(case), &plan_of(case), &home, &out);
+        assert!(!output.status.success());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{cmd:?}: {stderr}");
+        assert!(
+            lines[0].starts_with("error: not enough memory: this plan needs about")
+                && lines[0].contains("To fit, set max_size to a fixed bound (K), use consistency = \"topdown\" or free memory")
+                && lines[0].ends_with("; K was estimated privately first, so its ε = 1 is spent"),
+            "{cmd:?}: {stderr}"
+        );
+        assert!(!out.exists() && stray_temporaries(root.path()).is_empty());
+    }
+    // Only the release is accounted (previews are confidential diagnostics, not releases).
+    let ledger = std::fs::read_to_string(home.join("ledger.jsonl")).unwrap();
+    let entries: Vec<serde_json::Value> = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(entries.len(), 1, "{ledger}");
+    let e = &entries[0];
+    assert_eq!(e["total_epsilon"], "1");
+    assert_eq!(e["max_size_epsilon"], "1");
+    assert_eq!(e["written"], false);
+    assert_eq!(e["levels"].as_array().unwrap().len(), 0);
+    assert_eq!(
+        e["note"],
+        "refused for lack of memory after K was estimated"
+    );
 }
 
 /// One valid case and what `inspect --json` must report for it.

@@ -251,6 +251,35 @@ pub fn ledger_entry(
     }
 }
 
+/// The ledger line for a run that spent only the budget of estimating `K` (it was then
+/// refused, see [`super::run::RunError::ResourcesAfterMaxSize`]).
+pub fn max_size_only_entry(
+    dataset: &Dataset,
+    epsilon: &crate::privacy::Epsilon,
+    randomness: crate::noise::Randomness,
+    output: Option<&Path>,
+    tool: &str,
+    note: String,
+) -> LedgerEntry {
+    LedgerEntry {
+        id: new_id(),
+        time: rfc3339(SystemTime::now()),
+        dataset: dataset.fingerprint(),
+        dataset_dir: absolute(&dataset.dir).display().to_string(),
+        levels: Vec::new(),
+        max_size_epsilon: Some(epsilon.to_string()),
+        total_epsilon: epsilon.to_string(),
+        output: output.map(|o| absolute(o).display().to_string()),
+        written: false,
+        randomness: match randomness {
+            crate::noise::Randomness::Os => "os".into(),
+            crate::noise::Randomness::Seeded { seed } => format!("seeded ({seed})"),
+        },
+        tool: tool.into(),
+        note: Some(note),
+    }
+}
+
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }

@@ -67,7 +67,7 @@ pub struct Available {
 /// A run refused for lack of memory.
 #[derive(Debug, Error, PartialEq, Eq)]
 #[error(
-    "not enough memory: {what} needs about {} ({}) but only {} is available ({}); nothing was measured. To fit, {advice}",
+    "not enough memory: {what} needs about {} ({}) but only {} is available ({}); no region was measured. To fit, {advice}",
     bytes(needs.bytes),
     parts(&needs.parts),
     bytes(available.bytes),
@@ -181,11 +181,20 @@ pub fn check(
 }
 
 /// What an operator can change in a plan to need less memory, as a phrase.
-pub fn advice(settings: &[Option<LevelSetting>], consistency: Option<Consistency>) -> String {
+/// `k_estimated`: `K` comes from a private estimate rather than the plan.
+pub fn advice(
+    settings: &[Option<LevelSetting>],
+    consistency: Option<Consistency>,
+    k_estimated: bool,
+) -> String {
     let methods = || settings.iter().flatten().map(|s| s.method);
     let mut options = Vec::new();
     if methods().any(|m| m != Method::Hg) {
-        options.push("lower max_size (K)".to_string());
+        options.push(if k_estimated {
+            "set max_size to a fixed bound (K)".to_string()
+        } else {
+            "lower max_size (K)".to_string()
+        });
     }
     if methods().any(|m| m == Method::Hg) {
         options.push("use method = \"hc\" where regions hold many groups".to_string());
@@ -424,14 +433,14 @@ mod tests {
             bytes: 4 << 30,
             source: "injected".into(),
         };
-        let advice = advice(&hc, Some(Consistency::Wls));
+        let advice = advice(&hc, Some(Consistency::Wls), false);
         let err = check("this plan", needs.clone(), available, advice).unwrap_err();
         let msg = err.to_string();
         assert_eq!(
             msg,
             "not enough memory: this plan needs about 22.4 GB (16.4 GB for the wls targets of \
              8 regions, 6.0 GB for the noisy vectors of 2 regions measured at once, 1.3 KB for \
-             the released histograms) but only 4.0 GB is available (injected); nothing was \
+             the released histograms) but only 4.0 GB is available (injected); no region was \
              measured. To fit, lower max_size (K), use consistency = \"topdown\" or free memory"
         );
         // Enough memory: accepted.
@@ -442,8 +451,12 @@ mod tests {
         assert!(check("this plan", needs, plenty, String::new()).is_ok());
         // Advice follows the plan.
         assert_eq!(
-            super::advice(&settings(Method::Hg), Some(Consistency::Wls)),
+            super::advice(&settings(Method::Hg), Some(Consistency::Wls), false),
             "use method = \"hc\" where regions hold many groups or free memory"
+        );
+        assert_eq!(
+            super::advice(&hc, None, true),
+            "set max_size to a fixed bound (K) or free memory"
         );
     }
 

@@ -41,6 +41,13 @@ pub enum RunError {
     BudgetMismatch { measured: String, planned: String },
     #[error(transparent)]
     Resources(#[from] ResourceError),
+    /// Refused for lack of memory once `K` had been estimated: the estimate's budget is
+    /// spent (the refusal depends on `K`), and a release must record it in the ledger.
+    #[error("{refusal}; K was estimated privately first, so its ε = {epsilon} is spent")]
+    ResourcesAfterMaxSize {
+        refusal: ResourceError,
+        epsilon: Epsilon,
+    },
     #[error("the plan has no levels")]
     EmptyPlan,
     #[error("cancelled")]
@@ -196,7 +203,11 @@ pub fn estimate_plan(
                 plan.consistency,
             ),
             resources::available_memory(),
-            resources::advice(&settings, Some(plan.consistency)),
+            resources::advice(
+                &settings,
+                Some(plan.consistency),
+                matches!(plan.max_size, MaxSize::Estimate { .. }),
+            ),
         )
     };
     // Before any measurement: with a fixed K the check is exact; with a private K, what
@@ -206,8 +217,11 @@ pub fn estimate_plan(
         MaxSize::Estimate { .. } => max_size::MIN_K,
     })?;
     let (max_size, k_charge) = resolve_max_size(dataset, plan, source)?;
-    if k_charge.is_some() {
-        guard(max_size)?;
+    if let Some(charge) = &k_charge {
+        guard(max_size).map_err(|refusal| RunError::ResourcesAfterMaxSize {
+            refusal,
+            epsilon: charge.epsilon.clone(),
+        })?;
     }
     let all: Vec<NodeId> = (0..dataset.hierarchy.len() as u32).map(NodeId).collect();
     let (estimates, mut charges) = estimate_nodes(
@@ -321,7 +335,7 @@ pub fn bottom_up(
             rayon::current_num_threads(),
         ),
         resources::available_memory(),
-        resources::advice(&settings, None),
+        resources::advice(&settings, None, false),
     )?;
     let (estimates, _) = estimate_nodes(
         dataset,
