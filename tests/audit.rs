@@ -39,7 +39,7 @@
 //!
 //! The long version (`long_audit`, ignored by default) repeats every claim with 20
 //! times the samples, at the same rate:
-//! `cargo test --release --test audit -- --ignored --nocapture` (about a minute).
+//! `cargo test --release --test audit -- --ignored --nocapture` (about 100 s once built).
 //!
 //! # Citations
 //! * Kuo et al., "Differentially Private Hierarchical Count-of-Counts Histograms",

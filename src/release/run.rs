@@ -5,7 +5,8 @@
 //! once, so only one noisy vector per worker thread is alive at a time; the nodes of all
 //! levels are processed in parallel. The privacy guarantee of the draw is computed from
 //! the measurements actually made ([`crate::privacy::guarantee`]) and must equal the
-//! plan's total ε, or nothing is returned.
+//! plan's total ε, or nothing is returned. Before anything is measured, the memory the
+//! plan needs is checked against the memory available ([`super::resources`]).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
