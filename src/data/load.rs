@@ -158,7 +158,9 @@ pub enum LoadErrorKind {
         /// Why, when it can be guessed (an open quote).
         hint: &'static str,
     },
-    #[error("invalid UTF-8 (byte 0x{byte:02x} at byte {offset} of the field): expected UTF-8 text")]
+    #[error(
+        "invalid UTF-8 (byte 0x{byte:02x} at byte {offset} of the field): expected UTF-8 text (save the file as UTF-8)"
+    )]
     NotUtf8 { byte: u8, offset: usize },
     #[error("{column} {value:?} is not a whole number: expected an integer from 0 to {max}")]
     NotInteger {

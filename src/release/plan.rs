@@ -80,7 +80,7 @@ pub enum PlanErrorKind {
         "file not found: expected a release plan (TOML), e.g. one written by `coco plan DIR --out plan.toml`"
     )]
     NotFound,
-    #[error("invalid UTF-8 (byte 0x{byte:02x}): expected UTF-8 text")]
+    #[error("invalid UTF-8 (byte 0x{byte:02x}): expected UTF-8 text (save the file as UTF-8)")]
     NotUtf8 { byte: u8 },
     #[error("not valid TOML: {0}")]
     Syntax(String),
