@@ -361,8 +361,12 @@ impl Config {
             }),
             message,
         };
-        let doc = Document::parse(text)
-            .map_err(|e| err(e.span(), format!("not valid TOML: {}", e.message())))?;
+        let doc = Document::parse(text).map_err(|e| {
+            err(
+                e.span(),
+                format!("not valid TOML: {}", e.message().replace('\n', " ")),
+            )
+        })?;
         let mut config = Config::default();
         let eps = |item: &toml_edit::Item| -> Result<Epsilon, LedgerError> {
             let raw = match item.as_str() {

@@ -147,8 +147,12 @@ impl ReleasePlan {
             line: span.map(|s| line_of(text, s.start)),
             kind,
         };
-        let doc = Document::parse(text)
-            .map_err(|e| err(e.span(), PlanErrorKind::Syntax(e.message().to_string())))?;
+        let doc = Document::parse(text).map_err(|e| {
+            err(
+                e.span(),
+                PlanErrorKind::Syntax(e.message().replace('\n', " ")),
+            )
+        })?;
         let root: &Table = doc.as_table();
         for (key, item) in root.iter() {
             if !TOP_KEYS.split(", ").any(|k| k == key) {
@@ -495,10 +499,25 @@ fn key_span(table: &Table, key: &str) -> Option<std::ops::Range<usize>> {
 
 /// The value's text as written in the file.
 fn raw(text: &str, item: &Item) -> String {
-    item.span()
+    let text = item
+        .span()
         .and_then(|s| text.get(s))
         .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| item.to_string().trim().to_string())
+        .unwrap_or_else(|| item.to_string().trim().to_string());
+    one_line(&text)
+}
+
+/// A value for a one-line message: its first line, cut after 40 characters (a table
+/// or an array can span many lines).
+fn one_line(text: &str) -> String {
+    const MAX: usize = 40;
+    let first = text.lines().next().unwrap_or("");
+    let cut: String = first.chars().take(MAX).collect();
+    if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
 }
 
 type Located = (Option<std::ops::Range<usize>>, PlanErrorKind);
@@ -554,7 +573,7 @@ fn parse_epsilon(text: &str, value: &Value) -> Result<Epsilon, Located> {
                 span,
                 PlanErrorKind::BadValue {
                     key: "epsilon",
-                    found: other.to_string().trim().to_string(),
+                    found: one_line(other.to_string().trim()),
                     expected: "a decimal > 0 like 0.25 or a fraction string like \"1/3\"",
                 },
             ));
