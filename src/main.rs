@@ -16,7 +16,7 @@ use coco::inspect::Summary;
 use coco::noise::NoiseSource;
 use coco::preview::{self, PreviewOptions, PreviewProgress};
 use coco::privacy::Epsilon;
-use coco::release::export::{check_output_free, write_release};
+use coco::release::export::{check_output_free, record_failed_draw, write_release};
 use coco::release::ledger::Ledger;
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
 use coco::release::run;
@@ -448,7 +448,23 @@ fn release_command(dir: &Path, config: &Path, out: &Path, seed: Option<u64>) -> 
                 done == n,
             );
         }),
-    )?;
+    );
+    let draw = match draw {
+        Ok(draw) => draw,
+        Err(e) => {
+            // A private K drawn before the refusal: its budget is spent.
+            record_failed_draw(
+                &dataset,
+                &e,
+                source.randomness(),
+                Some(out),
+                &ledger,
+                &lock,
+                "release",
+            )?;
+            return Err(e.into());
+        }
+    };
     let manifest = write_release(out, &dataset, &plan, &draw, &ledger, &lock, "release")?;
     drop(lock);
     println!(

@@ -464,7 +464,7 @@ fn invalid_utf8_names_line_and_column() {
     )]));
     assert_eq!(
         got,
-        "{dir}/groups.csv:3:2: invalid UTF-8 (byte 0xff at byte 2 of the field): expected UTF-8 text"
+        "{dir}/groups.csv:3:2: invalid UTF-8 (byte 0xff at byte 2 of the field): expected UTF-8 text (save the file as UTF-8)"
     );
     let got = error_of(&[
         ("hierarchy.csv", b"nation,st\xc3ate\nUS,A\n"),
@@ -472,7 +472,7 @@ fn invalid_utf8_names_line_and_column() {
     ]);
     assert_eq!(
         got,
-        "{dir}/hierarchy.csv:1:2: invalid UTF-8 (byte 0xc3 at byte 3 of the field): expected UTF-8 text"
+        "{dir}/hierarchy.csv:1:2: invalid UTF-8 (byte 0xc3 at byte 3 of the field): expected UTF-8 text (save the file as UTF-8)"
     );
 }
 
@@ -510,7 +510,8 @@ fn missing_or_wrong_directory() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: cannot read: No such file or directory (os error 2)",
+            "{}: directory not found: expected a dataset directory holding hierarchy.csv and a \
+             groups file",
             missing.display()
         )
     );

@@ -237,12 +237,19 @@ impl<'p> CsvFile<'p> {
             }
         }
         if self.record.len() != self.header.len() {
+            // A quote left open swallows the line ends after it into one field.
+            let open_quote = self.record.iter().any(|f| f.contains(&b'\n'));
             return Err(self.error(
                 None,
                 LoadErrorKind::FieldCount {
                     found: self.record.len(),
                     expected: self.header.len(),
                     columns: shown_name(&self.header.join(",")),
+                    hint: if open_quote {
+                        "; a field runs over a line break: is a quote (\") left open?"
+                    } else {
+                        ""
+                    },
                 },
             ));
         }

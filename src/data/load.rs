@@ -102,6 +102,10 @@ impl LoadError {
     }
 }
 
+/// The most levels a hierarchy may have: display ids grow with the depth, so a runaway
+/// header (a line of a million columns) would otherwise cost memory quadratic in it.
+pub const MAX_LEVELS: usize = 100;
+
 /// The expected groups forms, as listed in messages.
 const FORMS: &str = "groups.csv (group_id,region,size), groups.csv (group_id,region) with \
                      entities.csv (entity_id,group_id), or histograms.csv (region,size,count)";
@@ -116,6 +120,14 @@ pub enum LoadErrorKind {
     NotADirectory,
     #[error("cannot read: {source}")]
     Io { source: io::Error },
+    #[error(
+        "directory not found: expected a dataset directory holding hierarchy.csv and a groups file"
+    )]
+    NoDirectory,
+    #[error(
+        "the header names {found} levels: expected at most {MAX_LEVELS} (a geographic hierarchy has a handful, e.g. nation,state,county)"
+    )]
+    TooManyLevels { found: usize },
     #[error("file not found: {needed}")]
     MissingFile { needed: &'static str },
     #[error("no groups file: expected {FORMS}")]
@@ -138,13 +150,17 @@ pub enum LoadErrorKind {
     EmptyLevelName,
     #[error("level name {name:?} is already column {first_column}: expected each level named once")]
     DuplicateLevel { name: String, first_column: usize },
-    #[error("row has {found} {}: expected {expected} ({columns})", fields(*.found))]
+    #[error("row has {found} {}: expected {expected} ({columns}){hint}", fields(*.found))]
     FieldCount {
         found: usize,
         expected: usize,
         columns: String,
+        /// Why, when it can be guessed (an open quote).
+        hint: &'static str,
     },
-    #[error("invalid UTF-8 (byte 0x{byte:02x} at byte {offset} of the field): expected UTF-8 text")]
+    #[error(
+        "invalid UTF-8 (byte 0x{byte:02x} at byte {offset} of the field): expected UTF-8 text (save the file as UTF-8)"
+    )]
     NotUtf8 { byte: u8, offset: usize },
     #[error("{column} {value:?} is not a whole number: expected an integer from 0 to {max}")]
     NotInteger {
@@ -280,8 +296,14 @@ struct Present {
 
 impl Present {
     fn find(dir: &Path) -> Result<Present, LoadError> {
-        let meta = std::fs::metadata(dir)
-            .map_err(|source| LoadError::in_file(dir, LoadErrorKind::Io { source }))?;
+        let meta = std::fs::metadata(dir).map_err(|source| {
+            let kind = if source.kind() == io::ErrorKind::NotFound {
+                LoadErrorKind::NoDirectory
+            } else {
+                LoadErrorKind::Io { source }
+            };
+            LoadError::in_file(dir, kind)
+        })?;
         if !meta.is_dir() {
             return Err(LoadError::in_file(dir, LoadErrorKind::NotADirectory));
         }
@@ -351,6 +373,16 @@ fn read_hierarchy(
         "naming the levels from the root down, e.g. nation,state,county",
         progress,
     )?;
+    if f.header().len() > MAX_LEVELS {
+        return Err(LoadError::at(
+            f.path(),
+            1,
+            Some(MAX_LEVELS + 1),
+            LoadErrorKind::TooManyLevels {
+                found: f.header().len(),
+            },
+        ));
+    }
     let levels = f.header().to_vec();
     for (i, name) in levels.iter().enumerate() {
         if name.is_empty() {

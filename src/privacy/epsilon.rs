@@ -30,9 +30,13 @@ pub enum EpsilonError {
     NotANumber { text: String },
     #[error("ε {text:?} is not positive: ε must be greater than 0")]
     NotPositive { text: String },
-    #[error("ε {text:?} has a zero denominator")]
+    #[error(
+        "ε {text:?} has a zero denominator: expected a fraction like \"1/3\" with a positive denominator"
+    )]
     ZeroDenominator { text: String },
-    #[error("ε {text:?} has more than {MAX_SIGNIFICANT_DIGITS} significant digits")]
+    #[error(
+        "ε {text:?} has more than {MAX_SIGNIFICANT_DIGITS} significant digits: expected a shorter decimal, or a fraction like \"1/3\""
+    )]
     TooManyDigits { text: String },
     #[error(
         "ε {text:?} is out of range: numerator and denominator must be at most 10^18 (ε between 1e-18 and 1e18)"

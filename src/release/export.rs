@@ -251,6 +251,62 @@ pub fn ledger_entry(
     }
 }
 
+/// The ledger line for a run that spent only the budget of estimating `K` (it was then
+/// refused, see [`super::run::RunError::ResourcesAfterMaxSize`]).
+pub fn max_size_only_entry(
+    dataset: &Dataset,
+    epsilon: &crate::privacy::Epsilon,
+    randomness: crate::noise::Randomness,
+    output: Option<&Path>,
+    tool: &str,
+    note: String,
+) -> LedgerEntry {
+    LedgerEntry {
+        id: new_id(),
+        time: rfc3339(SystemTime::now()),
+        dataset: dataset.fingerprint(),
+        dataset_dir: absolute(&dataset.dir).display().to_string(),
+        levels: Vec::new(),
+        max_size_epsilon: Some(epsilon.to_string()),
+        total_epsilon: epsilon.to_string(),
+        output: output.map(|o| absolute(o).display().to_string()),
+        written: false,
+        randomness: match randomness {
+            crate::noise::Randomness::Os => "os".into(),
+            crate::noise::Randomness::Seeded { seed } => format!("seeded ({seed})"),
+        },
+        tool: tool.into(),
+        note: Some(note),
+    }
+}
+
+/// Records in the ledger the budget a failed draw had already spent, if any (today: a
+/// private `K` estimated before a memory refusal). Returns whether a line was written.
+/// The caller holds the ledger lock.
+pub fn record_failed_draw(
+    dataset: &Dataset,
+    error: &super::run::RunError,
+    randomness: crate::noise::Randomness,
+    output: Option<&Path>,
+    ledger: &Ledger,
+    lock: &LedgerLock,
+    tool: &str,
+) -> Result<bool, LedgerError> {
+    let Some(spent) = error.spent_before_failing() else {
+        return Ok(false);
+    };
+    let entry = max_size_only_entry(
+        dataset,
+        spent,
+        randomness,
+        output,
+        tool,
+        "refused for lack of memory after K was estimated".to_string(),
+    );
+    ledger.append(lock, &entry)?;
+    Ok(true)
+}
+
 fn absolute(p: &Path) -> PathBuf {
     std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }

@@ -18,7 +18,7 @@
 //! last line rather than failing.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -177,8 +177,20 @@ impl Ledger {
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
+            .read(true)
             .open(&path)
             .map_err(io(&path))?;
+        // A line torn by a crash of the machine must not swallow this one: end it first.
+        let len = file.metadata().map_err(io(&path))?.len();
+        if len > 0 {
+            let mut last = [0u8];
+            file.seek(SeekFrom::Start(len - 1))
+                .and_then(|_| file.read_exact(&mut last))
+                .map_err(io(&path))?;
+            if last[0] != b'\n' {
+                line.insert(0, '\n');
+            }
+        }
         file.write_all(line.as_bytes()).map_err(io(&path))?;
         file.sync_all().map_err(io(&path))?;
         if !existed {
@@ -349,8 +361,12 @@ impl Config {
             }),
             message,
         };
-        let doc = Document::parse(text)
-            .map_err(|e| err(e.span(), format!("not valid TOML: {}", e.message())))?;
+        let doc = Document::parse(text).map_err(|e| {
+            err(
+                e.span(),
+                format!("not valid TOML: {}", e.message().replace('\n', " ")),
+            )
+        })?;
         let mut config = Config::default();
         let eps = |item: &toml_edit::Item| -> Result<Epsilon, LedgerError> {
             let raw = match item.as_str() {
@@ -495,6 +511,12 @@ mod tests {
         f.write_all(b"{\"id\":\"tor").unwrap();
         let (entries, bad) = ledger.entries().unwrap();
         assert_eq!((entries.len(), bad), (3, vec![4]));
+        // The next append starts a line of its own.
+        let lock = ledger.lock().unwrap();
+        ledger.append(&lock, &entry("xyz", "1", true)).unwrap();
+        drop(lock);
+        let (entries, bad) = ledger.entries().unwrap();
+        assert_eq!((entries.len(), bad), (4, vec![4]));
         let summary = ledger.summary().unwrap();
         assert_eq!(summary.len(), 2);
         assert_eq!(

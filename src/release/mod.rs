@@ -5,6 +5,7 @@ pub mod export;
 pub mod ledger;
 pub mod manifest;
 pub mod plan;
+pub mod resources;
 pub mod run;
 
 pub use checks::{Checks, check_counts, check_release};

@@ -77,6 +77,12 @@ pub struct PlanError {
 pub enum PlanErrorKind {
     #[error("cannot read the file: {0}")]
     Read(std::io::Error),
+    #[error(
+        "file not found: expected a release plan (TOML), e.g. one written by `coco plan DIR --out plan.toml`"
+    )]
+    NotFound,
+    #[error("invalid UTF-8 (byte 0x{byte:02x}): expected UTF-8 text (save the file as UTF-8)")]
+    NotUtf8 { byte: u8 },
     #[error("not valid TOML: {0}")]
     Syntax(String),
     #[error("unknown key {key:?}: expected one of {expected}")]
@@ -114,10 +120,23 @@ const LEVEL_KEYS: &str = "name, epsilon, method";
 impl ReleasePlan {
     /// Reads and parses a plan file (not yet checked against a hierarchy).
     pub fn load(path: &Path) -> Result<ReleasePlan, PlanError> {
-        let text = std::fs::read_to_string(path).map_err(|e| PlanError {
+        let err = |line, kind| PlanError {
             file: path.to_path_buf(),
-            line: None,
-            kind: PlanErrorKind::Read(e),
+            line,
+            kind,
+        };
+        let bytes = std::fs::read(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                err(None, PlanErrorKind::NotFound)
+            } else {
+                err(None, PlanErrorKind::Read(e))
+            }
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            let bytes = e.as_bytes();
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            err(Some(line), PlanErrorKind::NotUtf8 { byte: bytes[at] })
         })?;
         Self::parse(&text, path)
     }
@@ -129,8 +148,12 @@ impl ReleasePlan {
             line: span.map(|s| line_of(text, s.start)),
             kind,
         };
-        let doc = Document::parse(text)
-            .map_err(|e| err(e.span(), PlanErrorKind::Syntax(e.message().to_string())))?;
+        let doc = Document::parse(text).map_err(|e| {
+            err(
+                e.span(),
+                PlanErrorKind::Syntax(e.message().replace('\n', " ")),
+            )
+        })?;
         let root: &Table = doc.as_table();
         for (key, item) in root.iter() {
             if !TOP_KEYS.split(", ").any(|k| k == key) {
@@ -479,10 +502,25 @@ fn key_span(table: &Table, key: &str) -> Option<std::ops::Range<usize>> {
 
 /// The value's text as written in the file.
 fn raw(text: &str, item: &Item) -> String {
-    item.span()
+    let text = item
+        .span()
         .and_then(|s| text.get(s))
         .map(|s| s.trim().to_string())
-        .unwrap_or_else(|| item.to_string().trim().to_string())
+        .unwrap_or_else(|| item.to_string().trim().to_string());
+    one_line(&text)
+}
+
+/// A value for a one-line message: its first line, cut after 40 characters (a table
+/// or an array can span many lines).
+fn one_line(text: &str) -> String {
+    const MAX: usize = 40;
+    let first = text.lines().next().unwrap_or("");
+    let cut: String = first.chars().take(MAX).collect();
+    if cut.len() < text.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
 }
 
 /// Where a value is in the plan's text, when known.
@@ -541,7 +579,7 @@ fn parse_epsilon(text: &str, value: &Value) -> Result<Epsilon, Located> {
                 span,
                 PlanErrorKind::BadValue {
                     key: "epsilon",
-                    found: other.to_string().trim().to_string(),
+                    found: one_line(other.to_string().trim()),
                     expected: "a decimal > 0 like 0.25 or a fraction string like \"1/3\"",
                 },
             ));

@@ -5,7 +5,8 @@
 //! once, so only one noisy vector per worker thread is alive at a time; the nodes of all
 //! levels are processed in parallel. The privacy guarantee of the draw is computed from
 //! the measurements actually made ([`crate::privacy::guarantee`]) and must equal the
-//! plan's total ε, or nothing is returned.
+//! plan's total ε, or nothing is returned. Before anything is measured, the memory the
+//! plan needs is checked against the memory available ([`super::resources`]).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -14,6 +15,7 @@ use thiserror::Error;
 
 use super::checks::{Checks, check_release};
 use super::plan::{MaxSize, ReleasePlan};
+use super::resources::{self, ResourceError};
 use crate::consistency::{self, Consistency, ConsistencyError};
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{self, EstimateOptions, Method, NodeEstimate, max_size};
@@ -38,10 +40,32 @@ pub enum RunError {
         "internal error: the measurements spend ε = {measured}, the plan states {planned}; nothing was released"
     )]
     BudgetMismatch { measured: String, planned: String },
+    #[error(transparent)]
+    Resources(#[from] ResourceError),
+    /// Refused for lack of memory once `K` had been estimated: the estimate's budget is
+    /// spent (the refusal depends on `K`), and a release must record it in the ledger.
+    #[error("{refusal}; K was estimated privately first, so its ε = {epsilon} is spent")]
+    ResourcesAfterMaxSize {
+        refusal: ResourceError,
+        epsilon: Epsilon,
+    },
     #[error("the plan has no levels")]
     EmptyPlan,
     #[error("cancelled")]
     Cancelled,
+}
+
+impl RunError {
+    /// The budget spent by measurements made before the failure, which the ledger must
+    /// record: only a private `K` followed by a refusal that depends on it. Every other
+    /// failure happens before any measurement, or after measurements whose results no
+    /// one sees.
+    pub fn spent_before_failing(&self) -> Option<&Epsilon> {
+        match self {
+            RunError::ResourcesAfterMaxSize { epsilon, .. } => Some(epsilon),
+            _ => None,
+        }
+    }
 }
 
 /// Reports work done: `(done, total)` nodes.
@@ -181,12 +205,43 @@ pub fn estimate_plan(
     if plan.levels.is_empty() {
         return Err(RunError::EmptyPlan);
     }
+    let settings = plan_settings(plan);
+    let guard = |k: Size| {
+        resources::check(
+            "this plan",
+            resources::plan_needs(
+                dataset,
+                &settings,
+                k,
+                &plan.estimate_options(),
+                plan.consistency,
+            ),
+            resources::available_memory(),
+            resources::advice(
+                &settings,
+                Some(plan.consistency),
+                matches!(plan.max_size, MaxSize::Estimate { .. }),
+            ),
+        )
+    };
+    // Before any measurement: with a fixed K the check is exact; with a private K, what
+    // does not fit even at the smallest K is refused before K is drawn.
+    guard(match plan.max_size {
+        MaxSize::Fixed(k) => k,
+        MaxSize::Estimate { .. } => max_size::MIN_K,
+    })?;
     let (max_size, k_charge) = resolve_max_size(dataset, plan, source)?;
+    if let Some(charge) = &k_charge {
+        guard(max_size).map_err(|refusal| RunError::ResourcesAfterMaxSize {
+            refusal,
+            epsilon: charge.epsilon.clone(),
+        })?;
+    }
     let all: Vec<NodeId> = (0..dataset.hierarchy.len() as u32).map(NodeId).collect();
     let (estimates, mut charges) = estimate_nodes(
         dataset,
         &all,
-        &plan_settings(plan),
+        &settings,
         max_size,
         &plan.estimate_options(),
         source,
@@ -282,6 +337,20 @@ pub fn bottom_up(
         epsilon: total,
     });
     let leaves: Vec<NodeId> = h.level_nodes(leaf_level).collect();
+    resources::check(
+        "the bottom-up baseline",
+        resources::needs(
+            dataset,
+            &leaves,
+            &settings,
+            max_size,
+            &plan.estimate_options(),
+            None,
+            rayon::current_num_threads(),
+        ),
+        resources::available_memory(),
+        resources::advice(&settings, None, false),
+    )?;
     let (estimates, _) = estimate_nodes(
         dataset,
         &leaves,

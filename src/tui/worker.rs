@@ -506,8 +506,27 @@ fn draw(
         .check_cap(dataset, &total)
         .map_err(|e| e.to_string())?;
     let source = NoiseSource::from_os().map_err(|e| e.to_string())?;
-    let draw = run::draw(dataset, plan, &source, Some(cancel), Some(progress))
-        .map_err(|e| e.to_string())?;
+    let draw = match run::draw(dataset, plan, &source, Some(cancel), Some(progress)) {
+        Ok(draw) => draw,
+        Err(e) => {
+            // A private K drawn before a refusal: its budget is spent and recorded.
+            let recorded = export::record_failed_draw(
+                dataset,
+                &e,
+                source.randomness(),
+                None,
+                ledger,
+                &lock,
+                "tui",
+            )
+            .map_err(|le| format!("{e}; and the ledger could not record it: {le}"))?;
+            return Err(if recorded {
+                format!("{e} (recorded in the ledger)")
+            } else {
+                e.to_string()
+            });
+        }
+    };
     Ok(Drawn {
         draw,
         lock: Arc::new(lock),

@@ -1,0 +1,362 @@
+//! Crash safety of `coco release`: killed with SIGKILL at many points, it leaves either a
+//! complete, verified release at OUT or nothing there (a stray `.OUT.coco-tmp-*`
+//! directory at most, which a later release is not confused by), and the ledger stays
+//! valid JSON lines that know every release that exists. Two concurrent releases of one
+//! dataset both land in the ledger intact.
+//!
+//! The kills come from this process, by plain timing: at fractions of the time an
+//! uninterrupted release takes (loading, measuring, consistency), and, for the short
+//! write phase, as soon as the temporary directory appears (plus a few milliseconds) or
+//! as soon as the ledger grows (between the ledger line and the rename). The dataset is
+//! the generated `us-counties` preset (3,220 counties), with `K = 2000` to keep each
+//! release short in the test profile.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use coco::data::Dataset;
+use coco::release::check_counts;
+use coco::release::ledger::LedgerEntry;
+use coco::release::manifest::Manifest;
+use sha2::{Digest, Sha256};
+
+const COCO: &str = env!("CARGO_BIN_EXE_coco");
+
+struct Setup {
+    _root: tempfile::TempDir,
+    root: PathBuf,
+    data: PathBuf,
+    plan: PathBuf,
+    dataset: Dataset,
+}
+
+/// The tests of this file run one at a time: one of them times releases.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn setup() -> Setup {
+    let root = tempfile::tempdir().unwrap();
+    let path = root.path().to_path_buf();
+    let data = path.join("us");
+    let generated = Command::new(COCO)
+        .args(["gen", "us-counties", "--out"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(generated.status.success(), "{generated:?}");
+    let plan = path.join("plan.toml");
+    let made = Command::new(COCO)
+        .arg("plan")
+        .arg(&data)
+        .args(["--total", "1", "--max-size", "2000", "--out"])
+        .arg(&plan)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let dataset = Dataset::load(&data).unwrap();
+    Setup {
+        _root: root,
+        root: path,
+        data,
+        plan,
+        dataset,
+    }
+}
+
+fn start_release(s: &Setup, home: &Path, out: &Path) -> Child {
+    Command::new(COCO)
+        .arg("release")
+        .arg(&s.data)
+        .arg("--config")
+        .arg(&s.plan)
+        .arg("--out")
+        .arg(out)
+        .env("COCO_HOME", home)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The ledger's readable entries.
+fn readable_entries(home: &Path) -> Vec<LedgerEntry> {
+    std::fs::read(home.join("ledger.jsonl"))
+        .unwrap_or_default()
+        .split(|&b| b == b'\n')
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect()
+}
+
+/// The ledger's entries; fails on an unreadable line other than a torn last one.
+fn ledger_entries(home: &Path) -> Vec<LedgerEntry> {
+    let bytes = match std::fs::read(home.join("ledger.jsonl")) {
+        Ok(b) => b,
+        Err(_) => return Vec::new(),
+    };
+    let mut entries = Vec::new();
+    let complete = bytes.ends_with(b"\n");
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    let last = lines.len() - 1;
+    for (i, line) in lines.iter().enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        match serde_json::from_slice::<LedgerEntry>(line) {
+            Ok(e) => entries.push(e),
+            Err(e) => assert!(
+                i == last && !complete,
+                "ledger line {} is not valid JSON ({e}): {:?}",
+                i + 1,
+                String::from_utf8_lossy(line)
+            ),
+        }
+    }
+    entries
+}
+
+/// Checks a release directory completely: manifest checks, output digests, the counts
+/// read back against the public data, and its line in the ledger.
+fn verify_release(s: &Setup, out: &Path, home: &Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(out.join("manifest.json"))
+        .map_err(|e| format!("manifest.json: {e}"))?;
+    let manifest: Manifest =
+        serde_json::from_str(&text).map_err(|e| format!("manifest.json: {e}"))?;
+    let c = &manifest.checks;
+    if !(c.integral && c.nonnegative && c.group_totals && c.consistent && c.within_max_size) {
+        return Err(format!("manifest checks {c:?}"));
+    }
+    for output in &manifest.outputs {
+        let bytes =
+            std::fs::read(out.join(&output.path)).map_err(|e| format!("{}: {e}", output.path))?;
+        if sha256_hex(&bytes) != output.sha256 {
+            return Err(format!("{}: digest differs from the manifest", output.path));
+        }
+    }
+    if !manifest.outputs.iter().any(|o| o.path == "counts.csv") {
+        return Err("counts.csv is not in the manifest".into());
+    }
+    let mut reader =
+        csv::Reader::from_path(out.join("counts.csv")).map_err(|e| format!("counts.csv: {e}"))?;
+    let rows: Vec<[String; 4]> = reader
+        .records()
+        .map(|r| {
+            let r = r.map_err(|e| format!("counts.csv: {e}"))?;
+            Ok([0, 1, 2, 3].map(|i| r.get(i).unwrap_or("").to_string()))
+        })
+        .collect::<Result<_, String>>()?;
+    let checks = check_counts(
+        s.dataset.public(),
+        rows.iter()
+            .map(|r| [r[0].as_str(), r[1].as_str(), r[2].as_str(), r[3].as_str()]),
+        manifest.max_size,
+    );
+    if !checks.passed() {
+        return Err(format!(
+            "counts.csv fails its checks: {:?}",
+            checks.problems
+        ));
+    }
+    let known = readable_entries(home)
+        .iter()
+        .any(|e| e.id == manifest.ledger_entry && e.written);
+    if !known {
+        return Err("the ledger does not know this release".into());
+    }
+    Ok(())
+}
+
+/// Names in `dir` that start with `.{base}.coco-tmp-`.
+fn temporaries(dir: &Path, base: &str) -> Vec<String> {
+    let prefix = format!(".{base}.coco-tmp-");
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
+}
+
+/// When to kill a release.
+#[derive(Clone, Copy, Debug)]
+enum Kill {
+    /// After this long.
+    After(Duration),
+    /// This long after its temporary directory appears (the write phase).
+    AfterTemporary(Duration),
+    /// As soon as the ledger has grown (the draw is recorded; rename pending).
+    AfterLedgerLine,
+}
+
+/// What a killed release left.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord, Clone, Copy)]
+enum Left {
+    Nothing,
+    Temporary,
+    Release,
+}
+
+fn ledger_len(home: &Path) -> u64 {
+    std::fs::metadata(home.join("ledger.jsonl")).map_or(0, |m| m.len())
+}
+
+fn run_and_kill(s: &Setup, home: &Path, out: &Path, kill: Kill) -> Left {
+    let base = out.file_name().unwrap().to_string_lossy().into_owned();
+    let ledger_before = ledger_len(home);
+    let mut child = start_release(s, home, out);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(120);
+    let poll = Duration::from_micros(200);
+    loop {
+        if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+            break;
+        }
+        let due = match kill {
+            Kill::After(d) => start.elapsed() >= d,
+            Kill::AfterTemporary(d) => {
+                if temporaries(&s.root, &base).is_empty() {
+                    false
+                } else {
+                    std::thread::sleep(d);
+                    true
+                }
+            }
+            Kill::AfterLedgerLine => ledger_len(home) > ledger_before,
+        };
+        if due {
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(poll);
+    }
+    let _ = child.wait();
+    if out.exists() {
+        Left::Release
+    } else if temporaries(&s.root, &base).is_empty() {
+        Left::Nothing
+    } else {
+        Left::Temporary
+    }
+}
+
+#[test]
+fn killed_releases_leave_a_verified_release_or_nothing() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = setup();
+    let home = s.root.join("home");
+    // Two uninterrupted releases: they must verify, and the faster times the kills.
+    let mut duration = Duration::MAX;
+    for name in ["out-full-1", "out-full-2"] {
+        let started = Instant::now();
+        let full = s.root.join(name);
+        let status = start_release(&s, &home, &full).wait().unwrap();
+        duration = duration.min(started.elapsed());
+        assert!(status.success());
+        verify_release(&s, &full, &home).unwrap();
+    }
+
+    let mut plan: Vec<Kill> = [0.02, 0.1, 0.25, 0.4, 0.55, 0.7, 0.8, 0.9, 0.95, 0.99]
+        .iter()
+        .map(|f| Kill::After(duration.mul_f64(*f)))
+        .collect();
+    plan.extend(
+        [0, 1, 3, 10, 30]
+            .iter()
+            .map(|&ms| Kill::AfterTemporary(Duration::from_millis(ms))),
+    );
+    plan.push(Kill::AfterLedgerLine);
+    plan.push(Kill::AfterLedgerLine);
+
+    let mut outcomes = Vec::new();
+    for (i, &kill) in plan.iter().enumerate() {
+        let out = s.root.join(format!("out-{i}"));
+        let left = run_and_kill(&s, &home, &out, kill);
+        match left {
+            Left::Release => verify_release(&s, &out, &home).unwrap_or_else(|e| {
+                panic!("{kill:?}: {} is not a valid release: {e}", out.display())
+            }),
+            Left::Nothing | Left::Temporary => {
+                assert!(!out.exists());
+            }
+        }
+        // Every complete ledger line parses, whatever the kill hit.
+        ledger_entries(&home);
+        outcomes.push((kill, left, out));
+    }
+    eprintln!("kills and what they left:");
+    for (kill, left, _) in &outcomes {
+        eprintln!("  {kill:?}: {left:?}");
+    }
+    // The write phase was hit: a temporary directory was left at least once.
+    assert!(
+        outcomes.iter().any(|(_, left, _)| *left == Left::Temporary),
+        "no kill landed in the write phase: {outcomes:?}"
+    );
+    // A stray temporary directory is never taken for a release: a later release to the
+    // same OUT works and verifies.
+    for (kill, left, out) in outcomes.iter().filter(|o| o.1 != Left::Release).take(3) {
+        let status = start_release(&s, &home, out).wait().unwrap();
+        assert!(
+            status.success(),
+            "{kill:?} / {left:?}: a later release failed"
+        );
+        verify_release(&s, out, &home).unwrap();
+    }
+}
+
+#[test]
+fn a_torn_last_ledger_line_does_not_swallow_the_next_one() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = setup();
+    let home = s.root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // A crash of the machine mid-append leaves a line without its end.
+    std::fs::write(home.join("ledger.jsonl"), b"{\"id\":\"torn").unwrap();
+    let out = s.root.join("out");
+    let status = start_release(&s, &home, &out).wait().unwrap();
+    assert!(status.success());
+    verify_release(&s, &out, &home).unwrap();
+    let text = std::fs::read_to_string(home.join("ledger.jsonl")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(serde_json::from_str::<LedgerEntry>(lines[0]).is_err());
+    assert!(serde_json::from_str::<LedgerEntry>(lines[1]).is_ok());
+}
+
+#[test]
+fn concurrent_releases_both_land_in_the_ledger() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = setup();
+    let home = s.root.join("home");
+    let outs = [s.root.join("out-a"), s.root.join("out-b")];
+    let children: Vec<Child> = outs.iter().map(|o| start_release(&s, &home, o)).collect();
+    for (child, out) in children.into_iter().zip(&outs) {
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}: {}",
+            out.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let entries = ledger_entries(&home);
+    assert_eq!(entries.len(), 2);
+    assert!(entries.iter().all(|e| e.written));
+    for out in &outs {
+        verify_release(&s, out, &home).unwrap();
+        let absolute = std::path::absolute(out).unwrap().display().to_string();
+        assert!(
+            entries
+                .iter()
+                .any(|e| e.output.as_deref() == Some(absolute.as_str())),
+            "no ledger line for {absolute}"
+        );
+    }
+    assert_eq!(entries[0].dataset, s.dataset.fingerprint());
+    assert_ne!(entries[0].id, entries[1].id);
+}
