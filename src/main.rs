@@ -7,7 +7,7 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use coco::data::{Dataset, NodeId};
 use coco::estimate::Method;
@@ -55,72 +55,9 @@ enum Command {
         seed: u64,
     },
     /// Write a release plan (TOML) from an allocation rule, and show what it costs.
-    Plan {
-        /// Dataset directory.
-        dir: PathBuf,
-        /// Total ε to split over the levels (decimal or fraction like 1/3).
-        #[arg(long, default_value = "1")]
-        total: String,
-        /// How to split it (or give --budgets for a custom allocation).
-        #[arg(long, value_enum, default_value_t = AllocationArg::Uniform)]
-        allocation: AllocationArg,
-        /// For geometric: each level's share over its parent's (default: cube root of the mean branching factor).
-        #[arg(long)]
-        ratio: Option<String>,
-        /// Custom allocation: one ε per level, root first (e.g. 0.1,0.2,1/3); replaces --total.
-        #[arg(long, value_delimiter = ',', conflicts_with_all = ["total", "ratio"])]
-        budgets: Option<Vec<String>>,
-        /// Method at every level.
-        #[arg(long, value_enum, default_value_t = MethodArg::Hc)]
-        method: MethodArg,
-        /// The public bound K on a group's size.
-        #[arg(long, default_value_t = 10_000, conflicts_with = "estimate_max_size")]
-        max_size: u32,
-        /// Estimate K privately with this ε instead (added to the total).
-        #[arg(long)]
-        estimate_max_size: Option<String>,
-        /// Write the plan here instead of standard output.
-        #[arg(long)]
-        out: Option<PathBuf>,
-    },
+    Plan(PlanArgs),
     /// Preview a plan: mean error per level over trials, against the truth (confidential).
-    Preview {
-        /// Dataset directory.
-        dir: PathBuf,
-        /// Release plan (TOML).
-        #[arg(long)]
-        config: PathBuf,
-        /// Number of independent trials.
-        #[arg(long, default_value_t = 10)]
-        trials: usize,
-        /// Seed for reproducible trials (default: fresh randomness).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Also run the other consistency steps and merge rules on the same measurements.
-        #[arg(long)]
-        compare: bool,
-        /// Show the frontier instead: per-level error as the leaves' share of the plan's
-        /// total ε grows, beside bottom-up, and recommend an allocation.
-        #[arg(long)]
-        sweep: bool,
-        /// With --sweep: the leaves' shares to try (e.g. 1/3,0.5,0.8).
-        #[arg(long, value_delimiter = ',', requires = "sweep")]
-        shares: Option<Vec<String>>,
-        /// With --sweep: recommend by weights per level on error relative to bottom-up (root first).
-        #[arg(
-            long,
-            value_delimiter = ',',
-            requires = "sweep",
-            conflicts_with = "max_ratio"
-        )]
-        weights: Option<Vec<f64>>,
-        /// With --sweep: recommend the best allocation with no level worse than this many times bottom-up.
-        #[arg(long, requires = "sweep")]
-        max_ratio: Option<f64>,
-        /// Print JSON instead of a table.
-        #[arg(long)]
-        json: bool,
-    },
+    Preview(PreviewArgs),
     /// Draw one release with fresh noise, check it and write it atomically.
     Release {
         /// Dataset directory.
@@ -149,6 +86,75 @@ enum Command {
         #[arg(long, num_args = 2, value_names = ["DATASET", "EPSILON"])]
         set_cap: Option<Vec<String>>,
     },
+}
+
+#[derive(Args, Debug)]
+struct PlanArgs {
+    /// Dataset directory.
+    dir: PathBuf,
+    /// Total ε to split over the levels (decimal or fraction like 1/3).
+    #[arg(long, default_value = "1")]
+    total: String,
+    /// How to split it (or give --budgets for a custom allocation).
+    #[arg(long, value_enum, default_value_t = AllocationArg::Uniform)]
+    allocation: AllocationArg,
+    /// For geometric: each level's share over its parent's (default: cube root of the mean branching factor).
+    #[arg(long)]
+    ratio: Option<String>,
+    /// Custom allocation: one ε per level, root first (e.g. 0.1,0.2,1/3); replaces --total.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["total", "ratio"])]
+    budgets: Option<Vec<String>>,
+    /// Method at every level.
+    #[arg(long, value_enum, default_value_t = MethodArg::Hc)]
+    method: MethodArg,
+    /// The public bound K on a group's size.
+    #[arg(long, default_value_t = 10_000, conflicts_with = "estimate_max_size")]
+    max_size: u32,
+    /// Estimate K privately with this ε instead (added to the total).
+    #[arg(long)]
+    estimate_max_size: Option<String>,
+    /// Write the plan here instead of standard output.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+struct PreviewArgs {
+    /// Dataset directory.
+    dir: PathBuf,
+    /// Release plan (TOML).
+    #[arg(long)]
+    config: PathBuf,
+    /// Number of independent trials.
+    #[arg(long, default_value_t = 10)]
+    trials: usize,
+    /// Seed for reproducible trials (default: fresh randomness).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Also run the other consistency steps and merge rules on the same measurements.
+    #[arg(long)]
+    compare: bool,
+    /// Show the frontier instead: per-level error as the leaves' share of the plan's
+    /// total ε grows, beside bottom-up, and recommend an allocation.
+    #[arg(long)]
+    sweep: bool,
+    /// With --sweep: the leaves' shares to try (e.g. 1/3,0.5,0.8).
+    #[arg(long, value_delimiter = ',', requires = "sweep")]
+    shares: Option<Vec<String>>,
+    /// With --sweep: recommend by weights per level on error relative to bottom-up (root first).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        requires = "sweep",
+        conflicts_with = "max_ratio"
+    )]
+    weights: Option<Vec<f64>>,
+    /// With --sweep: recommend the best allocation with no level worse than this many times bottom-up.
+    #[arg(long, requires = "sweep")]
+    max_ratio: Option<f64>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -224,20 +230,21 @@ impl StderrProgress {
     }
 }
 
-fn plan_command(
-    dir: &Path,
-    total: &str,
-    allocation: AllocationArg,
-    ratio: Option<String>,
-    budgets: Option<Vec<String>>,
-    method: MethodArg,
-    max_size: u32,
-    estimate_max_size: Option<String>,
-    out: Option<PathBuf>,
-) -> Result<()> {
-    let dataset = Dataset::load(dir)?;
+fn plan_command(args: PlanArgs) -> Result<()> {
+    let PlanArgs {
+        dir,
+        total,
+        allocation,
+        ratio,
+        budgets,
+        method,
+        max_size,
+        estimate_max_size,
+        out,
+    } = args;
+    let dataset = Dataset::load(&dir)?;
     let h = &dataset.hierarchy;
-    let total = Epsilon::parse(total).context("--total")?;
+    let total = Epsilon::parse(&total).context("--total")?;
     let allocation = match allocation {
         AllocationArg::Uniform => Allocation::Uniform,
         AllocationArg::Geometric => {
@@ -358,18 +365,20 @@ fn preview_command(
     Ok(())
 }
 
-fn sweep_command(
-    dir: &Path,
-    config: &Path,
-    trials: usize,
-    seed: Option<u64>,
-    shares: Option<Vec<String>>,
-    weights: Option<Vec<f64>>,
-    max_ratio: Option<f64>,
-    json: bool,
-) -> Result<()> {
-    let dataset = Dataset::load(dir)?;
-    let plan = load_plan(&dataset, config)?;
+fn sweep_command(args: PreviewArgs) -> Result<()> {
+    let PreviewArgs {
+        dir,
+        config,
+        trials,
+        seed,
+        shares,
+        weights,
+        max_ratio,
+        json,
+        ..
+    } = args;
+    let dataset = Dataset::load(&dir)?;
+    let plan = load_plan(&dataset, &config)?;
     let total =
         Epsilon::sum(plan.levels.iter().map(|l| &l.epsilon)).expect("validated plans have levels");
     let shares: Vec<Epsilon> = match shares {
@@ -391,9 +400,11 @@ fn sweep_command(
         &plan,
         &total,
         &shares,
-        trials,
-        seed,
-        None,
+        &tradeoff::Trials {
+            trials,
+            seed,
+            cancel: None,
+        },
         &|p: SweepProgress| {
             let last = p.point + 1 == p.points && p.trial.trial == p.trial.trials;
             progress.report(
@@ -607,45 +618,19 @@ fn run(cli: Cli) -> Result<()> {
             );
             Ok(())
         }
-        Some(Command::Plan {
-            dir,
-            total,
-            allocation,
-            ratio,
-            budgets,
-            method,
-            max_size,
-            estimate_max_size,
-            out,
-        }) => plan_command(
-            &dir,
-            &total,
-            allocation,
-            ratio,
-            budgets,
-            method,
-            max_size,
-            estimate_max_size,
-            out,
-        ),
-        Some(Command::Preview {
-            dir,
-            config,
-            trials,
-            seed,
-            compare,
-            sweep,
-            shares,
-            weights,
-            max_ratio,
-            json,
-        }) => {
-            if sweep {
-                sweep_command(
-                    &dir, &config, trials, seed, shares, weights, max_ratio, json,
-                )
+        Some(Command::Plan(args)) => plan_command(args),
+        Some(Command::Preview(args)) => {
+            if args.sweep {
+                sweep_command(args)
             } else {
-                preview_command(&dir, &config, trials, seed, compare, json)
+                preview_command(
+                    &args.dir,
+                    &args.config,
+                    args.trials,
+                    args.seed,
+                    args.compare,
+                    args.json,
+                )
             }
         }
         Some(Command::Release {

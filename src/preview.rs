@@ -476,7 +476,7 @@ mod tests {
         assert_eq!(Stat::of(&[7.0]).se, 0.0);
         assert_eq!(fmt_num(1234567.4), "1,234,567");
         assert_eq!(fmt_num(999.94), "999.9");
-        assert_eq!(fmt_num(2.71828), "2.72");
+        assert_eq!(fmt_num(4.567), "4.57");
         assert_eq!(fmt_num(-12345.0), "-12,345");
     }
 }

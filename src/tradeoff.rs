@@ -39,14 +39,26 @@ pub struct SweepProgress {
     pub trial: PreviewProgress,
 }
 
+/// How many trials each point gets, their seed, and a flag that cancels the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Trials<'a> {
+    pub trials: usize,
+    /// A seed makes the points reproducible and directly comparable (same noise keys).
+    pub seed: Option<u64>,
+    pub cancel: Option<&'a AtomicBool>,
+}
+
 fn run_point(
     dataset: &Dataset,
     plan: &ReleasePlan,
-    trials: usize,
-    seed: Option<u64>,
-    cancel: Option<&AtomicBool>,
+    run: &Trials<'_>,
     progress: &(dyn Fn(PreviewProgress) + Sync),
 ) -> Result<Vec<Stat>, PreviewError> {
+    let Trials {
+        trials,
+        seed,
+        cancel,
+    } = *run;
     let options = PreviewOptions {
         trials,
         seed,
@@ -76,9 +88,7 @@ pub fn sweep_level(
     plan: &ReleasePlan,
     level: LevelId,
     factors: &[(u64, u64)],
-    trials: usize,
-    seed: Option<u64>,
-    cancel: Option<&AtomicBool>,
+    run: &Trials<'_>,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Vec<AllocationPoint>, PreviewError> {
     let mut points = Vec::with_capacity(factors.len());
@@ -89,7 +99,7 @@ pub fn sweep_level(
             .mul_ratio(n, d)
             .expect("positive factor");
         p.levels[level.0].epsilon = eps.clone();
-        let consistent = run_point(dataset, &p, trials, seed, cancel, &|t| {
+        let consistent = run_point(dataset, &p, run, &|t| {
             progress(SweepProgress {
                 point: i,
                 points: factors.len(),
@@ -163,11 +173,14 @@ pub fn frontier(
     plan: &ReleasePlan,
     total: &Epsilon,
     shares: &[Epsilon],
-    trials: usize,
-    seed: Option<u64>,
-    cancel: Option<&AtomicBool>,
+    run: &Trials<'_>,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Frontier, PreviewError> {
+    let Trials {
+        trials,
+        seed,
+        cancel,
+    } = *run;
     let h = &dataset.hierarchy;
     let points_total = shares.len() + 1;
     let mut points = Vec::with_capacity(shares.len());
@@ -180,7 +193,7 @@ pub fn frontier(
         {
             l.epsilon = e;
         }
-        let consistent = run_point(dataset, &p, trials, seed, cancel, &|t| {
+        let consistent = run_point(dataset, &p, run, &|t| {
             progress(SweepProgress {
                 point: i,
                 points: points_total,

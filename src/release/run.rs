@@ -17,7 +17,7 @@ use super::checks::{Checks, check_release};
 use super::plan::{MaxSize, ReleasePlan};
 use super::resources::{self, ResourceError};
 use crate::consistency::{self, Consistency, ConsistencyError};
-use crate::data::{Dataset, LevelId, NodeId};
+use crate::data::{Dataset, NodeId};
 use crate::estimate::{self, EstimateOptions, Method, NodeEstimate, max_size};
 use crate::histogram::{CountOfCounts, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseSource, Randomness, StreamId};
@@ -41,18 +41,24 @@ pub enum RunError {
     )]
     BudgetMismatch { measured: String, planned: String },
     #[error(transparent)]
-    Resources(#[from] ResourceError),
+    Resources(Box<ResourceError>),
     /// Refused for lack of memory once `K` had been estimated: the estimate's budget is
     /// spent (the refusal depends on `K`), and a release must record it in the ledger.
     #[error("{refusal}; K was estimated privately first, so its ε = {epsilon} is spent")]
     ResourcesAfterMaxSize {
-        refusal: ResourceError,
+        refusal: Box<ResourceError>,
         epsilon: Epsilon,
     },
     #[error("the plan has no levels")]
     EmptyPlan,
     #[error("cancelled")]
     Cancelled,
+}
+
+impl From<ResourceError> for RunError {
+    fn from(e: ResourceError) -> Self {
+        RunError::Resources(Box::new(e))
+    }
 }
 
 impl RunError {
@@ -102,19 +108,44 @@ pub struct LevelSetting {
     pub epsilon: Epsilon,
 }
 
+/// What a batch of measurements measures: each level's setting (`None` for a level not
+/// measured), the public bound `K`, and the post-processing options.
+#[derive(Clone, Copy)]
+pub struct Settings<'a> {
+    pub levels: &'a [Option<LevelSetting>],
+    pub max_size: Size,
+    pub options: &'a EstimateOptions,
+}
+
+/// Where a batch's noise comes from (the key and the streams' purpose), and how to stop
+/// it and report on it.
+#[derive(Clone, Copy)]
+pub struct Draws<'a> {
+    pub source: &'a NoiseSource,
+    pub purpose: u8,
+    pub cancel: Option<&'a AtomicBool>,
+    pub progress: Option<Progress<'a>>,
+}
+
 /// Measures and estimates the given nodes, each with its level's setting. Returns the
 /// estimates (in the order of `nodes`) and the charges made.
 pub fn estimate_nodes(
     dataset: &Dataset,
     nodes: &[NodeId],
-    settings: &[Option<LevelSetting>],
-    max_size: Size,
-    options: &EstimateOptions,
-    source: &NoiseSource,
-    purpose: u8,
-    cancel: Option<&AtomicBool>,
-    progress: Option<Progress<'_>>,
+    settings: &Settings<'_>,
+    draws: &Draws<'_>,
 ) -> Result<(Vec<NodeEstimate>, Vec<Charge>), RunError> {
+    let Settings {
+        levels: settings,
+        max_size,
+        options,
+    } = *settings;
+    let Draws {
+        source,
+        purpose,
+        cancel,
+        progress,
+    } = *draws;
     let h = &dataset.hierarchy;
     // Validate each level's noise once, before any measurement.
     for (level, setting) in h.levels().zip(settings) {
@@ -233,7 +264,7 @@ pub fn estimate_plan(
     let (max_size, k_charge) = resolve_max_size(dataset, plan, source)?;
     if let Some(charge) = &k_charge {
         guard(max_size).map_err(|refusal| RunError::ResourcesAfterMaxSize {
-            refusal,
+            refusal: Box::new(refusal),
             epsilon: charge.epsilon.clone(),
         })?;
     }
@@ -241,13 +272,17 @@ pub fn estimate_plan(
     let (estimates, mut charges) = estimate_nodes(
         dataset,
         &all,
-        &settings,
-        max_size,
-        &plan.estimate_options(),
-        source,
-        PURPOSE_RELEASE,
-        cancel,
-        progress,
+        &Settings {
+            levels: &settings,
+            max_size,
+            options: &plan.estimate_options(),
+        },
+        &Draws {
+            source,
+            purpose: PURPOSE_RELEASE,
+            cancel,
+            progress,
+        },
     )?;
     charges.extend(k_charge);
     Ok(PlanEstimates {
@@ -354,13 +389,17 @@ pub fn bottom_up(
     let (estimates, _) = estimate_nodes(
         dataset,
         &leaves,
-        &settings,
-        max_size,
-        &plan.estimate_options(),
-        source,
-        PURPOSE_BOTTOM_UP,
-        cancel,
-        None,
+        &Settings {
+            levels: &settings,
+            max_size,
+            options: &plan.estimate_options(),
+        },
+        &Draws {
+            source,
+            purpose: PURPOSE_BOTTOM_UP,
+            cancel,
+            progress: None,
+        },
     )?;
     Ok(consistency::bottom_up(
         h,
@@ -368,14 +407,4 @@ pub fn bottom_up(
             .into_iter()
             .zip(estimates.into_iter().map(|e| e.histogram)),
     ))
-}
-
-/// The level of each node, for per-level summaries.
-pub fn node_levels(dataset: &Dataset) -> impl Iterator<Item = (NodeId, LevelId)> + '_ {
-    dataset
-        .hierarchy
-        .nodes()
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (NodeId(i as u32), n.level))
 }

@@ -395,9 +395,11 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
                 &plan,
                 level,
                 &tradeoff::SWEEP_FACTORS,
-                trials,
-                seed,
-                Some(cancel),
+                &tradeoff::Trials {
+                    trials,
+                    seed,
+                    cancel: Some(cancel),
+                },
                 &|p| {
                     if throttle.due(false) {
                         send(Update::SweepProgress(p));
@@ -478,9 +480,11 @@ fn frontier(
         plan,
         &total,
         &shares,
-        trials,
-        seed,
-        Some(cancel),
+        &tradeoff::Trials {
+            trials,
+            seed,
+            cancel: Some(cancel),
+        },
         progress,
     )
     .map_err(|e| e.to_string())?;
