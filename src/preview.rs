@@ -406,15 +406,30 @@ pub fn render_text(report: &PreviewReport) -> String {
         row.push(fmt_num(l.omniscient));
         rows.push(row);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+    s.push_str(&text_table(&rows, |c| c == 0 || c == 3));
+    s
+}
+
+/// Rows of cells as an aligned text table: a header, a rule, then the rows; columns for
+/// which `left` is true are left-aligned, the others right-aligned.
+pub fn text_table(rows: &[Vec<String>], left: impl Fn(usize) -> bool) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let Some(first) = rows.first() else { return s };
+    let widths: Vec<usize> = (0..first.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map_or(0, |x| x.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     for (i, row) in rows.iter().enumerate() {
         let line: Vec<String> = row
             .iter()
             .enumerate()
             .map(|(c, cell)| {
-                if c == 0 || c == 3 {
+                if left(c) {
                     format!("{cell:<w$}", w = widths[c])
                 } else {
                     format!("{cell:>w$}", w = widths[c])
@@ -423,15 +438,8 @@ pub fn render_text(report: &PreviewReport) -> String {
             .collect();
         let _ = writeln!(s, "{}", line.join("  ").trim_end());
         if i == 0 {
-            let _ = writeln!(
-                s,
-                "{}",
-                widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-            );
+            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+            let _ = writeln!(s, "{}", rule.join("  "));
         }
     }
     s

@@ -381,34 +381,7 @@ pub fn render_text(f: &Frontier) -> String {
             .map(|c| format!("{} ± {}", preview::fmt_num(c.mean), preview::fmt_num(c.se))),
     );
     rows.push(bu);
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    for (i, row) in rows.iter().enumerate() {
-        let line: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if c < 2 {
-                    format!("{cell:<w$}", w = widths[c])
-                } else {
-                    format!("{cell:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        let _ = writeln!(s, "{}", line.join("  ").trim_end());
-        if i == 0 {
-            let _ = writeln!(
-                s,
-                "{}",
-                widths
-                    .iter()
-                    .map(|w| "-".repeat(*w))
-                    .collect::<Vec<_>>()
-                    .join("  ")
-            );
-        }
-    }
+    s.push_str(&preview::text_table(&rows, |c| c < 2));
     if let Some(r) = &f.recommendation {
         let ratios: Vec<String> = r.ratios.iter().map(|x| format!("{x:.2}×")).collect();
         let _ = writeln!(

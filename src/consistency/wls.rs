@@ -144,6 +144,26 @@ fn expand_chunk(
     }
 }
 
+/// The sums of a node's children's combined values and variances, cell by cell.
+fn sum_children(
+    node: &crate::data::Node,
+    w: usize,
+    z: &[f64],
+    big_v: &[f64],
+    s: &mut [f64],
+    sv: &mut [f64],
+) {
+    s.fill(0.0);
+    sv.fill(0.0);
+    for c in node.children() {
+        let ci = c.index();
+        for k in 0..w {
+            s[k] += z[ci * w + k];
+            sv[k] += big_v[ci * w + k];
+        }
+    }
+}
+
 fn solve_chunk(
     hierarchy: &Hierarchy,
     fits: &[&CumulativeFit],
@@ -173,15 +193,7 @@ fn solve_chunk(
             big_v[i * w..(i + 1) * w].copy_from_slice(&v);
             continue;
         }
-        s.fill(0.0);
-        sv.fill(0.0);
-        for c in node.children() {
-            let ci = c.index();
-            for k in 0..w {
-                s[k] += z[ci * w + k];
-                sv[k] += big_v[ci * w + k];
-            }
-        }
+        sum_children(node, w, &z, &big_v, &mut s, &mut sv);
         for k in 0..w {
             let (pa, pb) = (1.0 / v[k], 1.0 / sv[k].max(EXACT));
             z[i * w + k] = (x[k] * pa + s[k] * pb) / (pa + pb);
@@ -194,15 +206,7 @@ fn solve_chunk(
         if node.is_leaf() {
             continue;
         }
-        s.fill(0.0);
-        sv.fill(0.0);
-        for c in node.children() {
-            let ci = c.index();
-            for k in 0..w {
-                s[k] += z[ci * w + k];
-                sv[k] += big_v[ci * w + k];
-            }
-        }
+        sum_children(node, w, &z, &big_v, &mut s, &mut sv);
         for c in node.children() {
             let ci = c.index();
             for k in 0..w {
