@@ -83,6 +83,30 @@ pub enum GenerateError {
     },
 }
 
+/// Leaf paths and display names of a three-level geography, from the root's code and
+/// name and, per leaf in path order, its parent's code and name and its own: each
+/// parent is named where its first leaf appears.
+fn three_level_geography<'a>(
+    root: (&str, &str),
+    leaves: impl IntoIterator<Item = (&'a str, &'a str, &'a str, &'a str)>,
+) -> (Vec<Vec<String>>, Vec<(String, String)>) {
+    let (root_code, root_name) = root;
+    let mut paths: Vec<Vec<String>> = Vec::new();
+    let mut names = vec![(root_code.to_string(), root_name.to_string())];
+    for (parent, parent_name, code, name) in leaves {
+        if paths.last().is_none_or(|p| p[1] != parent) {
+            names.push((format!("{root_code}/{parent}"), parent_name.to_string()));
+        }
+        names.push((format!("{root_code}/{parent}/{code}"), name.to_string()));
+        paths.push(vec![
+            root_code.to_string(),
+            parent.to_string(),
+            code.to_string(),
+        ]);
+    }
+    (paths, names)
+}
+
 /// What was written.
 #[derive(Clone, Debug)]
 pub struct GenerateReport {

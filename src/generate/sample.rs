@@ -213,25 +213,17 @@ pub fn generate(seed: u64) -> Result<Generated, GenerateError> {
         debug_assert!(groups[d].windows(2).all(|w| w[0].0 < w[1].0));
     }
 
-    let mut leaves = Vec::with_capacity(districts.len());
-    let mut names = vec![(COUNTRY_CODE.to_string(), COUNTRY_NAME.to_string())];
-    for (i, d) in districts.iter().enumerate() {
-        if i == 0 || districts[i - 1].province != d.province {
-            names.push((
-                format!("{COUNTRY_CODE}/{}", d.province),
-                d.province_name.clone(),
-            ));
-        }
-        names.push((
-            format!("{COUNTRY_CODE}/{}/{}", d.province, d.code),
-            d.name.clone(),
-        ));
-        leaves.push(vec![
-            COUNTRY_CODE.to_string(),
-            d.province.clone(),
-            d.code.clone(),
-        ]);
-    }
+    let (leaves, names) = super::three_level_geography(
+        (COUNTRY_CODE, COUNTRY_NAME),
+        districts.iter().map(|d| {
+            (
+                d.province.as_str(),
+                d.province_name.as_str(),
+                d.code.as_str(),
+                d.name.as_str(),
+            )
+        }),
+    );
     Ok(Generated {
         level_names: LEVELS.iter().map(|s| s.to_string()).collect(),
         leaves,

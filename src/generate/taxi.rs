@@ -34,13 +34,10 @@ fn normal(rng: &mut GenRng) -> f64 {
 
 /// Draws the taxi dataset for `seed`.
 pub fn generate(seed: u64) -> Result<Generated, GenerateError> {
-    let mut leaves = Vec::new();
-    let mut names = vec![("CITY".to_string(), "Taxi City".to_string())];
+    let mut regions: Vec<(&str, String, String, String)> = Vec::new();
     let mut hists = Vec::new();
     for (h, (half, half_name)) in [("N", "North"), ("S", "South")].into_iter().enumerate() {
-        names.push((format!("CITY/{half}"), format!("{half_name} half")));
         for i in 0..NEIGHBOURHOODS_PER_HALF {
-            let code = format!("{half}{:02}", i + 1);
             let stream = 1 + (h * NEIGHBOURHOODS_PER_HALF + i) as u64;
             let mut rng = GenRng::new(seed, stream);
             let taxis = rng.between(TAXIS.0, TAXIS.1);
@@ -51,13 +48,20 @@ pub fn generate(seed: u64) -> Result<Generated, GenerateError> {
                 ((a * popularity).round() as Size).clamp(1, MAX_PICKUPS)
             });
             hists.push(CountOfCounts::from_sizes(sizes));
-            names.push((
-                format!("CITY/{half}/{code}"),
+            regions.push((
+                half,
+                format!("{half_name} half"),
+                format!("{half}{:02}", i + 1),
                 format!("{half_name} neighbourhood {}", i + 1),
             ));
-            leaves.push(vec!["CITY".to_string(), half.to_string(), code]);
         }
     }
+    let (leaves, names) = super::three_level_geography(
+        ("CITY", "Taxi City"),
+        regions
+            .iter()
+            .map(|(p, pn, c, n)| (*p, pn.as_str(), c.as_str(), n.as_str())),
+    );
     Ok(Generated {
         level_names: LEVELS.iter().map(|s| s.to_string()).collect(),
         leaves,

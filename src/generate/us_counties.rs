@@ -213,25 +213,17 @@ impl UsCounties {
     /// As a dataset in the `histograms.csv` form, with state and county names.
     pub fn into_generated(self) -> Generated {
         let histograms = self.county_histograms();
-        let mut leaves = Vec::with_capacity(self.counties.len());
-        let mut names = vec![(NATION_CODE.to_string(), NATION_NAME.to_string())];
-        for (i, c) in self.counties.iter().enumerate() {
-            if i == 0 || self.counties[i - 1].state_fips != c.state_fips {
-                names.push((
-                    format!("{NATION_CODE}/{}", c.state_fips),
-                    c.state_name.clone(),
-                ));
-            }
-            names.push((
-                format!("{NATION_CODE}/{}/{}", c.state_fips, c.geoid),
-                c.name.clone(),
-            ));
-            leaves.push(vec![
-                NATION_CODE.to_string(),
-                c.state_fips.clone(),
-                c.geoid.clone(),
-            ]);
-        }
+        let (leaves, names) = super::three_level_geography(
+            (NATION_CODE, NATION_NAME),
+            self.counties.iter().map(|c| {
+                (
+                    c.state_fips.as_str(),
+                    c.state_name.as_str(),
+                    c.geoid.as_str(),
+                    c.name.as_str(),
+                )
+            }),
+        );
         Generated {
             level_names: LEVELS.iter().map(|s| s.to_string()).collect(),
             leaves,
