@@ -9,7 +9,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use coco::data::{Dataset, NodeId};
+use coco::data::Dataset;
 use coco::estimate::Method;
 use coco::generate::{self, Preset};
 use coco::inspect::Summary;
@@ -107,6 +107,13 @@ struct PlanArgs {
     /// Method at every level.
     #[arg(long, value_enum, default_value_t = MethodArg::Hc)]
     method: MethodArg,
+    /// With hc: measure sizes above N as the sorted sizes of the largest groups, at no
+    /// extra ε (for a few large groups, e.g. group quarters among households).
+    #[arg(long, value_name = "N")]
+    tail: Option<u32>,
+    /// With --tail: how many of the largest groups each region lists.
+    #[arg(long, value_name = "M", default_value_t = coco::estimate::Tail::DEFAULT.groups, requires = "tail")]
+    tail_groups: u32,
     /// The public bound K on a group's size.
     #[arg(long, default_value_t = 10_000, conflicts_with = "estimate_max_size")]
     max_size: u32,
@@ -238,6 +245,8 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         ratio,
         budgets,
         method,
+        tail,
+        tail_groups,
         max_size,
         estimate_max_size,
         out,
@@ -255,9 +264,27 @@ fn plan_command(args: PlanArgs) -> Result<()> {
             Allocation::Geometric { ratio }
         }
     };
-    let method = match method {
-        MethodArg::Hc => Method::Hc,
-        MethodArg::Hg => Method::Hg,
+    let method = match (method, tail) {
+        (MethodArg::Hc, None) => Method::Hc,
+        (MethodArg::Hg, None) => Method::Hg,
+        (MethodArg::Hc, Some(above)) => {
+            if estimate_max_size.is_none() && above >= max_size {
+                bail!("--tail {above}: expected a size below --max-size ({max_size})");
+            }
+            if !(1..=coco::estimate::tail::MAX_GROUPS).contains(&tail_groups) {
+                bail!(
+                    "--tail-groups {tail_groups}: expected a whole number from 1 to {}",
+                    coco::estimate::tail::MAX_GROUPS
+                );
+            }
+            Method::HcTail(coco::estimate::Tail {
+                above,
+                groups: tail_groups,
+            })
+        }
+        (MethodArg::Hg, Some(_)) => {
+            bail!("--tail goes with --method hc (it extends the cumulative histogram)")
+        }
     };
     let budgets = match budgets {
         Some(list) => {
@@ -292,18 +319,18 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         MaxSize::Fixed(k) => k,
         MaxSize::Estimate { .. } => 10_000,
     };
-    let samples = plan.noise_samples(h, dataset.groups(NodeId::ROOT), k_for_cost);
+    let samples = plan.noise_samples(h, |id| dataset.groups(id), k_for_cost);
     let plan_total = plan.total_epsilon().expect("levels");
-    eprintln!("\nlevel          nodes        ε    share  method   noise samples");
+    eprintln!("\nlevel          nodes        ε    share  method       noise samples");
     for ((l, level), s) in plan.levels.iter().zip(h.levels()).zip(samples) {
         let share = l.epsilon.to_f64() / plan_total.to_f64() * 100.0;
         eprintln!(
-            "{:<12} {:>7} {:>8} {:>7.1}%  {:<6} {:>15}",
+            "{:<12} {:>7} {:>8} {:>7.1}%  {:<10} {:>15}",
             l.name,
             h.level_len(level),
             l.epsilon.to_string(),
             share,
-            l.method.name(),
+            l.method.label(),
             preview::fmt_num(s as f64)
         );
     }
@@ -491,6 +518,9 @@ fn release_command(dir: &Path, config: &Path, out: &Path, seed: Option<u64>) -> 
     );
     if manifest.reproducible {
         println!("seeded: reproducible, marked NOT FOR PUBLICATION in the manifest");
+    }
+    for w in &manifest.warnings {
+        eprintln!("warning: {w}");
     }
     let (spent, n) = ledger.spent(&dataset.fingerprint())?;
     println!(

@@ -236,6 +236,11 @@ pub fn preview(
         };
         let est = run::estimate_plan(dataset, plan, &source, cancel, Some(&node_progress))?;
         max_size = est.max_size;
+        for w in run::saturated_tails(h, plan, &est.estimates) {
+            if !fallbacks.contains(&w) {
+                fallbacks.push(w);
+            }
+        }
         let indep: Vec<CountOfCounts> = est.estimates.iter().map(|e| e.histogram.clone()).collect();
         for (l, v) in level_means(dataset, &indep).into_iter().enumerate() {
             independent[l].push(v);
@@ -298,7 +303,7 @@ pub fn preview(
                 level: lp.name.clone(),
                 nodes: h.level_len(l),
                 epsilon: lp.epsilon.to_string(),
-                method: lp.method.name().to_string(),
+                method: lp.method.label(),
                 independent: Stat::of(&independent[l.0]),
                 consistent: variants
                     .iter()

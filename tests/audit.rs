@@ -55,7 +55,7 @@ use std::path::{Path, PathBuf};
 
 use coco::consistency::Consistency;
 use coco::data::{Dataset, GroupsForm, Hierarchy, NodeId};
-use coco::estimate::{self, Method, Noisy, max_size};
+use coco::estimate::{self, Method, Noisy, Tail, max_size};
 use coco::histogram::{CountOfCounts, Size};
 use coco::noise::{DiscreteLaplace, NoiseSource, StreamId};
 use coco::privacy::Epsilon;
@@ -367,7 +367,18 @@ impl NodeCase {
 /// method (with an ε that is not a whole number for `Hg`).
 fn node_cases() -> Vec<NodeCase> {
     let mut cases = Vec::new();
-    for (method, epsilon) in [(Method::Hc, "1"), (Method::Hg, "1/2"), (Method::Naive, "1")] {
+    // The tail (sizes above 2, the 2 largest groups listed): the first case grows a
+    // group in the head, the second one in the tail, the third at the head's first cell.
+    let tail = Method::HcTail(Tail {
+        above: 2,
+        groups: 2,
+    });
+    for (method, epsilon) in [
+        (Method::Hc, "1"),
+        (Method::Hg, "1/2"),
+        (Method::Naive, "1"),
+        (tail, "1"),
+    ] {
         cases.push(NodeCase {
             name: "a group of size 1 grows to 2",
             method,
@@ -393,6 +404,24 @@ fn node_cases() -> Vec<NodeCase> {
             grows: 1,
         });
     }
+    // At the boundary: a group of size L grows to L + 1 (the tail changes, the head
+    // does not), and one of size L − 1 grows to L (the head changes, the tail does not).
+    cases.push(NodeCase {
+        name: "a group of size L = 2 grows to 3",
+        method: tail,
+        epsilon: "1",
+        k: 4,
+        sizes: &[1, 2, 2, 3],
+        grows: 1,
+    });
+    cases.push(NodeCase {
+        name: "a group of size L − 1 = 1 grows to L",
+        method: tail,
+        epsilon: "1",
+        k: 4,
+        sizes: &[1, 1, 3, 4],
+        grows: 0,
+    });
     cases
 }
 
@@ -401,6 +430,10 @@ fn noisy_vector(noisy: Noisy) -> Vec<i64> {
     match noisy {
         Noisy::Cumulative(v) | Noisy::Naive(v) => v,
         Noisy::Unattributed(v) => v.into_iter().map(i64::from).collect(),
+        Noisy::CumulativeTail { mut head, top } => {
+            head.extend(top);
+            head
+        }
     }
 }
 
@@ -451,7 +484,7 @@ fn audit_node_case(case: &NodeCase, n: u64, seed: u64) -> Vec<Outcome> {
     let epsilon = eps(case.epsilon);
     let v = estimate::true_vector(case.method, &d, g, case.k);
     let v_prime = estimate::true_vector(case.method, &d_prime, g, case.k);
-    let name = format!("{} {}", case.method.name(), case.name);
+    let name = format!("{} {}", case.method.label(), case.name);
     let claims = shift_claims(&v, &v_prime, &name);
     let mech = |truth: &CountOfCounts| {
         let epsilon = epsilon.clone();
@@ -545,6 +578,40 @@ fn audit_catches_noise_of_half_the_scale() {
 }
 
 #[test]
+fn audit_catches_a_tail_that_overlaps_the_head() {
+    // Measuring all of Hc *and* the tail at ε each would cost 2ε: a group of size L
+    // growing to L + 1 changes Hc[L] and the tail. The real measurement stops the head
+    // at L − 1; this broken one does not.
+    let case = node_cases()
+        .into_iter()
+        .find(|c| c.name == "a group of size L = 2 grows to 3")
+        .unwrap();
+    let Method::HcTail(tail) = case.method else {
+        unreachable!()
+    };
+    let (d, d_prime) = case.truths();
+    let g = d.groups();
+    let vector = |truth: &CountOfCounts| {
+        let mut v = estimate::cumulative::true_vector(truth, case.k);
+        v.extend(estimate::tail::true_vectors(truth, g, case.k, &tail).1);
+        v
+    };
+    let (v, v_prime) = (vector(&d), vector(&d_prime));
+    let claims = shift_claims(&v, &v_prime, "overlapping head and tail");
+    let epsilon = eps(case.epsilon);
+    let noise = DiscreteLaplace::new(1, &epsilon).unwrap();
+    let mech = |v: Vec<i64>| {
+        let noise = noise.clone();
+        move |source: &NoiseSource| {
+            let mut rng = source.stream(StreamId(0));
+            v.iter().map(|x| x + noise.sample(&mut rng)).collect()
+        }
+    };
+    let outcomes = audit(&mech(v), &mech(v_prime), &claims, 20_000, 3100);
+    assert_caught("a tail that overlaps the head", &epsilon, &outcomes);
+}
+
+#[test]
 fn audit_catches_naive_with_sensitivity_one() {
     let case = node_cases()
         .into_iter()
@@ -614,12 +681,16 @@ fn feature_name(i: usize, k: Size) -> String {
     }
 }
 
-/// A two-level plan with `K` fixed, the given budgets and consistency step.
-fn release_plan(dataset: &Dataset, budgets: [&str; 2], consistency: Consistency) -> ReleasePlan {
+/// A two-level plan with `K` fixed, the given budgets, method and consistency step.
+fn release_plan(
+    dataset: &Dataset,
+    budgets: [&str; 2],
+    (consistency, method): (Consistency, Method),
+) -> ReleasePlan {
     let mut plan = ReleasePlan::with_budgets(
         &dataset.hierarchy,
         budgets.iter().map(|b| eps(b)).collect(),
-        Method::Hc,
+        method,
         RELEASE_K,
     );
     plan.consistency = consistency;
@@ -713,16 +784,29 @@ fn audit_release(plan_d: &ReleasePlan, scale: u64, seed: u64) -> Vec<Outcome> {
 /// leaves so that one released region carries most of the privacy loss (which gives
 /// the audit power).
 const RELEASE_BUDGETS: [&str; 2] = ["1/10", "9/10"];
-const RELEASE_CASES: [Consistency; 2] = [Consistency::TopDown, Consistency::Wls];
+/// The tail case measures sizes above 2 as a tail. With `K = 3` every tail value lies
+/// within the estimator's significance margin of `L`, so the release is driven by the
+/// head, where the growing group is; the tail's own sensitivity is audited per node.
+const RELEASE_CASES: [(Consistency, Method); 3] = [
+    (Consistency::TopDown, Method::Hc),
+    (Consistency::Wls, Method::Hc),
+    (
+        Consistency::Wls,
+        Method::HcTail(Tail {
+            above: 2,
+            groups: 3,
+        }),
+    ),
+];
 
 #[test]
 fn whole_releases_stay_within_epsilon() {
     let (d, _) = release_datasets();
-    for (i, &consistency) in RELEASE_CASES.iter().enumerate() {
-        let plan = release_plan(&d, RELEASE_BUDGETS, consistency);
+    for (i, &case) in RELEASE_CASES.iter().enumerate() {
+        let plan = release_plan(&d, RELEASE_BUDGETS, case);
         let outcomes = audit_release(&plan, 1, 4000 + 10 * i as u64);
         assert_private(
-            &format!("release with {}", consistency.name()),
+            &format!("release with {} and {}", case.0.name(), case.1.label()),
             &plan.total_epsilon().unwrap(),
             &outcomes,
         );
@@ -733,14 +817,15 @@ fn whole_releases_stay_within_epsilon() {
 fn audit_catches_a_release_with_noise_of_half_the_scale() {
     // Every level measured with twice its planned ε, audited against the plan's total.
     let (d, _) = release_datasets();
-    for (i, &consistency) in RELEASE_CASES.iter().enumerate() {
-        let claimed = release_plan(&d, RELEASE_BUDGETS, consistency);
-        let broken = release_plan(&d, ["1/5", "9/5"], consistency);
+    for (i, &case) in RELEASE_CASES.iter().enumerate() {
+        let claimed = release_plan(&d, RELEASE_BUDGETS, case);
+        let broken = release_plan(&d, ["1/5", "9/5"], case);
         let outcomes = audit_release(&broken, 1, 5000 + 10 * i as u64);
         assert_caught(
             &format!(
-                "release with {} and noise of half the scale",
-                consistency.name()
+                "release with {} and {} and noise of half the scale",
+                case.0.name(),
+                case.1.label()
             ),
             &claimed.total_epsilon().unwrap(),
             &outcomes,
@@ -824,11 +909,15 @@ fn long_audit() {
     let (epsilon, outcomes) = audit_max_size(NODE_SAMPLES * LONG_FACTOR, 8000);
     assert_private("long: max_size", &epsilon, &outcomes);
     let (d, _) = release_datasets();
-    for (i, &consistency) in RELEASE_CASES.iter().enumerate() {
-        let plan = release_plan(&d, RELEASE_BUDGETS, consistency);
+    for (i, &case) in RELEASE_CASES.iter().enumerate() {
+        let plan = release_plan(&d, RELEASE_BUDGETS, case);
         let outcomes = audit_release(&plan, LONG_FACTOR, 9000 + 10 * i as u64);
         assert_private(
-            &format!("long: release with {}", consistency.name()),
+            &format!(
+                "long: release with {} and {}",
+                case.0.name(),
+                case.1.label()
+            ),
             &plan.total_epsilon().unwrap(),
             &outcomes,
         );

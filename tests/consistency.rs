@@ -85,20 +85,22 @@ mod wls {
     use super::*;
     use coco::consistency::{Consistency, ConsistencyOptions, make_consistent};
     use coco::data::Dataset;
-    use coco::estimate::{self, EstimateOptions, IsotonicFit, Method};
+    use coco::estimate::{self, EstimateOptions, IsotonicFit, Method, Tail};
     use coco::noise::{NoiseSource, StreamId};
     use coco::privacy::Epsilon;
 
-    /// Real measurements (seeded) of every node, with budgets varying by level.
-    fn measured(d: &Dataset, seed: u64) -> Vec<NodeEstimate> {
+    /// Real measurements (seeded) of every node, with budgets varying by level and
+    /// each level's method from `methods` (cycled).
+    fn measured(d: &Dataset, seed: u64, methods: &[Method]) -> Vec<NodeEstimate> {
         let source = NoiseSource::seeded(seed);
         let budgets = ["0.2", "0.5", "1", "2", "1/3", "0.7"];
         (0..d.hierarchy.len() as u32)
             .map(NodeId)
             .map(|id| {
-                let eps = Epsilon::parse(budgets[d.hierarchy.node(id).level.0]).unwrap();
+                let level = d.hierarchy.node(id).level.0;
+                let eps = Epsilon::parse(budgets[level]).unwrap();
                 let m = estimate::measure(
-                    Method::Hc,
+                    methods[level % methods.len()],
                     d.truth().node(id),
                     id,
                     d.groups(id),
@@ -116,9 +118,22 @@ mod wls {
         #![proptest_config(ProptestConfig::with_cases(150))]
 
         #[test]
-        fn releases_pass_checks(d in common::arb_dataset(6, 3, K), seed in any::<u64>(), l2 in any::<bool>()) {
+        fn releases_pass_checks(
+            d in common::arb_dataset(6, 3, K),
+            seed in any::<u64>(),
+            l2 in any::<bool>(),
+            tails in proptest::collection::vec(proptest::option::of((0u32..K, 1u32..6)), 1..4),
+        ) {
             let h = &d.hierarchy;
-            let estimates = measured(&d, seed);
+            // Plain hc and hc with tails of every shape, mixed across levels.
+            let methods: Vec<Method> = tails
+                .iter()
+                .map(|t| match *t {
+                    None => Method::Hc,
+                    Some((above, groups)) => Method::HcTail(Tail { above, groups }),
+                })
+                .collect();
+            let estimates = measured(&d, seed, &methods);
             let options = ConsistencyOptions {
                 merge: MergeRule::Weighted,
                 projection_fit: if l2 { IsotonicFit::L2 } else { IsotonicFit::L1 },
@@ -143,6 +158,36 @@ mod wls {
             let out = make_consistent(Consistency::Wls, h, &estimates, K, &ConsistencyOptions::default()).unwrap();
             for (i, r) in out.histograms.iter().enumerate() {
                 prop_assert_eq!(r, &d.truth().node(NodeId(i as u32)).top_coded(K));
+            }
+        }
+
+        #[test]
+        fn noiseless_tails_give_the_truth(
+            d in common::arb_dataset(5, 3, K),
+            above in 0u32..K,
+            groups in 1u32..8,
+        ) {
+            let h = &d.hierarchy;
+            let tail = Tail { above, groups };
+            // Noise switched off, at an ε so large that the significance margin is
+            // below one: unsaturated tails and the heads are the true ones.
+            let eps = Epsilon::parse("1000").unwrap();
+            let estimates: Vec<NodeEstimate> = (0..h.len() as u32)
+                .map(NodeId)
+                .map(|id| {
+                    let (head, top) = estimate::tail::true_vectors(d.truth().node(id), d.groups(id), K, &tail);
+                    estimate::tail::estimate(&head, &top, d.groups(id), K, &tail, &eps, &EstimateOptions::default())
+                })
+                .collect();
+            let saturated = estimates.iter().any(|e| {
+                e.cumulative_fit.as_ref().and_then(|f| f.tail.as_ref()).is_some_and(|t| t.saturated)
+            });
+            let out = make_consistent(Consistency::Wls, h, &estimates, K, &ConsistencyOptions::default()).unwrap();
+            prop_assert!(check_release(d.public(), &out.histograms, K).passed());
+            if !saturated {
+                for (i, r) in out.histograms.iter().enumerate() {
+                    prop_assert_eq!(r, &d.truth().node(NodeId(i as u32)).top_coded(K));
+                }
             }
         }
     }

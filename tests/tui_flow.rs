@@ -515,6 +515,12 @@ fn budget_keys_step_toggle_and_estimate_k() {
     );
     let s = rt.app.session.as_ref().unwrap();
     assert_eq!(s.plan.levels[2].epsilon, e("0.35"));
+    act(&mut rt, &[Action::ToggleMethod]);
+    let s = rt.app.session.as_ref().unwrap();
+    assert_eq!(
+        s.plan.levels[2].method,
+        coco::estimate::Method::HcTail(coco::estimate::Tail::DEFAULT)
+    );
     act(
         &mut rt,
         &[

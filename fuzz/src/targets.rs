@@ -317,7 +317,11 @@ pub fn consistency(data: &[u8]) {
     let level_methods: Vec<(Method, Epsilon)> = h
         .levels()
         .map(|_| {
-            let method = [Method::Hc, Method::Hg, Method::Naive][usize::from(b.below(3))];
+            let tail = Method::HcTail(coco::estimate::Tail {
+                above: Size::from(b.below(8)).min(k.saturating_sub(1)),
+                groups: u32::from(b.below(6)) + 1,
+            });
+            let method = [Method::Hc, Method::Hg, Method::Naive, tail][usize::from(b.below(4))];
             let epsilon = Epsilon::parse(epsilons[usize::from(b.below(4))]).expect("ε");
             (method, epsilon)
         })
@@ -331,6 +335,11 @@ pub fn consistency(data: &[u8]) {
             let noisy = match method {
                 Method::Hc => Noisy::Cumulative(exact.iter().map(|&v| b.noisy(v)).collect()),
                 Method::Naive => Noisy::Naive(exact.iter().map(|&v| b.noisy(v)).collect()),
+                Method::HcTail(t) => {
+                    let mut head: Vec<i64> = exact.iter().map(|&v| b.noisy(v)).collect();
+                    let top = head.split_off(t.above.min(k) as usize);
+                    Noisy::CumulativeTail { head, top }
+                }
                 Method::Hg => Noisy::Unattributed(
                     exact
                         .iter()

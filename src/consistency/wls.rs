@@ -125,10 +125,11 @@ fn expand_chunk(
     x: &mut [f64],
     v: &mut [f64],
 ) {
+    let head_end = f.tail.as_ref().map_or(usize::MAX, |t| t.from);
     let last = f.blocks.last().map_or(0, Block::end).saturating_sub(1);
     let start = f.blocks.partition_point(|b| b.end() <= lo);
     for b in &f.blocks[start..] {
-        if b.start >= hi {
+        if b.start >= hi.min(head_end) {
             break;
         }
         let value = b.value();
@@ -137,10 +138,75 @@ fn expand_chunk(
         } else {
             f.noise_variance
         };
-        for j in b.start.max(lo)..b.end().min(hi) {
+        for j in b.start.max(lo)..b.end().min(hi).min(head_end) {
             x[j - lo] = value;
-            v[j - lo] = if j == last { EXACT } else { var.max(EXACT) };
+            v[j - lo] = if j == last && f.tail.is_none() {
+                EXACT
+            } else {
+                var.max(EXACT)
+            };
         }
+    }
+    if let Some(t) = &f.tail {
+        if hi > t.from {
+            expand_tail(t, f.noise_variance, lo.max(t.from), lo, hi, x, v);
+        }
+    }
+}
+
+/// Cells `from..hi` (`from ≥ L`) of a node measured with a tail: `Hc[j] = G − #{ŝ > j}`,
+/// and each listed group's step adds `p(1 − p)` to the variance of cell `j`, with
+/// `p = e^{−d/b}/2` the chance that the step lies on the other side of `j`
+/// (`d = |j + ½ − ŝ|`, `b` its Laplace scale; see [`crate::estimate::tail`]). Terms
+/// beyond 12 scales (below 10⁻⁵ of the peak) are dropped. A saturated tail's unlisted
+/// groups, put at `L`, leave the cells below the smallest listed size as uncertain as
+/// one noisy head cell.
+fn expand_tail(
+    t: &crate::estimate::tail::TailFit,
+    noise_variance: f64,
+    from: usize,
+    lo: usize,
+    hi: usize,
+    x: &mut [f64],
+    v: &mut [f64],
+) {
+    let mut above = t.steps.len() - t.steps.partition_point(|&(s, _)| (s as usize) <= from);
+    let mut next = t.steps.len() - above;
+    let floor = if t.saturated { noise_variance } else { EXACT };
+    let unlisted_end = t.steps.first().map_or(0, |&(s, _)| s as usize);
+    for j in from..hi {
+        while next < t.steps.len() && (t.steps[next].0 as usize) <= j {
+            next += 1;
+            above -= 1;
+        }
+        x[j - lo] = (t.groups - above as Count) as f64;
+        v[j - lo] = if j < unlisted_end { floor } else { EXACT };
+    }
+    // Steps whose reach overlaps the chunk.
+    let max_scale = t.steps.iter().map(|s| s.1).fold(0.0, f64::max);
+    let reach = (12.0 * max_scale).ceil() as usize + 1;
+    let first = t
+        .steps
+        .partition_point(|&(s, _)| (s as usize) + reach < from);
+    for &(size, scale) in &t.steps[first..] {
+        let s = size as usize;
+        if s >= hi + reach {
+            break;
+        }
+        if scale <= 0.0 {
+            continue;
+        }
+        let own = (12.0 * scale).ceil() as usize + 1;
+        for j in s.saturating_sub(own).max(from)..(s + own).min(hi) {
+            let d = (j as f64 + 0.5 - size as f64).abs();
+            let p = 0.5 * (-d / scale).exp();
+            v[j - lo] += p * (1.0 - p);
+        }
+    }
+    // `Hc[K] = G` is known.
+    let last = t.max_size as usize;
+    if (lo..hi).contains(&last) {
+        v[last - lo] = EXACT;
     }
 }
 

@@ -97,6 +97,7 @@ pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFi
         cumulative_fit: Some(CumulativeFit {
             blocks,
             noise_variance: var,
+            tail: None,
         }),
     }
 }

@@ -26,7 +26,10 @@ pub mod cumulative;
 pub mod isotonic;
 pub mod max_size;
 pub mod naive;
+pub mod tail;
 pub mod unattributed;
+
+pub use tail::Tail;
 
 use serde::Serialize;
 
@@ -45,6 +48,9 @@ pub enum Method {
     Hg,
     /// Noise on each cell of the top-coded `H` (K+1 cells, sensitivity 2).
     Naive,
+    /// Noise on the head `Hc[0..L)` and on the sorted sizes of the `m` largest groups
+    /// clamped at `L` (L + min(m, G) cells, sensitivity 1; [`tail`]).
+    HcTail(Tail),
 }
 
 impl Method {
@@ -53,7 +59,30 @@ impl Method {
             Method::Hc => "hc",
             Method::Hg => "hg",
             Method::Naive => "naive",
+            // The plan writes `method = "hc"` with a `tail` table.
+            Method::HcTail(_) => "hc",
         }
+    }
+
+    /// A short description for screens and reports, e.g. `hc+tail>20`.
+    pub fn label(self) -> String {
+        match self {
+            Method::HcTail(t) => format!("hc+tail>{}", t.above),
+            m => m.name().to_string(),
+        }
+    }
+
+    /// The tail parameters, if any.
+    pub fn tail(self) -> Option<Tail> {
+        match self {
+            Method::HcTail(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Whether the method measures a cumulative histogram (all of it, or its head).
+    pub fn is_cumulative(self) -> bool {
+        matches!(self, Method::Hc | Method::HcTail(_))
     }
 
     pub fn parse(s: &str) -> Option<Method> {
@@ -68,7 +97,7 @@ impl Method {
     /// The L1 sensitivity of the measured vector (Lemma 3, Lemma 4.2, Hay et al.).
     pub fn sensitivity(self) -> u32 {
         match self {
-            Method::Hc | Method::Hg => 1,
+            Method::Hc | Method::Hg | Method::HcTail(_) => 1,
             Method::Naive => 2,
         }
     }
@@ -78,6 +107,7 @@ impl Method {
         match self {
             Method::Hc | Method::Naive => u64::from(k) + 1,
             Method::Hg => groups,
+            Method::HcTail(t) => u64::from(t.above.min(k)) + t.positions(groups) as u64,
         }
     }
 }
@@ -120,6 +150,8 @@ pub enum Noisy {
     Unattributed(Vec<i32>),
     /// Top-coded `H[0..=K] + noise`, length `K + 1`.
     Naive(Vec<i64>),
+    /// `Hc[0..L) + noise` and the `min(m, G)` largest clamped sizes `+ noise`.
+    CumulativeTail { head: Vec<i64>, top: Vec<i64> },
 }
 
 /// One node's measurement, with the public values it was made under.
@@ -164,6 +196,9 @@ pub struct NodeEstimate {
 pub struct CumulativeFit {
     pub blocks: Vec<isotonic::Block>,
     pub noise_variance: f64,
+    /// For `hc` + `tail`: the blocks cover `0..=L` only and cells above are described
+    /// by the listed groups.
+    pub tail: Option<tail::TailFit>,
 }
 
 /// Measures one node: the only place a true histogram meets noise.
@@ -192,7 +227,9 @@ pub fn measure(
 
 /// Post-processes one measurement into an estimate. Reads no confidential data.
 pub fn estimate(m: &NodeMeasurement, options: &EstimateOptions) -> NodeEstimate {
-    estimate_noisy(&m.noisy, m.groups, m.max_size, &m.epsilon, options)
+    estimate_noisy(
+        m.method, &m.noisy, m.groups, m.max_size, &m.epsilon, options,
+    )
 }
 
 /// Measures and post-processes one node in one call (previews, tests, benchmarks).
@@ -206,7 +243,9 @@ pub fn estimate_node(
     options: &EstimateOptions,
 ) -> Result<NodeEstimate, NoiseError> {
     let noisy = measure_noisy(method, truth, groups, max_size, epsilon, rng)?;
-    Ok(estimate_noisy(&noisy, groups, max_size, epsilon, options))
+    Ok(estimate_noisy(
+        method, &noisy, groups, max_size, epsilon, options,
+    ))
 }
 
 fn measure_noisy(
@@ -223,10 +262,15 @@ fn measure_noisy(
             truth, groups, max_size, epsilon, rng,
         )?),
         Method::Naive => Noisy::Naive(naive::measure(truth, max_size, epsilon, rng)?),
+        Method::HcTail(t) => {
+            let (head, top) = tail::measure(truth, groups, max_size, &t, epsilon, rng)?;
+            Noisy::CumulativeTail { head, top }
+        }
     })
 }
 
 fn estimate_noisy(
+    method: Method,
     noisy: &Noisy,
     groups: Count,
     max_size: Size,
@@ -239,6 +283,15 @@ fn estimate_noisy(
             unattributed::estimate(v, groups, max_size, epsilon, options.unattributed_fit)
         }
         Noisy::Naive(v) => naive::estimate(v, groups, epsilon),
+        Noisy::CumulativeTail { head, top } => {
+            // The tail parameters travel with the method; a hand-made measurement
+            // without them reads as a tail above K (only the head).
+            let t = method.tail().unwrap_or(Tail {
+                above: max_size,
+                groups: 0,
+            });
+            tail::estimate(head, top, groups, max_size, &t, epsilon, options)
+        }
     }
 }
 
@@ -258,6 +311,11 @@ pub fn true_vector(
             .map(i64::from)
             .collect(),
         Method::Naive => naive::true_vector(truth, max_size),
+        Method::HcTail(t) => {
+            let (mut head, top) = tail::true_vectors(truth, groups, max_size, &t);
+            head.extend(top);
+            head
+        }
     }
 }
 

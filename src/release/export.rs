@@ -232,7 +232,7 @@ pub fn ledger_entry(
             .map(|l| LedgerLevel {
                 name: l.name.clone(),
                 epsilon: l.epsilon.to_string(),
-                method: l.method.name().into(),
+                method: l.method.label(),
             })
             .collect(),
         max_size_epsilon: match &plan.max_size {

@@ -28,8 +28,18 @@ pub struct ManifestLevel {
     /// ε exactly, as a decimal or `a/b`.
     pub epsilon_exact: String,
     pub method: String,
+    /// For `method = "hc"` with a tail: sizes above `above` were measured as the sorted
+    /// sizes of each region's `groups` largest groups (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<ManifestTail>,
     pub nodes: usize,
     pub noise_samples: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestTail {
+    pub above: u32,
+    pub groups: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,6 +98,9 @@ pub struct Manifest {
     pub for_publication: bool,
     /// The ledger line that records this draw.
     pub ledger_entry: String,
+    /// What the operator was warned of when the draw was made (saturated tails).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The checks as recorded (booleans only).
@@ -128,7 +141,7 @@ pub fn build(
     ledger_entry: String,
 ) -> Manifest {
     let h = &dataset.hierarchy;
-    let samples = plan.noise_samples(h, dataset.groups(crate::data::NodeId::ROOT), draw.max_size);
+    let samples = plan.noise_samples(h, |id| dataset.groups(id), draw.max_size);
     let levels = plan
         .levels
         .iter()
@@ -139,6 +152,10 @@ pub fn build(
             epsilon: l.epsilon.to_f64(),
             epsilon_exact: l.epsilon.to_string(),
             method: l.method.name().to_string(),
+            tail: l.method.tail().map(|t| ManifestTail {
+                above: t.above,
+                groups: t.groups,
+            }),
             nodes: h.level_len(level),
             noise_samples,
         })
@@ -194,6 +211,7 @@ pub fn build(
         outputs: Vec::new(),
         checks: ChecksRecord::from(&draw.checks),
         reproducible: draw.randomness.is_reproducible(),
+        warnings: draw.warnings.clone(),
         for_publication: !draw.randomness.is_reproducible(),
         randomness,
         ledger_entry,

@@ -26,8 +26,9 @@ use thiserror::Error;
 use toml_edit::{Document, Item, Table, Value};
 
 use crate::consistency::{Consistency, ConsistencyOptions, MergeRule};
-use crate::data::{Hierarchy, LevelId};
-use crate::estimate::{EstimateOptions, IsotonicFit, Method};
+use crate::data::{Hierarchy, LevelId, NodeId};
+use crate::estimate::tail::MAX_GROUPS;
+use crate::estimate::{EstimateOptions, IsotonicFit, Method, Tail};
 use crate::histogram::{Count, Size};
 use crate::privacy::{Epsilon, EpsilonError};
 
@@ -41,6 +42,16 @@ pub enum MaxSize {
     Fixed(Size),
     /// Estimated privately with this budget (Kuo et al. §4.3, footnote).
     Estimate { epsilon: Epsilon },
+}
+
+impl MaxSize {
+    /// `K` when it is fixed.
+    pub fn bound(&self) -> Option<Size> {
+        match self {
+            MaxSize::Fixed(k) => Some(*k),
+            MaxSize::Estimate { .. } => None,
+        }
+    }
 }
 
 /// One level's budget and method.
@@ -115,7 +126,7 @@ pub enum PlanErrorKind {
 }
 
 const TOP_KEYS: &str = "max_size, level, consistency, merge, hc_fit, hg_fit";
-const LEVEL_KEYS: &str = "name, epsilon, method";
+const LEVEL_KEYS: &str = "name, epsilon, method, tail";
 
 impl ReleasePlan {
     /// Reads and parses a plan file (not yet checked against a hierarchy).
@@ -265,6 +276,21 @@ impl ReleasePlan {
                 levels
             }
         };
+        if let MaxSize::Fixed(k) = max_size {
+            for level in &levels {
+                if let Some(t) = level.method.tail().filter(|t| t.above >= k) {
+                    return Err(PlanError {
+                        file: file.to_path_buf(),
+                        line: Some(level.line).filter(|&l| l > 0),
+                        kind: PlanErrorKind::BadValue {
+                            key: "tail.above",
+                            found: format!("{} with max_size = {k}", t.above),
+                            expected: "a size below max_size (the tail holds the sizes above it)",
+                        },
+                    });
+                }
+            }
+        }
         Ok(ReleasePlan {
             max_size,
             levels,
@@ -442,24 +468,33 @@ impl ReleasePlan {
                 toml_epsilon(&level.epsilon),
                 level.method.name()
             );
+            if let Some(t) = level.method.tail() {
+                let _ = writeln!(
+                    s,
+                    "tail = {{ above = {}, groups = {} }}  # sizes above {} as the {} largest groups' sorted sizes (same ε)",
+                    t.above, t.groups, t.above, t.groups
+                );
+            }
         }
         s
     }
 
-    /// Noise samples each level costs: nodes × (K+1) for `hc` and `naive`, the number
-    /// of groups for `hg` (every group is in one node of each level).
+    /// Noise samples each level costs: per region K+1 for `hc` and `naive`, G for
+    /// `hg`, L + min(m, G) for `hc` with a tail; `groups` gives each region's public G.
     pub fn noise_samples(
         &self,
         hierarchy: &Hierarchy,
-        total_groups: Count,
+        groups: impl Fn(NodeId) -> Count,
         max_size: Size,
     ) -> Vec<u64> {
         self.levels
             .iter()
             .zip(hierarchy.levels())
-            .map(|(l, level)| match l.method {
-                Method::Hg => total_groups,
-                m => hierarchy.level_len(level) as u64 * m.noise_samples(0, max_size),
+            .map(|(l, level)| {
+                hierarchy
+                    .level_nodes(level)
+                    .map(|id| l.method.noise_samples(groups(id), max_size))
+                    .fold(0u64, u64::saturating_add)
             })
             .collect()
     }
@@ -675,12 +710,94 @@ fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Located> {
             }
         },
     };
+    let method = match table.get("tail") {
+        None => method,
+        Some(item) => {
+            let tail = parse_tail(text, item)?;
+            if method != Method::Hc {
+                return Err((
+                    key_span(table, "tail").or(item.span()),
+                    PlanErrorKind::BadValue {
+                        key: "tail",
+                        found: format!("{} with method = \"{}\"", raw(text, item), method.name()),
+                        expected: "method = \"hc\" (the tail extends the cumulative histogram)",
+                    },
+                ));
+            }
+            Method::HcTail(tail)
+        }
+    };
     Ok(LevelPlan {
         name,
         epsilon,
         method,
         line,
     })
+}
+
+const TAIL: &str = "tail = { above = 20, groups = 1000 }: sizes above `above` measured as the sorted sizes of the `groups` largest groups";
+
+/// `tail = { above = L, groups = m }` (`groups` defaults to [`Tail::DEFAULT`]'s).
+fn parse_tail(text: &str, item: &Item) -> Result<Tail, Located> {
+    let bad = |found: String| {
+        (
+            item.span(),
+            PlanErrorKind::BadValue {
+                key: "tail",
+                found,
+                expected: TAIL,
+            },
+        )
+    };
+    let Some(table) = item.as_inline_table() else {
+        return Err(bad(raw(text, item)));
+    };
+    let mut above = None;
+    let mut groups = Tail::DEFAULT.groups;
+    for (key, value) in table.iter() {
+        let number = |lo: i64, hi: i64, what: &'static str| match value.as_integer() {
+            Some(n) if (lo..=hi).contains(&n) => Ok(n),
+            _ => Err((
+                value.span(),
+                PlanErrorKind::BadValue {
+                    key: if what == "above" {
+                        "tail.above"
+                    } else {
+                        "tail.groups"
+                    },
+                    found: one_line(value.to_string().trim()),
+                    expected: if what == "above" {
+                        "a whole number from 0 to max_size − 1 (the largest size measured in the head is above − 1)"
+                    } else {
+                        "a whole number from 1 to 10000000 (how many of the largest groups are listed)"
+                    },
+                },
+            )),
+        };
+        match key {
+            "above" => above = Some(number(0, i64::from(MAX_K) - 1, "above")? as Size),
+            "groups" => groups = number(1, i64::from(MAX_GROUPS), "groups")? as u32,
+            _ => {
+                return Err((
+                    value.span(),
+                    PlanErrorKind::UnknownKey {
+                        key: key.to_string(),
+                        expected: "above, groups",
+                    },
+                ));
+            }
+        }
+    }
+    match above {
+        Some(above) => Ok(Tail { above, groups }),
+        None => Err((
+            item.span(),
+            PlanErrorKind::MissingKey {
+                key: "tail.above",
+                what: TAIL,
+            },
+        )),
+    }
 }
 
 /// How a total budget is split over the levels.
@@ -820,6 +937,78 @@ method = "hc"
                 levels: again.levels.clone(),
                 ..plan.clone()
             }
+        );
+    }
+
+    #[test]
+    fn tails() {
+        let text = GOOD.replace(
+            "epsilon = 0.1\nmethod = \"hc\"",
+            "epsilon = 0.1\nmethod = \"hc\"\ntail = { above = 20, groups = 500 }",
+        );
+        let plan = parse(&text).unwrap();
+        assert_eq!(
+            plan.levels[0].method,
+            Method::HcTail(Tail {
+                above: 20,
+                groups: 500
+            })
+        );
+        assert_eq!(parse(&plan.to_toml()).unwrap().levels, {
+            let mut l = plan.levels.clone();
+            // Lines differ after rewriting; compare the rest.
+            for (a, b) in l.iter_mut().zip(&parse(&plan.to_toml()).unwrap().levels) {
+                a.line = b.line;
+            }
+            l
+        });
+        // `groups` has a default.
+        let plan = parse(&GOOD.replace(
+            "method = \"hc\"\n\n[[level]]\nname = \"state\"",
+            "method = \"hc\"\ntail = { above = 7 }\n\n[[level]]\nname = \"state\"",
+        ))
+        .unwrap();
+        assert_eq!(
+            plan.levels[0].method,
+            Method::HcTail(Tail {
+                above: 7,
+                groups: Tail::DEFAULT.groups
+            })
+        );
+        let with = |tail: &str| {
+            message(&GOOD.replace(
+                "epsilon = 0.1\nmethod = \"hc\"",
+                &format!("epsilon = 0.1\nmethod = \"hc\"\n{tail}"),
+            ))
+        };
+        assert_eq!(
+            with("tail = { above = 100 }"),
+            "plan.toml:2: tail.above = 100 with max_size = 100: expected a size below max_size (the tail holds the sizes above it)"
+        );
+        assert!(
+            with("tail = { groups = 5 }").starts_with("plan.toml:6: missing key \"tail.above\"")
+        );
+        assert!(
+            with("tail = { above = 5, groups = 0 }").starts_with(
+                "plan.toml:6: tail.groups = 0: expected a whole number from 1 to 10000000"
+            ),
+            "{}",
+            with("tail = { above = 5, groups = 0 }")
+        );
+        assert!(
+            with("tail = { above = -1 }")
+                .starts_with("plan.toml:6: tail.above = -1: expected a whole number from 0")
+        );
+        assert!(
+            with("tail = { above = 5, size = 2 }").starts_with("plan.toml:6: unknown key \"size\"")
+        );
+        assert!(
+            with("tail = 20").starts_with("plan.toml:6: tail = 20: expected tail = { above = 20")
+        );
+        let m = message(&GOOD.replace("method = \"hg\"", "method = \"hg\"\ntail = { above = 5 }"));
+        assert_eq!(
+            m,
+            "plan.toml:11: tail = { above = 5 } with method = \"hg\": expected method = \"hc\" (the tail extends the cumulative histogram)"
         );
     }
 

@@ -87,6 +87,12 @@ fn working_bytes(method: Method, groups: Count, k: Size, options: &EstimateOptio
     let cells = u64::from(k) + 1;
     match method {
         Method::Hc => 32 * cells,
+        // The head's cells and the listed groups, fitted as Hg (L1 needs 12 bytes per
+        // value), and the steps the consistency step keeps.
+        Method::HcTail(t) => {
+            let n = t.positions(groups) as u64;
+            32 * (u64::from(t.above.min(k)) + 1) + 28 * n
+        }
         Method::Naive => 40 * cells,
         Method::Hg => match options.unattributed_fit {
             IsotonicFit::L1 => groups.saturating_mul(12),
@@ -121,7 +127,7 @@ pub fn needs(
         working.push(working_bytes(setting.method, g, max_size, options));
         samples = samples.saturating_add(setting.method.noise_samples(g, max_size));
         sparse = sparse.saturating_add(32u64.saturating_mul(g.min(cells)));
-        all_hc &= setting.method == Method::Hc;
+        all_hc &= setting.method.is_cumulative();
     }
     working.sort_unstable_by_key(|&w| std::cmp::Reverse(w));
     let at_once = threads.max(1).min(working.len());
@@ -199,7 +205,7 @@ pub fn advice(
     if methods().any(|m| m == Method::Hg) {
         options.push("use method = \"hc\" where regions hold many groups".to_string());
     }
-    if consistency == Some(Consistency::Wls) && methods().all(|m| m == Method::Hc) {
+    if consistency == Some(Consistency::Wls) && methods().all(Method::is_cumulative) {
         options.push("use consistency = \"topdown\"".to_string());
     }
     options.push("free memory".to_string());

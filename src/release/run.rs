@@ -306,6 +306,8 @@ pub struct Draw {
     pub consistency: Consistency,
     /// Why the plan's consistency step was replaced, if it was.
     pub fallback: Option<String>,
+    /// What the operator should know about the estimates (saturated tails).
+    pub warnings: Vec<String>,
 }
 
 /// Draws one release under a validated plan.
@@ -326,6 +328,7 @@ pub fn draw(
         &plan.consistency_options(),
     )?;
     let checks = check_release(dataset.public(), &consistent.histograms, est.max_size);
+    let warnings = saturated_tails(&dataset.hierarchy, plan, &est.estimates);
     Ok(Draw {
         max_size: est.max_size,
         histograms: consistent.histograms,
@@ -334,7 +337,45 @@ pub fn draw(
         randomness: source.randomness(),
         consistency: consistent.used,
         fallback: consistent.fallback,
+        warnings,
     })
+}
+
+/// One warning per level where some region's tail was saturated: it listed `m` groups,
+/// all above `L`, so more may lie above `L` and the unlisted ones were put at `L`.
+/// Reads the estimates only (post-processing).
+pub fn saturated_tails(
+    hierarchy: &crate::data::Hierarchy,
+    plan: &ReleasePlan,
+    estimates: &[NodeEstimate],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for level in hierarchy.levels() {
+        let Some(tail) = plan.level(level).method.tail() else {
+            continue;
+        };
+        let saturated = hierarchy
+            .level_nodes(level)
+            .filter(|id| {
+                estimates[id.index()]
+                    .cumulative_fit
+                    .as_ref()
+                    .and_then(|f| f.tail.as_ref())
+                    .is_some_and(|t| t.saturated)
+            })
+            .count();
+        if saturated > 0 {
+            out.push(format!(
+                "{}: the tail is saturated in {saturated} of {} regions (all {} listed groups lie above size {}; any more were put at {}): raise tail.groups, raise tail.above, or use plain hc where many groups are large",
+                plan.level(level).name,
+                hierarchy.level_len(level),
+                tail.groups,
+                tail.above,
+                tail.above,
+            ));
+        }
+    }
+    out
 }
 
 /// The guarantee of the charges, which must equal the plan's stated total.

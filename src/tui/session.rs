@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use crate::consistency::{Consistency, MergeRule};
 use crate::data::{Dataset, LevelId, NodeId};
-use crate::estimate::{Method, noise_variance};
+use crate::estimate::{Method, Tail, noise_variance};
 use crate::histogram::Size;
 use crate::inspect::Summary;
 use crate::noise::DiscreteLaplace;
@@ -227,6 +227,11 @@ impl Session {
             .map(|(level, lp)| LevelFigures {
                 noise_samples: match (lp.method, k) {
                     (Method::Hg, _) => Some(self.dataset.groups(NodeId::ROOT)),
+                    (m @ Method::HcTail(_), Some(k)) => Some(
+                        h.level_nodes(level)
+                            .map(|id| m.noise_samples(self.dataset.groups(id), k))
+                            .sum(),
+                    ),
                     (m, Some(k)) => Some(h.level_len(level) as u64 * m.noise_samples(0, k)),
                     (_, None) => None,
                 },
@@ -338,11 +343,13 @@ impl Session {
         self.apply_preset(Preset::Geometric { ratio: next })
     }
 
-    /// hc ↔ hg at one level (a naive level becomes hc).
+    /// hc → hc + tail → hg → hc at one level (a naive level becomes hc). The tail
+    /// starts at [`Tail::DEFAULT`], or just below K when K is smaller.
     pub fn toggle_method(&mut self, level: LevelId) -> Result<(), String> {
         let lp = &self.plan.levels[level.0];
         let method = match lp.method {
-            Method::Hc => Method::Hg,
+            Method::Hc => Method::HcTail(Tail::DEFAULT.below(self.plan.max_size.bound())),
+            Method::HcTail(_) => Method::Hg,
             Method::Hg | Method::Naive => Method::Hc,
         };
         check_epsilon(&lp.epsilon, method)?;

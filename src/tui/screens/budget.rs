@@ -299,7 +299,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 Cell::from(int(h.level_len(level) as u64)),
                 Cell::from(lp.epsilon.to_string()),
                 Cell::from(format!("{:.1}%", f.share)),
-                Cell::from(lp.method.name()),
+                Cell::from(lp.method.label()),
                 Cell::from(
                     f.noise_samples
                         .map_or_else(|| "nodes × (K+1)".to_string(), int),
@@ -311,7 +311,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 ),
             ];
             if wide {
-                cells.insert(4, Cell::from(widgets::bar(f.share, 100.0, 12)));
+                cells.insert(4, Cell::from(widgets::bar(f.share, 100.0, 8)));
             }
             let row = Row::new(cells);
             if level.0 == app.budget.level {
@@ -326,13 +326,13 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Constraint::Length(5),
         Constraint::Length(10),
         Constraint::Length(6),
-        Constraint::Length(6),
+        Constraint::Length(11),
         Constraint::Length(13),
         Constraint::Length(9),
         Constraint::Length(11),
     ];
     if wide {
-        widths.insert(4, Constraint::Length(12));
+        widths.insert(4, Constraint::Length(8));
     }
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(theme::heading()))
@@ -396,7 +396,7 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
             .plan
             .levels
             .iter()
-            .any(|l| l.method != crate::estimate::Method::Hc)
+            .any(|l| !l.method.is_cumulative())
     {
         lines.push(Line::styled(
             "wls needs hc at every level: draws with this plan fall back to topdown",

@@ -381,7 +381,7 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let levels: Vec<String> = plan
         .levels
         .iter()
-        .map(|l| format!("{} {} {}", l.name, l.epsilon, l.method.name()))
+        .map(|l| format!("{} {} {}", l.name, l.epsilon, l.method.label()))
         .collect();
     let total = plan
         .total_epsilon()
@@ -653,6 +653,9 @@ fn check_lines(drawn: &DrawnRelease) -> Vec<Line<'static>> {
     }
     if let Some(f) = &d.fallback {
         lines.push(Line::styled(f.clone(), theme::warning()));
+    }
+    for w in &d.warnings {
+        lines.push(Line::styled(w.clone(), theme::warning()));
     }
     for p in c.problems.iter().take(4) {
         lines.push(Line::styled(p.clone(), theme::error()));

@@ -1,0 +1,382 @@
+//! The cumulative histogram with an unattributed tail, `hc` + `tail` (coco's extension
+//! of Kuo et al. §4.2–4.3).
+//!
+//! `Hc` is the right measurement where many groups share each size, but it is a poor
+//! one for a few large groups spread over a long range of sizes (group quarters among
+//! households): locating one group's step of height 1 in noise of variance `σ²` has an
+//! error that grows like `σ²`, i.e. like `1/ε²`. The sorted sizes `Hg` locate each such
+//! group with an error that grows like `1/ε`. This measurement takes each where it is
+//! good, **at the same ε**: with a public threshold `L` (`above`) and a public number of
+//! positions `m` (`groups`),
+//!
+//! * the head `Hc[0..L)` (cells `0..=L−1`: groups of size `≤ j` for `j < L`), and
+//! * the tail: the `n = min(m, G)` largest of the sizes clamped below at `L`,
+//!   `c(s) = max(min(s, K), L)`, in ascending order,
+//!
+//! each value with independent discrete Laplace noise of scale `1/ε`.
+//!
+//! **Sensitivity 1.** Moving one entity moves one group from size `s` to `s + 1` (or
+//! back). That changes `Hc[s]` and nothing else of `Hc`, which is in the head exactly
+//! when `s < L`. It changes the clamped size `c` exactly when `s + 1 > L` and `s < K`,
+//! i.e. when `s ≥ L`, and then by one, which changes the sorted clamped sizes in one
+//! position by one (Hay et al. Proposition 3), and their `n` largest by at most one
+//! in total. The two cases are disjoint, so every move changes the whole vector by at
+//! most one in L1 norm, and the head and the tail together cost one ε, not two.
+//!
+//! **Post-processing.** The tail is fitted by bounded isotonic regression within
+//! `[L, K]` (the `hg_fit`) and rounded: the estimated sizes of the listed groups. Those
+//! above `L` give `Hc[j] = G − #{ŝ > j}` for every `j ≥ L`. The head is fitted like the
+//! `hc` estimator, with its last cell fixed at that `Hc[L]`. If all `n < G` listed
+//! sizes lie above `L` the tail is *saturated*: more groups may lie above `L` than were
+//! listed, and the unlisted ones are put at `L` (raise `groups` to avoid it; the
+//! estimate says so).
+//!
+//! # Formula
+//! Head groups get the `hc` variance `2·Var/Ĥ[j]` (Kuo et al. §5.1.2); a tail block of
+//! `S` pooled values gets `Var/S` (§5.1.1), `Var` the exact noise variance of one cell.
+//! For the consistency step each listed group's step in `Hc` is modelled as located
+//! with a Laplace error of that variance (scale `b = √(Var/2S)`), so cell `j` at
+//! distance `d` from the step has variance `p(1 − p)` with `p = e^{−d/b}/2`.
+//!
+//! # Citations
+//! Kuo et al., PVLDB 2018, §4.2, §4.3, §5.1; Hay et al., PVLDB 2010, §3.
+
+use serde::Serialize;
+
+use super::{
+    CumulativeFit, GroupRun, NodeEstimate, add_noise, count_to_i64, cumulative, isotonic,
+    noise_variance, unattributed,
+};
+use crate::histogram::{Count, CountOfCounts, Size};
+use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
+use crate::privacy::Epsilon;
+
+/// The sensitivity of the head and tail together (see the module documentation).
+pub const SENSITIVITY: u32 = 1;
+
+/// A fitted tail block counts as groups above `L` only if it lies this many of its
+/// standard deviations above `L`; otherwise it is taken as noise on groups at or below
+/// `L` (most listed positions of a node with few large groups), whose isotonic fit
+/// rises above `L` by chance.
+pub const SIGNIFICANT: f64 = 5.0;
+
+/// The most tail positions a level may ask for.
+pub const MAX_GROUPS: u32 = 10_000_000;
+
+/// The public parameters of the tail: sizes above `above` are measured as the sorted
+/// sizes of the `groups` largest groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Tail {
+    /// `L`: the head covers sizes `0..L`, the tail sizes `≥ L` (clamped at `L`).
+    pub above: Size,
+    /// `m`: how many of the largest groups are listed.
+    pub groups: u32,
+}
+
+impl Tail {
+    /// What the TUI offers first: sizes above 20 (no household is larger; group
+    /// quarters are), the 1,000 largest groups listed.
+    pub const DEFAULT: Tail = Tail {
+        above: 20,
+        groups: 1_000,
+    };
+
+    /// This tail with `above` lowered below `K` when `K` is known and not above it.
+    pub fn below(self, k: Option<Size>) -> Tail {
+        match k {
+            Some(k) if self.above >= k => Tail {
+                above: k.saturating_sub(1),
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// The number of tail positions of a node with `groups` groups: `min(m, G)`.
+    pub fn positions(&self, groups: Count) -> usize {
+        groups.min(Count::from(self.groups)) as usize
+    }
+}
+
+/// The head `Hc[0..L)` and the tail `n` largest clamped sizes (ascending), the vectors
+/// [`measure`] adds noise to. Confidential.
+pub fn true_vectors(
+    truth: &CountOfCounts,
+    groups: Count,
+    k: Size,
+    tail: &Tail,
+) -> (Vec<i64>, Vec<i64>) {
+    let above = tail.above.min(k);
+    let mut head = cumulative::true_vector(truth, k);
+    head.truncate(above as usize);
+    let n = tail.positions(groups);
+    let runs: Vec<(Size, Count)> = unattributed::true_runs(truth, groups, k).collect();
+    let mut top = Vec::with_capacity(n);
+    'runs: for &(size, count) in runs.iter().rev() {
+        let clamped = i64::from(size.max(above));
+        for _ in 0..count {
+            if top.len() == n {
+                break 'runs;
+            }
+            top.push(clamped);
+        }
+    }
+    // Fewer groups than positions only if the truth disagrees with the public G: pad
+    // at `L` so that the shape depends on public values only.
+    top.resize(n, i64::from(above));
+    top.reverse();
+    (head, top)
+}
+
+/// The head and tail plus independent discrete Laplace noise with scale `1/ε`.
+pub fn measure(
+    truth: &CountOfCounts,
+    groups: Count,
+    k: Size,
+    tail: &Tail,
+    epsilon: &Epsilon,
+    rng: &mut NoiseStream,
+) -> Result<(Vec<i64>, Vec<i64>), NoiseError> {
+    let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
+    let (mut head, mut top) = true_vectors(truth, groups, k, tail);
+    add_noise(&mut head, &noise, rng);
+    add_noise(&mut top, &noise, rng);
+    Ok((head, top))
+}
+
+/// The listed groups of a tail fit, for the consistency step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TailFit {
+    /// `L`: cells `j ≥ L` are described by the steps, cells below by the head blocks.
+    pub from: usize,
+    /// `G`.
+    pub groups: Count,
+    /// `K`.
+    pub max_size: Size,
+    /// Each listed group above `L` (ascending): its rounded size and the Laplace scale
+    /// of its location.
+    pub steps: Vec<(Size, f64)>,
+    /// All `n < G` listed groups lie above `L`: unlisted ones were put at `L`.
+    pub saturated: bool,
+}
+
+impl TailFit {
+    /// `Hc[j]` for `j ≥ L`: the groups not listed above `j`.
+    pub fn value(&self, j: usize) -> f64 {
+        let above = self.steps.len() - self.steps.partition_point(|&(s, _)| (s as usize) <= j);
+        (self.groups - above as Count) as f64
+    }
+}
+
+/// `Ĥ`, `Ĥg` with variances, and the fit for the consistency step. Post-processing only.
+pub fn estimate(
+    head: &[i64],
+    top: &[i64],
+    groups: Count,
+    k: Size,
+    tail: &Tail,
+    epsilon: &Epsilon,
+    options: &super::EstimateOptions,
+) -> NodeEstimate {
+    let var = noise_variance(SENSITIVITY, epsilon);
+    let above = tail.above.min(k);
+    let g = count_to_i64(groups);
+    // The tail: sizes within [L, K], rounded.
+    let blocks = isotonic::fit(
+        options.unattributed_fit,
+        top,
+        i64::from(above),
+        i64::from(k),
+    );
+    let mut tail_runs: Vec<GroupRun> = Vec::new();
+    let mut steps: Vec<(Size, f64)> = Vec::new();
+    for b in &blocks {
+        // Within [L, K] after clipping and rounding.
+        let size = b.rounded() as Size;
+        let variance = var / b.len as f64;
+        if size <= above || b.value() - f64::from(above) <= SIGNIFICANT * variance.sqrt() {
+            continue;
+        }
+        tail_runs.push(GroupRun {
+            size,
+            count: b.len as Count,
+            variance,
+        });
+        let scale = (variance / 2.0).sqrt();
+        steps.extend(std::iter::repeat_n((size, scale), b.len));
+    }
+    let listed_above: Count = tail_runs.iter().map(|r| r.count).sum();
+    let saturated = (top.len() as Count) < groups && listed_above == top.len() as Count;
+    let at_l = g - count_to_i64(listed_above);
+    // The head: Hc[0..L) fitted within [0, Hc[L]], with Hc[L] fixed.
+    let mut y = head.to_vec();
+    y.push(at_l);
+    let head_blocks = isotonic::fit_with_last(options.cumulative_fit, &y, 0, at_l);
+    let mut pairs: Vec<(Size, Count)> = Vec::new();
+    let mut runs: Vec<GroupRun> = Vec::new();
+    let mut previous = 0i128;
+    for block in &head_blocks {
+        let value = block.rounded();
+        if value > previous {
+            let count = (value - previous) as Count;
+            pairs.push((block.start as Size, count));
+            runs.push(GroupRun {
+                size: block.start as Size,
+                count,
+                variance: 2.0 * var / count as f64,
+            });
+        }
+        previous = value;
+    }
+    for run in tail_runs {
+        match pairs.last_mut() {
+            Some(last) if last.0 == run.size => last.1 += run.count,
+            _ => pairs.push((run.size, run.count)),
+        }
+        runs.push(run);
+    }
+    let histogram = CountOfCounts::from_pairs(pairs).expect("head sizes ≤ L < tail sizes");
+    NodeEstimate {
+        histogram,
+        runs,
+        cumulative_fit: Some(CumulativeFit {
+            blocks: head_blocks,
+            noise_variance: var,
+            tail: Some(TailFit {
+                from: above as usize,
+                groups,
+                max_size: k,
+                steps,
+                saturated,
+            }),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::estimate::{EstimateOptions, IsotonicFit};
+
+    fn eps(s: &str) -> Epsilon {
+        Epsilon::parse(s).unwrap()
+    }
+
+    #[test]
+    fn true_vectors_split_at_l() {
+        // Sizes: 1×0, 3×2, 1×7, 1×30, 1×12; K = 20, L = 5, m = 4.
+        let h = CountOfCounts::from_pairs([(0, 1), (2, 3), (7, 1), (12, 1), (30, 1)]).unwrap();
+        let tail = Tail {
+            above: 5,
+            groups: 4,
+        };
+        let (head, top) = true_vectors(&h, 7, 20, &tail);
+        assert_eq!(head, [1, 1, 4, 4, 4]);
+        assert_eq!(top, [5, 7, 12, 20]);
+        // More positions than groups: n = G.
+        let (_, top) = true_vectors(
+            &h,
+            7,
+            20,
+            &Tail {
+                above: 5,
+                groups: 100,
+            },
+        );
+        assert_eq!(top, [5, 5, 5, 5, 7, 12, 20]);
+    }
+
+    #[test]
+    fn noiseless_measurement_is_recovered() {
+        let h = CountOfCounts::from_pairs([(0, 1), (2, 3), (7, 1), (12, 1), (20, 1)]).unwrap();
+        for groups in [3, 4, 100] {
+            let tail = Tail { above: 5, groups };
+            let (head, top) = true_vectors(&h, 7, 20, &tail);
+            for fit in [IsotonicFit::L1, IsotonicFit::L2] {
+                let options = EstimateOptions {
+                    cumulative_fit: fit,
+                    unattributed_fit: fit,
+                };
+                // ε = 40: a group 2 above L is far outside the significance margin.
+                let est = estimate(&head, &top, 7, 20, &tail, &eps("40"), &options);
+                assert_eq!(est.histogram, h, "m = {groups}");
+                let f = est.cumulative_fit.unwrap();
+                let t = f.tail.unwrap();
+                assert_eq!(t.saturated, groups == 3);
+                assert_eq!(t.value(5), 4.0);
+                assert_eq!(t.value(12), 6.0);
+                assert_eq!(t.value(20), 7.0);
+            }
+        }
+    }
+
+    #[test]
+    fn saturated_tail_puts_unlisted_groups_at_l() {
+        // Two groups above L = 5 but one position: the other is put at L.
+        let h = CountOfCounts::from_pairs([(1, 2), (9, 1), (14, 1)]).unwrap();
+        let tail = Tail {
+            above: 5,
+            groups: 1,
+        };
+        let (head, top) = true_vectors(&h, 4, 20, &tail);
+        assert_eq!(top, [14]);
+        let est = estimate(
+            &head,
+            &top,
+            4,
+            20,
+            &tail,
+            &eps("40"),
+            &EstimateOptions::default(),
+        );
+        assert_eq!(
+            est.histogram,
+            CountOfCounts::from_pairs([(1, 2), (5, 1), (14, 1)]).unwrap()
+        );
+        assert!(est.cumulative_fit.unwrap().tail.unwrap().saturated);
+    }
+
+    #[test]
+    fn groups_within_the_margin_are_put_at_l() {
+        // ε = 1: Var ≈ 1.84, margin 5·√1.84 ≈ 6.8. A lone value 6 above L = 10 is
+        // taken as noise on a group at or below L; one 40 above is a group.
+        let est = estimate(
+            &[0; 10],
+            &[16, 50],
+            2,
+            100,
+            &Tail {
+                above: 10,
+                groups: 2,
+            },
+            &eps("1"),
+            &EstimateOptions::default(),
+        );
+        assert_eq!(
+            est.histogram,
+            CountOfCounts::from_pairs([(10, 1), (50, 1)]).unwrap()
+        );
+    }
+
+    #[test]
+    fn every_group_is_estimated_within_bounds() {
+        // Wild noise: still G groups, sizes within [0, K].
+        let head = [-40, 90, -3, 17, 2];
+        let top = [-100, 3, 400, 2];
+        let est = estimate(
+            &head,
+            &top,
+            6,
+            50,
+            &Tail {
+                above: 5,
+                groups: 4,
+            },
+            &eps("1"),
+            &EstimateOptions::default(),
+        );
+        assert_eq!(est.histogram.groups(), 6);
+        assert!(est.histogram.max_size().unwrap_or(0) <= 50);
+        assert_eq!(est.runs.iter().map(|r| r.count).sum::<Count>(), 6);
+    }
+}
