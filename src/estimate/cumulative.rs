@@ -10,7 +10,8 @@
 //! of the paper; its noisy value is ignored.
 //!
 //! **Post-processing.** Isotonic regression (L1 by default, L2 on request) with bounds
-//! `[0, G]` and the last cell fixed to `G` ([`isotonic::fit_with_last`]), rounding to
+//! `[0, G]` and the last cell fixed to `G` (computed as [`isotonic::fit_free_with_last`]
+//! clipped at 0; the consistency step uses the unclipped fit), rounding to
 //! the nearest integer (monotone, so `Ĥc` stays nondecreasing and ends at `G`), and
 //! differencing back to `Ĥ`. `Ĥc` is constant on each isotonic block, so `Ĥ` is
 //! nonzero only at block starts and is built in `O(blocks)` after the fit.
@@ -71,11 +72,13 @@ pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFi
     if noisy.is_empty() {
         return all_at_size_zero(groups, 2.0 * var);
     }
-    let blocks = isotonic::fit_with_last(fit, noisy, 0, count_to_i64(groups));
+    let g = count_to_i64(groups);
+    // Without the lower bound, for the consistency step; clipped at 0 here.
+    let blocks = isotonic::fit_free_with_last(fit, noisy, g);
     let mut pairs: Vec<(Size, Count)> = Vec::new();
     let mut previous = 0i128;
     for block in &blocks {
-        let value = block.rounded();
+        let value = block.rounded().clamp(0, i128::from(g));
         if value > previous {
             // In [0, G] after clipping, so the difference fits a Count.
             pairs.push((block.start as Size, (value - previous) as Count));

@@ -339,6 +339,36 @@ pub fn fit_with_last<T: Copy + Ord + Into<i64>>(
     blocks
 }
 
+/// Isotonic regression of `y[..n−1]` with values at most `last` but no lower bound,
+/// followed by the last cell fixed to `last`. Clipping its values at `lo` gives an
+/// optimal solution of [`fit_with_last`]'s problem (module documentation), so one fit
+/// serves both: the clipped values for a node's own estimate, and the unclipped ones,
+/// which the lower bound does not bias, for combining estimates across nodes. For L2
+/// the clip is exactly [`fit_with_last`]'s solution; for L1 it is the clip of the
+/// centered solution without the lower bound, which can differ from the centered
+/// bounded one only where the two extreme solutions straddle `lo`. Empty input gives no
+/// blocks.
+pub fn fit_free_with_last<T: Copy + Ord + Into<i64>>(
+    kind: IsotonicFit,
+    y: &[T],
+    last: i64,
+) -> Vec<Block> {
+    let Some(n) = y.len().checked_sub(1) else {
+        return Vec::new();
+    };
+    let mut blocks = fit(kind, &y[..n], FREE_LOW, last);
+    let last = i128::from(last);
+    match blocks.last_mut() {
+        Some(b) if b.cmp_value(&Block::new(n, 1, last, 1)) == Ordering::Equal => b.len += 1,
+        _ => blocks.push(Block::new(n, 1, last, 1)),
+    }
+    blocks
+}
+
+/// A lower bound that never binds on measured counts (noisy values are within
+/// `±2^62`), high enough that sums of values stay exact in `i128`.
+const FREE_LOW: i64 = i64::MIN / 2;
+
 /// The fitted value of every cell (for tests and diagnostics).
 pub fn expand(blocks: &[Block]) -> Vec<f64> {
     blocks

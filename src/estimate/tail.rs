@@ -208,15 +208,16 @@ pub fn estimate(
     let listed_above: Count = tail_runs.iter().map(|r| r.count).sum();
     let saturated = (top.len() as Count) < groups && listed_above == top.len() as Count;
     let at_l = g - count_to_i64(listed_above);
-    // The head: Hc[0..L) fitted within [0, Hc[L]], with Hc[L] fixed.
+    // The head: Hc[0..L) fitted within [0, Hc[L]] with Hc[L] fixed (unclipped at 0
+    // for the consistency step).
     let mut y = head.to_vec();
     y.push(at_l);
-    let head_blocks = isotonic::fit_with_last(options.cumulative_fit, &y, 0, at_l);
+    let head_blocks = isotonic::fit_free_with_last(options.cumulative_fit, &y, at_l);
     let mut pairs: Vec<(Size, Count)> = Vec::new();
     let mut runs: Vec<GroupRun> = Vec::new();
     let mut previous = 0i128;
     for block in &head_blocks {
-        let value = block.rounded();
+        let value = block.rounded().clamp(0, i128::from(at_l));
         if value > previous {
             let count = (value - previous) as Count;
             pairs.push((block.start as Size, count));
