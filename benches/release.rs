@@ -1,6 +1,7 @@
 //! The whole release on the `us-counties` preset (nation → 52 states → 3,220 counties,
-//! ~122 million groups, K = 10,000, `hc` at every level, uniform ε = 1): load the
-//! dataset, measure every node, estimate, make consistent (`wls` and `topdown`), check,
+//! ~122 million groups, K = 10,000, `hc` at every level (and `hc` with the default tail),
+//! uniform ε = 1): load the dataset, measure every node, estimate, make consistent (`wls`
+//! and `topdown`), check,
 //! and write the release directory atomically with its ledger line — the same path as
 //! `coco release`. Also one preview trial. The peak resident memory (VmHWM) is printed
 //! after each group.
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 use coco::consistency::Consistency;
 use coco::data::Dataset;
-use coco::estimate::Method;
+use coco::estimate::{Method, Tail};
 use coco::generate::{self, Preset};
 use coco::noise::NoiseSource;
 use coco::preview::{self, PreviewOptions};
@@ -46,20 +47,25 @@ fn reset_peak() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
-fn plan(dataset: &Dataset, consistency: Consistency) -> ReleasePlan {
+fn plan(dataset: &Dataset, consistency: Consistency, method: Method) -> ReleasePlan {
     let mut p = ReleasePlan::uniform(
         &dataset.hierarchy,
         &Epsilon::parse("1").unwrap(),
-        Method::Hc,
+        method,
         10_000,
     );
     p.consistency = consistency;
     p
 }
 
-fn release_once(dir: &Path, consistency: Consistency, out: &Path, ledger: &Ledger) {
+fn release_once(
+    dir: &Path,
+    (consistency, method): (Consistency, Method),
+    out: &Path,
+    ledger: &Ledger,
+) {
     let dataset = Dataset::load(dir).unwrap();
-    let plan = plan(&dataset, consistency);
+    let plan = plan(&dataset, consistency, method);
     let lock = ledger.lock().unwrap();
     let draw = run::draw(
         &dataset,
@@ -80,33 +86,33 @@ fn us_counties_release(c: &mut Criterion) {
     let outs = tempfile::tempdir().unwrap();
     let ledger = Ledger::at(outs.path().join("home"));
     let mut n = 0;
-    for consistency in [Consistency::Wls, Consistency::TopDown] {
+    let tail = Method::HcTail(Tail::DEFAULT);
+    for case in [
+        (Consistency::Wls, Method::Hc),
+        (Consistency::TopDown, Method::Hc),
+        (Consistency::Wls, tail),
+    ] {
+        let name = match case.1 {
+            Method::HcTail(_) => format!("us_counties_{}_tail", case.0.name()),
+            _ => format!("us_counties_{}", case.0.name()),
+        };
         reset_peak();
         let mut group = c.benchmark_group("release");
         group
             .sample_size(10)
             .warm_up_time(Duration::from_secs(1))
             .measurement_time(Duration::from_secs(10));
-        group.bench_function(format!("us_counties_{}", consistency.name()), |b| {
+        group.bench_function(&name, |b| {
             b.iter(|| {
                 n += 1;
-                release_once(
-                    &dir,
-                    consistency,
-                    &outs.path().join(format!("r{n}")),
-                    &ledger,
-                );
+                release_once(&dir, case, &outs.path().join(format!("r{n}")), &ledger);
             })
         });
         group.finish();
-        eprintln!(
-            "peak resident memory (VmHWM), us-counties release with {}: {}",
-            consistency.name(),
-            peak_rss()
-        );
+        eprintln!("peak resident memory (VmHWM), {name}: {}", peak_rss());
     }
     let dataset = Dataset::load(&dir).unwrap();
-    let plan = plan(&dataset, Consistency::Wls);
+    let plan = plan(&dataset, Consistency::Wls, Method::Hc);
     reset_peak();
     let mut group = c.benchmark_group("preview");
     group

@@ -330,3 +330,41 @@ fn naive_is_far_worse_than_hc_and_hg() {
     assert!(naive >= 10.0 * hc, "naive {naive} vs Hc {hc}");
     assert!(naive >= 10.0 * hg, "naive {naive} vs Hg {hg}");
 }
+
+/// The tail's reason to exist: on the bundled sample's root, whose 7 group quarters
+/// (sizes 1,459–3,406) sit far above its households, `hc` with a tail above 20 locates
+/// them far better than `hc` at the same ε. Mean EMD over 20 seeded runs at ε = 1/3
+/// (a uniform third of ε = 1): 57 against 170.
+#[test]
+fn a_tail_locates_large_groups_better_than_hc() {
+    let truth = sample_root();
+    let (groups, k, epsilon) = (truth.groups(), 10_000, eps("1/3"));
+    let source = NoiseSource::seeded(2026);
+    let runs = 20;
+    let mean_emd = |method: Method| -> f64 {
+        let total: u64 = (0..runs)
+            .map(|seed| {
+                let mut rng = source.stream(StreamId::node(stream_of(method), seed));
+                let est = estimate_node(
+                    method,
+                    &truth,
+                    groups,
+                    k,
+                    &epsilon,
+                    &mut rng,
+                    &EstimateOptions::default(),
+                )
+                .unwrap();
+                emd(&truth, &est.histogram)
+            })
+            .sum();
+        total as f64 / f64::from(runs)
+    };
+    let hc = mean_emd(Method::Hc);
+    let tail = mean_emd(Method::HcTail(Tail {
+        above: 20,
+        groups: 1_000,
+    }));
+    eprintln!("mean EMD over {runs} runs at ε = 1/3: hc {hc:.0}, hc with a tail {tail:.0}");
+    assert!(tail * 2.0 <= hc, "tail {tail} vs hc {hc}");
+}
