@@ -294,7 +294,14 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 
 fn render_table(frame: &mut Frame, area: Rect, report: &PreviewReport, stale: bool) {
     // The method column goes first when the screen is narrow.
-    let wide = area.width >= 90;
+    let method_width = report
+        .levels
+        .iter()
+        .map(|l| l.method.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(6) as u16;
+    let wide = area.width >= 84 + method_width;
     let mut header = vec![
         "level",
         "ε",
@@ -304,7 +311,7 @@ fn render_table(frame: &mut Frame, area: Rect, report: &PreviewReport, stale: bo
         "bottom-up",
         "omniscient ref.",
     ];
-    let mut widths = vec![10, 9, 6, 15, 15, 15, 15];
+    let mut widths = vec![10, 9, method_width, 15, 15, 15, 15];
     if !wide {
         header.remove(2);
         widths = vec![10, 9, 14, 14, 14, 10];
