@@ -292,35 +292,38 @@ fn sample_root() -> CountOfCounts {
     dataset.truth().node(NodeId::ROOT).clone()
 }
 
+/// The mean EMD of `method`'s estimates of the bundled sample's root (K = 10,000) over
+/// `runs` seeded runs.
+fn mean_root_emd(method: Method, epsilon: &Epsilon, runs: u32, seed: u64) -> f64 {
+    let truth = sample_root();
+    let source = NoiseSource::seeded(seed);
+    let total: u64 = (0..runs)
+        .map(|run| {
+            let mut rng = source.stream(StreamId::node(stream_of(method), run));
+            let est = estimate_node(
+                method,
+                &truth,
+                truth.groups(),
+                10_000,
+                epsilon,
+                &mut rng,
+                &EstimateOptions::default(),
+            )
+            .unwrap();
+            emd(&truth, &est.histogram)
+        })
+        .sum();
+    total as f64 / f64::from(runs)
+}
+
 /// Kuo et al. §4.1 and §6: the naive method's error is orders of magnitude above that
 /// of Hc and Hg. Mean EMD over 20 seeded runs at ε = 1 with K = 10,000, on the bundled
 /// sample's root.
 #[test]
 fn naive_is_far_worse_than_hc_and_hg() {
-    let truth = sample_root();
-    let (groups, k, epsilon) = (truth.groups(), 10_000, eps("1"));
-    assert!(groups > 40_000);
-    let source = NoiseSource::seeded(2018);
+    assert!(sample_root().groups() > 40_000);
     let runs = 20;
-    let mean_emd = |method: Method| -> f64 {
-        let total: u64 = (0..runs)
-            .map(|seed| {
-                let mut rng = source.stream(StreamId::node(stream_of(method), seed));
-                let est = estimate_node(
-                    method,
-                    &truth,
-                    groups,
-                    k,
-                    &epsilon,
-                    &mut rng,
-                    &EstimateOptions::default(),
-                )
-                .unwrap();
-                emd(&truth, &est.histogram)
-            })
-            .sum();
-        total as f64 / f64::from(runs)
-    };
+    let mean_emd = |method| mean_root_emd(method, &eps("1"), runs, 2018);
     let (hc, hg, naive) = (
         mean_emd(Method::Hc),
         mean_emd(Method::Hg),
@@ -337,29 +340,8 @@ fn naive_is_far_worse_than_hc_and_hg() {
 /// (a uniform third of ε = 1): 57 against 170.
 #[test]
 fn a_tail_locates_large_groups_better_than_hc() {
-    let truth = sample_root();
-    let (groups, k, epsilon) = (truth.groups(), 10_000, eps("1/3"));
-    let source = NoiseSource::seeded(2026);
     let runs = 20;
-    let mean_emd = |method: Method| -> f64 {
-        let total: u64 = (0..runs)
-            .map(|seed| {
-                let mut rng = source.stream(StreamId::node(stream_of(method), seed));
-                let est = estimate_node(
-                    method,
-                    &truth,
-                    groups,
-                    k,
-                    &epsilon,
-                    &mut rng,
-                    &EstimateOptions::default(),
-                )
-                .unwrap();
-                emd(&truth, &est.histogram)
-            })
-            .sum();
-        total as f64 / f64::from(runs)
-    };
+    let mean_emd = |method| mean_root_emd(method, &eps("1/3"), runs, 2026);
     let hc = mean_emd(Method::Hc);
     let tail = mean_emd(Method::HcTail(Tail {
         above: 20,

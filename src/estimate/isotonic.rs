@@ -330,11 +330,15 @@ pub fn fit_with_last<T: Copy + Ord + Into<i64>>(
     let Some(n) = y.len().checked_sub(1) else {
         return Vec::new();
     };
-    let mut blocks = fit(kind, &y[..n], lo, last);
-    let last = i128::from(last);
+    with_last(fit(kind, &y[..n], lo, last), n, last)
+}
+
+/// Appends the cell `n` with value `last` to the blocks of cells `0..n`.
+fn with_last(mut blocks: Vec<Block>, n: usize, last: i64) -> Vec<Block> {
+    let last = Block::new(n, 1, i128::from(last), 1);
     match blocks.last_mut() {
-        Some(b) if b.cmp_value(&Block::new(n, 1, last, 1)) == Ordering::Equal => b.len += 1,
-        _ => blocks.push(Block::new(n, 1, last, 1)),
+        Some(b) if b.cmp_value(&last) == Ordering::Equal => b.len += 1,
+        _ => blocks.push(last),
     }
     blocks
 }
@@ -356,13 +360,7 @@ pub fn fit_free_with_last<T: Copy + Ord + Into<i64>>(
     let Some(n) = y.len().checked_sub(1) else {
         return Vec::new();
     };
-    let mut blocks = fit(kind, &y[..n], FREE_LOW, last);
-    let last = i128::from(last);
-    match blocks.last_mut() {
-        Some(b) if b.cmp_value(&Block::new(n, 1, last, 1)) == Ordering::Equal => b.len += 1,
-        _ => blocks.push(Block::new(n, 1, last, 1)),
-    }
-    blocks
+    with_last(fit(kind, &y[..n], FREE_LOW, last), n, last)
 }
 
 /// A lower bound that never binds on measured counts (noisy values are within
