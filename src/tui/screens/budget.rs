@@ -403,5 +403,42 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
             theme::warning(),
         ));
     }
+    if let Some(hint) = tail_hint(session) {
+        lines.push(Line::from(vec![
+            Span::styled("CONFIDENTIAL", theme::confidential()),
+            Span::raw(format!(" {hint}")),
+        ]));
+    }
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
+}
+
+/// A confidential hint when some level measures plain `hc` and the root's largest groups
+/// are few and far above the rest: the case a tail is for.
+fn tail_hint(session: &Session) -> Option<String> {
+    let above = crate::estimate::Tail::DEFAULT.above;
+    if !session
+        .plan
+        .levels
+        .iter()
+        .any(|l| l.method == crate::estimate::Method::Hc)
+        || session.plan.max_size.bound().is_some_and(|k| k <= above)
+    {
+        return None;
+    }
+    let root = session.dataset.truth().node(crate::data::NodeId::ROOT);
+    let large: u64 = root
+        .pairs()
+        .iter()
+        .filter(|&&(size, _)| size > above)
+        .map(|&(_, count)| count)
+        .sum();
+    let limit = u64::from(crate::estimate::Tail::DEFAULT.groups);
+    (1..=limit).contains(&large).then(|| {
+        format!(
+            "{} of the {} groups lie above size {above} (the largest {}): a tail (m) measures them by their sizes at no extra ε, far better than hc",
+            int(large),
+            int(root.groups()),
+            int(u64::from(root.max_size().unwrap_or(0))),
+        )
+    })
 }
