@@ -550,7 +550,7 @@ fn ledger_command(json: bool, set_cap: Option<Vec<String>>) -> Result<()> {
         );
         return Ok(());
     }
-    let (entries, bad) = ledger.entries()?;
+    let (entries, bad) = ledger.draws()?;
     let summary = ledger.summary()?;
     if json {
         let value = serde_json::json!({ "ledger": ledger.path(), "datasets": summary, "entries": entries, "unreadable_lines": bad });

@@ -1,6 +1,6 @@
 //! The TUI driven by actions, without a terminal: the operator's whole job (edit a
 //! budget, preview, draw, approve, export) and what must hold along the way — the
-//! ledger gains exactly one line per draw shown, a discard or a quit records the draw,
+//! ledger records each draw once (pending before it is shown, then its decision), a discard or a quit records the draw,
 //! stale results say so, the latest request wins, errors are shown, not crashed on.
 
 use std::path::{Path, PathBuf};
@@ -62,6 +62,27 @@ fn ledger_lines(home: &Path) -> Vec<serde_json::Value> {
     }
 }
 
+/// One line per draw: the latest line of each id (a TUI draw is recorded as pending
+/// before it is shown, then again with the decision).
+fn draws(home: &Path) -> Vec<serde_json::Value> {
+    let mut out: Vec<serde_json::Value> = Vec::new();
+    for line in ledger_lines(home) {
+        match out.iter_mut().find(|d| d["id"] == line["id"]) {
+            Some(d) => *d = line,
+            None => out.push(line),
+        }
+    }
+    out
+}
+
+/// The ledger holds exactly one draw, recorded as pending (shown, not decided).
+fn assert_one_pending_draw(home: &Path) {
+    let lines = ledger_lines(home);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["pending"], true);
+    assert_eq!(lines[0]["written"], false);
+}
+
 fn e(s: &str) -> Epsilon {
     Epsilon::parse(s).unwrap()
 }
@@ -120,10 +141,9 @@ fn edit_preview_draw_approve_and_export() {
     let drawn = rt.app.release.drawn.as_ref().unwrap();
     assert!(drawn.draw.checks.passed());
     assert_eq!(drawn.draw.randomness, coco::noise::Randomness::Os);
-    assert!(
-        ledger_lines(home.path()).is_empty(),
-        "recorded only when decided"
-    );
+    // Recorded as pending before it was shown, under the id the decision will carry.
+    assert_one_pending_draw(home.path());
+    let pending_id = ledger_lines(home.path())[0]["id"].clone();
     act(&mut rt, &[Action::Approve]);
     assert!(matches!(
         &rt.app.overlay,
@@ -169,9 +189,12 @@ fn edit_preview_draw_approve_and_export() {
     assert!(checks.passed(), "{:?}", checks.problems);
     assert!(out.join("tables/2-district.csv").exists());
 
-    // Exactly one ledger line, for this draw.
-    let lines = ledger_lines(home.path());
+    // Exactly one draw in the ledger: its pending line, then the export, one id.
+    assert_eq!(ledger_lines(home.path()).len(), 2);
+    let lines = draws(home.path());
     assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0]["id"], pending_id);
+    assert!(lines[0].get("pending").is_none());
     assert_eq!(lines[0]["tool"], "tui");
     assert_eq!(lines[0]["written"], true);
     assert_eq!(lines[0]["randomness"], "os");
@@ -210,13 +233,13 @@ fn a_discard_is_confirmed_recorded_and_said_to_spend_epsilon() {
     assert!(rt.text(100, 30).contains("stays"));
     act(&mut rt, &[Action::No]);
     assert!(rt.app.undecided_draw());
-    assert!(ledger_lines(home.path()).is_empty());
+    assert_one_pending_draw(home.path());
     act(&mut rt, &[Action::Discard, Action::Yes]);
     assert!(matches!(
         rt.app.release.drawn.as_ref().unwrap().decision,
         Decision::Discarded
     ));
-    let lines = ledger_lines(home.path());
+    let lines = draws(home.path());
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["written"], false);
     assert_eq!(lines[0]["note"], "discarded by the operator");
@@ -226,7 +249,7 @@ fn a_discard_is_confirmed_recorded_and_said_to_spend_epsilon() {
     // A second draw is possible and is a second charge.
     act(&mut rt, &[Action::Draw]);
     act(&mut rt, &[Action::Discard, Action::Yes]);
-    assert_eq!(ledger_lines(home.path()).len(), 2);
+    assert_eq!(draws(home.path()).len(), 2);
     assert_eq!(rt.app.session.as_ref().unwrap().ledger.spent, Some(e("2")));
 }
 
@@ -249,10 +272,10 @@ fn quitting_with_an_undecided_draw_asks_and_records_a_discard() {
     assert!(text.contains("records it in the"), "{text}");
     act(&mut rt, &[Action::No]);
     assert!(!rt.app.quit);
-    assert!(ledger_lines(home.path()).is_empty());
+    assert_one_pending_draw(home.path());
     act(&mut rt, &[Action::Quit, Action::Yes]);
     assert!(rt.app.quit);
-    let lines = ledger_lines(home.path());
+    let lines = draws(home.path());
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["written"], false);
     assert_eq!(lines[0]["note"], "discarded when quitting the TUI");
@@ -367,7 +390,7 @@ fn an_export_into_a_full_directory_is_refused_and_the_draw_stays_undecided() {
             .contains("already exists and is not an empty directory")
     );
     assert!(rt.app.undecided_draw());
-    assert!(ledger_lines(home.path()).is_empty());
+    assert_one_pending_draw(home.path());
 }
 
 #[test]
@@ -559,7 +582,7 @@ fn a_stop_signal_records_an_undecided_draw() {
     assert!(rt.app.quit);
     // What the terminal loop does next: wait for the ledger write.
     rt.shutdown();
-    let lines = ledger_lines(home.path());
+    let lines = draws(home.path());
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0]["written"], false);
     assert_eq!(

@@ -203,7 +203,7 @@ fn an_operator_session_in_a_real_terminal() {
     tmux.keys(&["Enter"]);
     tmux.wait_for("sane-42");
 
-    // The files, through the manifest's own checks, and one ledger line.
+    // The files, through the manifest's own checks, and the draw in the ledger.
     let out = work.path().join("release-households-1");
     for f in ["counts.csv", "manifest.json", "tables/2-district.csv"] {
         assert!(out.join(f).exists(), "{f} missing");
@@ -221,9 +221,17 @@ fn an_operator_session_in_a_real_terminal() {
     }
     assert_eq!(manifest["total_epsilon_exact"], "7/6");
     assert_eq!(manifest["for_publication"], true);
+    // One draw: its pending line (written before it was shown), then the export.
     let ledger = std::fs::read_to_string(home.join("ledger.jsonl")).unwrap();
-    assert_eq!(ledger.lines().count(), 1, "{ledger}");
-    let line: serde_json::Value = serde_json::from_str(ledger.lines().next().unwrap()).unwrap();
+    assert_eq!(ledger.lines().count(), 2, "{ledger}");
+    let lines: Vec<serde_json::Value> = ledger
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["pending"], true);
+    assert_eq!(lines[0]["id"], lines[1]["id"]);
+    assert_eq!(lines[0]["id"], manifest["ledger_entry"]);
+    let line = &lines[1];
     assert_eq!(line["written"], true);
     assert_eq!(line["tool"], "tui");
     assert_eq!(line["randomness"], "os");
@@ -272,10 +280,10 @@ fn closing_the_terminal_records_an_undecided_draw() {
     let ledger = home.join("ledger.jsonl");
     let start = Instant::now();
     let text = loop {
-        // A whole line: the write is complete.
+        // Two whole lines (the pending one, then the decision): the write is complete.
         if let Some(t) = std::fs::read_to_string(&ledger)
             .ok()
-            .filter(|t| t.ends_with('\n'))
+            .filter(|t| t.ends_with('\n') && t.lines().count() >= 2)
         {
             break t;
         }
@@ -285,11 +293,78 @@ fn closing_the_terminal_records_an_undecided_draw() {
         );
         std::thread::sleep(Duration::from_millis(200));
     };
-    assert_eq!(text.lines().count(), 1, "{text}");
-    let line: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let line: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
     assert_eq!(line["written"], false);
     assert_eq!(
         line["note"],
         "discarded: coco was stopped before the operator decided"
     );
+}
+
+#[test]
+fn a_killed_tui_leaves_its_shown_draw_in_the_ledger() {
+    if !tmux_available() {
+        eprintln!(
+            "SKIPPED a_killed_tui_leaves_its_shown_draw_in_the_ledger: tmux is not installed"
+        );
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let tmux = start(work.path());
+    tmux.type_text(&format!(
+        "COCO_HOME={} {}",
+        home.display(),
+        env!("CARGO_BIN_EXE_coco")
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Dataset households");
+    tmux.keys(&["6"]);
+    tmux.wait_for("d draws one release");
+    tmux.keys(&["d"]);
+    tmux.wait_for("UNDECIDED");
+    // SIGKILL: no handler runs, nothing is written after this point.
+    let shell = tmux.run(&["display-message", "-p", "-t", "coco", "#{pane_pid}"]);
+    let shell = String::from_utf8_lossy(&shell.stdout).trim().to_string();
+    let pid = child_of(&shell).expect("coco runs under the pane's shell");
+    let killed = Command::new("kill").args(["-KILL", &pid]).status().unwrap();
+    assert!(killed.success());
+    let start = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() && child_of(&shell).is_some() {
+        assert!(start.elapsed() < DEADLINE, "coco survived SIGKILL");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The draw the operator saw is in the ledger, pending, and counts as spent.
+    let text = std::fs::read_to_string(home.join("ledger.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let line: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(line["pending"], true);
+    assert_eq!(line["total_epsilon"], "1");
+    let out = Command::new(env!("CARGO_BIN_EXE_coco"))
+        .args(["ledger", "--json"])
+        .env("COCO_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["datasets"][0]["spent"], "1");
+    assert_eq!(summary["datasets"][0]["releases"], 1);
+}
+
+/// A child process of `parent`, from /proc (no procps needed).
+fn child_of(parent: &str) -> Option<String> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid = entry.file_name().to_string_lossy().into_owned();
+            if !pid.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // pid (comm) state ppid …: the command name may hold spaces, so split after ')'.
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
+            (ppid == parent).then_some(pid)
+        })
 }

@@ -222,7 +222,7 @@ pub fn ledger_entry(
     tool: &str,
 ) -> LedgerEntry {
     LedgerEntry {
-        id: new_id(),
+        id: draw.id.clone(),
         time: rfc3339(SystemTime::now()),
         dataset: dataset.fingerprint(),
         dataset_dir: absolute(&dataset.dir).display().to_string(),
@@ -248,6 +248,7 @@ pub fn ledger_entry(
         },
         tool: tool.into(),
         note: None,
+        pending: false,
     }
 }
 
@@ -277,6 +278,7 @@ pub fn max_size_only_entry(
         },
         tool: tool.into(),
         note: Some(note),
+        pending: false,
     }
 }
 
@@ -418,6 +420,26 @@ fn fill_release_dir(
         w.write_all(b"\n")
     })?;
     Ok(manifest)
+}
+
+/// Records a draw before anyone sees it (TUI), as pending: its ε counts as spent from
+/// now on, whatever happens to the process. The decision (export or discard) is
+/// recorded later under the same id; readers keep the latest line of each id
+/// ([`Ledger::draws`]). The caller holds the ledger lock.
+pub fn record_pending(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    draw: &Draw,
+    ledger: &Ledger,
+    lock: &LedgerLock,
+    tool: &str,
+) -> Result<(), LedgerError> {
+    let mut entry = ledger_entry(dataset, plan, draw, None, false, tool);
+    entry.pending = true;
+    entry.note = Some(
+        "drawn and shown; no decision recorded (coco stopped before the operator decided)".into(),
+    );
+    ledger.append(lock, &entry)
 }
 
 /// Records a draw that the operator discarded (TUI): its ε counts as spent.

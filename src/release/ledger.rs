@@ -103,6 +103,10 @@ pub struct LedgerEntry {
     /// Why it was not written, when it was not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// A draw recorded before it was shown (TUI), not yet decided. A later line with the
+    /// same id records the decision; alone, it means coco stopped before one was made.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pending: bool,
 }
 
 /// What `coco ledger` reports for one dataset.
@@ -222,9 +226,28 @@ impl Ledger {
         Ok((entries, bad))
     }
 
+    /// One entry per draw: the latest line of each id, in the order the draws were
+    /// first recorded (a TUI draw has a pending line, then its decision), and the
+    /// unreadable lines.
+    pub fn draws(&self) -> Result<(Vec<LedgerEntry>, Vec<usize>), LedgerError> {
+        let (entries, bad) = self.entries()?;
+        let mut out: Vec<LedgerEntry> = Vec::with_capacity(entries.len());
+        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for e in entries {
+            match at.get(&e.id) {
+                Some(&i) => out[i] = e,
+                None => {
+                    at.insert(e.id.clone(), out.len());
+                    out.push(e);
+                }
+            }
+        }
+        Ok((out, bad))
+    }
+
     /// The total ε drawn on the dataset with this fingerprint, and how many draws.
     pub fn spent(&self, fingerprint: &str) -> Result<(Option<Epsilon>, usize), LedgerError> {
-        let (entries, _) = self.entries()?;
+        let (entries, _) = self.draws()?;
         let mine: Vec<Epsilon> = entries
             .iter()
             .filter(|e| e.dataset == fingerprint)
@@ -270,7 +293,7 @@ impl Ledger {
 
     /// Per-dataset totals, in order of first appearance.
     pub fn summary(&self) -> Result<Vec<DatasetSpend>, LedgerError> {
-        let (entries, _) = self.entries()?;
+        let (entries, _) = self.draws()?;
         let config = self.config()?;
         let mut out: Vec<(DatasetSpend, Option<Epsilon>)> = Vec::new();
         for e in &entries {
@@ -482,6 +505,7 @@ mod tests {
             randomness: "os".into(),
             tool: "release".into(),
             note: None,
+            pending: false,
         }
     }
 
@@ -527,6 +551,34 @@ mod tests {
             ),
             (2, 1, "5/6")
         );
+    }
+
+    #[test]
+    fn a_pending_draw_and_its_decision_count_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path().join("home"));
+        let lock = ledger.lock().unwrap();
+        let mut shown = entry("abc", "1/2", false);
+        shown.pending = true;
+        ledger.append(&lock, &shown).unwrap();
+        let other = entry("abc", "1/4", true);
+        ledger.append(&lock, &other).unwrap();
+        // Killed before deciding: the pending draw alone counts.
+        assert_eq!(ledger.spent("abc").unwrap().1, 2);
+        let decided = LedgerEntry {
+            pending: false,
+            written: true,
+            ..shown.clone()
+        };
+        ledger.append(&lock, &decided).unwrap();
+        drop(lock);
+        let (spent, n) = ledger.spent("abc").unwrap();
+        assert_eq!((spent.unwrap().to_string(), n), ("0.75".to_string(), 2));
+        let (draws, _) = ledger.draws().unwrap();
+        assert_eq!(draws, vec![decided, other]);
+        assert_eq!(ledger.entries().unwrap().0.len(), 3);
+        let summary = ledger.summary().unwrap();
+        assert_eq!((summary[0].releases, summary[0].written), (2, 2));
     }
 
     #[test]

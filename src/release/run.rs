@@ -308,6 +308,8 @@ pub struct Draw {
     pub fallback: Option<String>,
     /// What the operator should know about the estimates (saturated tails).
     pub warnings: Vec<String>,
+    /// The draw's ledger id: every ledger line about this draw carries it.
+    pub id: String,
 }
 
 /// Draws one release under a validated plan.
@@ -338,6 +340,7 @@ pub fn draw(
         consistency: consistent.used,
         fallback: consistent.fallback,
         warnings,
+        id: super::ledger::new_id(),
     })
 }
 

@@ -531,6 +531,11 @@ fn draw(
             });
         }
     };
+    // Recorded before it is shown: a draw the operator has seen counts as spent even if
+    // coco is then killed. If the line cannot be written the draw is never shown.
+    export::record_pending(dataset, plan, &draw, ledger, &lock, "tui").map_err(|e| {
+        format!("the draw could not be recorded in the ledger, so it is not shown: {e}")
+    })?;
     Ok(Drawn {
         draw,
         lock: Arc::new(lock),
