@@ -35,6 +35,18 @@
 //!    in proportion to their variances: `f_c = z_c + (V_c / S_τ)(f_τ − s_τ)`. This is
 //!    the exact generalised-least-squares solution for independent estimates under
 //!    tree sum constraints (Gaussian belief propagation on a tree). `O(nodes)` per size.
+//!
+//!    *Bias.* A fit clipped at an upper bound is biased downward where the truth lies
+//!    just below the bound, and the biases of thousands of children add up coherently
+//!    while their noise does not. For the head of a tail measurement (clipped at
+//!    `Hc[L]`, where a region's few groups of sizes near `L` leave the truth just below
+//!    it) each cell within one standard deviation of the bound carries a bias estimate
+//!    `β` ([`CLIP_BIAS`] standard deviations at the bound); the upward pass carries
+//!    `B_τ` alongside `V_τ` (`B` of a sum is the sum of the `B`s) and weighs the
+//!    children's sum by its mean squared error `S_τ + (Σ_c B_c)²`. Measured (us-counties
+//!    with tails at 0.25/0.25/0.5, the nation): 180 → 174; the sample with tails at
+//!    uniform ε, the root: 58.1 → 55.3. With plain `hc` (bound `G`) the same rule made the
+//!    sample's root worse (169 → 190), so it is not applied there.
 //! 3. **Projection, top-down, by optimal splitting.** The targets `f` are consistent but
 //!    real, possibly non-monotone. The root's target is fitted by bounded isotonic
 //!    regression with `Hc[K] = G` and rounded: an integral histogram `P` with exactly `G`
@@ -82,6 +94,9 @@ const CHUNK: usize = 512;
 /// follow, whose error is mostly the bias of pooling, so they keep the variance of one
 /// noisy cell.
 const MIN_FLAT_BLOCK: usize = 32;
+/// The downward bias, in standard deviations, of a head cell fitted at the head's upper
+/// bound `Hc[L]`, falling linearly to 0 one standard deviation below it (see step 2).
+const CLIP_BIAS: f64 = 0.3;
 /// A tail step's variance profile is widened by this factor (see [`expand_tail`]).
 const WIDEN: f64 = 3.0;
 /// The variance given to a cell known exactly (keeps the weights finite).
@@ -134,7 +149,11 @@ fn expand_chunk(
     hi: usize,
     x: &mut [f64],
     v: &mut [f64],
+    beta: &mut [f64],
 ) {
+    beta.fill(0.0);
+    // The head of a tail measurement is clipped at its last cell, `Hc[L]`.
+    let upper = f.tail.as_ref().and(f.blocks.last()).map(Block::value);
     let head_end = f.tail.as_ref().map_or(usize::MAX, |t| t.from);
     let last = f.blocks.last().map_or(0, Block::end).saturating_sub(1);
     let start = f.blocks.partition_point(|b| b.end() <= lo);
@@ -155,6 +174,13 @@ fn expand_chunk(
             } else {
                 var.max(EXACT)
             };
+            if let Some(upper) = upper.filter(|_| j != last) {
+                let sd = var.sqrt();
+                let gap = upper - value;
+                if gap < sd {
+                    beta[j - lo] = -CLIP_BIAS * (sd - gap.max(0.0));
+                }
+            }
         }
     }
     if let Some(t) = &f.tail {
@@ -266,21 +292,35 @@ fn solve_chunk(
     let mut v = vec![0.0; w];
     let mut s = vec![0.0; w];
     let mut sv = vec![0.0; w];
+    let mut beta = vec![0.0; w];
+    let mut big_b = vec![0.0; n * w];
+    let mut sb = vec![0.0; w];
     // Upward: children before parents.
     for id in hierarchy.bottom_up() {
         let i = id.index();
-        expand_chunk(fits[i], least_noise, lo, hi, &mut x, &mut v);
+        expand_chunk(fits[i], least_noise, lo, hi, &mut x, &mut v, &mut beta);
         let node = hierarchy.node(id);
         if node.is_leaf() {
             z[i * w..(i + 1) * w].copy_from_slice(&x);
             big_v[i * w..(i + 1) * w].copy_from_slice(&v);
+            big_b[i * w..(i + 1) * w].copy_from_slice(&beta);
             continue;
         }
         sum_children(node, w, &z, &big_v, &mut s, &mut sv);
+        sb.fill(0.0);
+        for c in node.children() {
+            for k in 0..w {
+                sb[k] += big_b[c.index() * w + k];
+            }
+        }
         for k in 0..w {
-            let (pa, pb) = (1.0 / v[k], 1.0 / sv[k].max(EXACT));
+            let (pa, pb) = (
+                1.0 / (v[k] + beta[k] * beta[k]),
+                1.0 / (sv[k] + sb[k] * sb[k]).max(EXACT),
+            );
             z[i * w + k] = (x[k] * pa + s[k] * pb) / (pa + pb);
-            big_v[i * w + k] = 1.0 / (pa + pb);
+            big_v[i * w + k] = (pa * pa * v[k] + pb * pb * sv[k]) / ((pa + pb) * (pa + pb));
+            big_b[i * w + k] = (pa * beta[k] + pb * sb[k]) / (pa + pb);
         }
     }
     // Downward: parents before children; the root keeps its combined value.
