@@ -263,18 +263,7 @@ fn closing_the_terminal_records_an_undecided_draw() {
     }
     let work = tempfile::tempdir().unwrap();
     let home = work.path().join("home");
-    let tmux = start(work.path());
-    tmux.type_text(&format!(
-        "COCO_HOME={} {}",
-        home.display(),
-        env!("CARGO_BIN_EXE_coco")
-    ));
-    tmux.keys(&["Enter"]);
-    tmux.wait_for("Dataset households");
-    tmux.keys(&["6"]);
-    tmux.wait_for("d draws one release");
-    tmux.keys(&["d"]);
-    tmux.wait_for("UNDECIDED");
+    let tmux = draw_and_leave_undecided(work.path(), &home);
     // The terminal goes away (SIGHUP to the pane's processes).
     tmux.run(&["kill-server"]);
     let ledger = home.join("ledger.jsonl");
@@ -312,18 +301,7 @@ fn a_killed_tui_leaves_its_shown_draw_in_the_ledger() {
     }
     let work = tempfile::tempdir().unwrap();
     let home = work.path().join("home");
-    let tmux = start(work.path());
-    tmux.type_text(&format!(
-        "COCO_HOME={} {}",
-        home.display(),
-        env!("CARGO_BIN_EXE_coco")
-    ));
-    tmux.keys(&["Enter"]);
-    tmux.wait_for("Dataset households");
-    tmux.keys(&["6"]);
-    tmux.wait_for("d draws one release");
-    tmux.keys(&["d"]);
-    tmux.wait_for("UNDECIDED");
+    let tmux = draw_and_leave_undecided(work.path(), &home);
     // SIGKILL: no handler runs, nothing is written after this point.
     let shell = tmux.run(&["display-message", "-p", "-t", "coco", "#{pane_pid}"]);
     let shell = String::from_utf8_lossy(&shell.stdout).trim().to_string();
@@ -367,4 +345,22 @@ fn child_of(parent: &str) -> Option<String> {
             let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
             (ppid == parent).then_some(pid)
         })
+}
+
+/// Starts coco on the sample with its home at `home`, draws a release on the Release
+/// screen and leaves it undecided on screen.
+fn draw_and_leave_undecided(work: &Path, home: &Path) -> Tmux {
+    let tmux = start(work);
+    tmux.type_text(&format!(
+        "COCO_HOME={} {}",
+        home.display(),
+        env!("CARGO_BIN_EXE_coco")
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Dataset households");
+    tmux.keys(&["6"]);
+    tmux.wait_for("d draws one release");
+    tmux.keys(&["d"]);
+    tmux.wait_for("UNDECIDED");
+    tmux
 }
