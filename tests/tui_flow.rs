@@ -544,6 +544,32 @@ fn budget_keys_step_toggle_and_estimate_k() {
         s.plan.levels[2].method,
         coco::estimate::Method::HcTail(coco::estimate::Tail::DEFAULT)
     );
+    // The tail's parameters are typed: L, or L,m; a bad value keeps the field open.
+    act(&mut rt, &[Action::SetTail]);
+    answer(&mut rt, "10000");
+    assert!(
+        matches!(&rt.app.overlay, Some(Overlay::Input(i)) if i.error.as_ref().unwrap().contains("expected a size below K = 10000"))
+    );
+    answer(&mut rt, "50,200");
+    let tail =
+        |above, groups| coco::estimate::Method::HcTail(coco::estimate::Tail { above, groups });
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().plan.levels[2].method,
+        tail(50, 200)
+    );
+    act(&mut rt, &[Action::SetTail]);
+    answer(&mut rt, "30");
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().plan.levels[2].method,
+        tail(30, coco::estimate::Tail::DEFAULT.groups)
+    );
+    act(&mut rt, &[Action::SetTail]);
+    answer(&mut rt, "none");
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().plan.levels[2].method,
+        coco::estimate::Method::Hc
+    );
+    act(&mut rt, &[Action::ToggleMethod]);
     act(
         &mut rt,
         &[

@@ -72,6 +72,7 @@ actions! {
     TypeEpsilon = "type-epsilon": "Type the selected level's ε (decimal or fraction like 1/3)",
     TypeTotal = "type-total": "Type the total ε (the preset splits it over the levels)",
     ToggleMethod = "toggle-method": "Cycle the selected level's method: hc, hc+tail, hg",
+    SetTail = "set-tail": "Type the selected level's tail: L or L,m (or none)",
     PresetUniform = "preset-uniform": "Split the total ε evenly over the levels",
     PresetGeometric = "preset-geometric": "Split the total ε geometrically (lower levels get more)",
     RatioUp = "ratio-up": "Geometric preset: raise the ratio between levels",

@@ -77,6 +77,7 @@ pub enum InputPurpose {
     TotalEpsilon,
     MaxSize,
     MaxSizeEpsilon,
+    Tail(usize),
     SavePlan,
     LoadPlan,
     Search,

@@ -358,6 +358,28 @@ impl Session {
         Ok(())
     }
 
+    /// Gives one level a tail (method hc with a tail), or plain hc with `None`.
+    pub fn set_tail(&mut self, level: LevelId, tail: Option<Tail>) -> Result<(), String> {
+        let method = match tail {
+            None => Method::Hc,
+            Some(t) => {
+                if let Some(k) = self.plan.max_size.bound()
+                    && t.above >= k
+                {
+                    return Err(format!(
+                        "L = {}: expected a size below K = {k} (the tail holds the sizes above L)",
+                        t.above
+                    ));
+                }
+                Method::HcTail(t)
+            }
+        };
+        check_epsilon(&self.plan.levels[level.0].epsilon, method)?;
+        self.plan.levels[level.0].method = method;
+        self.changed();
+        Ok(())
+    }
+
     pub fn set_max_size(&mut self, max_size: MaxSize) -> Result<(), String> {
         match &max_size {
             MaxSize::Fixed(k) if !(1..=MAX_K).contains(k) => {

@@ -191,6 +191,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::TypeEpsilon, "type ε"),
             (Action::TypeTotal, "total"),
             (Action::ToggleMethod, "method"),
+            (Action::SetTail, "tail"),
             (Action::PresetUniform, "uniform"),
             (Action::PresetGeometric, "geometric"),
             (Action::SetMaxSize, "K"),

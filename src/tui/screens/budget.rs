@@ -11,6 +11,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use crate::consistency::Consistency;
 use crate::data::LevelId;
+use crate::estimate::Tail;
 use crate::preview::fmt_num;
 use crate::privacy::Epsilon;
 use crate::release::plan::{MaxSize, ReleasePlan};
@@ -78,6 +79,22 @@ pub fn update(app: &mut App, action: Action) {
             let r = session.toggle_method(level);
             done(app, r);
         }
+        Action::SetTail => {
+            let current = match session.plan.levels[level.0].method.tail() {
+                Some(t) => format!("{},{}", t.above, t.groups),
+                None => {
+                    let t = Tail::DEFAULT.below(session.plan.max_size.bound());
+                    format!("{},{}", t.above, t.groups)
+                }
+            };
+            app.ask(
+                InputPurpose::Tail(level.0),
+                format!(
+                    "Tail for level {name}: sizes above L measured as the m largest groups' sizes, no extra ε (L or L,m; \"none\" for plain hc):"
+                ),
+                &current,
+            );
+        }
         Action::PresetUniform => {
             let r = session.apply_preset(Preset::Uniform);
             done(app, r);
@@ -144,6 +161,34 @@ pub fn update(app: &mut App, action: Action) {
     }
 }
 
+/// `L`, `L,m` or `none` (plain hc).
+fn parse_tail(text: &str) -> Result<Option<Tail>, String> {
+    let text = text.trim();
+    if text.eq_ignore_ascii_case("none") || text.is_empty() {
+        return Ok(None);
+    }
+    let bad = || {
+        format!(
+            "{text:?}: expected L (a size) or L,m (m the groups listed, 1 to 10000000), or none"
+        )
+    };
+    let mut parts = text.splitn(2, [',', ' ']).map(str::trim);
+    let above = parts
+        .next()
+        .and_then(|a| a.replace('_', "").parse::<u32>().ok())
+        .ok_or_else(bad)?;
+    let groups = match parts.next().filter(|g| !g.is_empty()) {
+        None => Tail::DEFAULT.groups,
+        Some(g) => g
+            .replace('_', "")
+            .parse::<u32>()
+            .ok()
+            .filter(|g| (1..=crate::estimate::tail::MAX_GROUPS).contains(g))
+            .ok_or_else(bad)?,
+    };
+    Ok(Some(Tail { above, groups }))
+}
+
 /// Applies a typed value for the Budget screen.
 pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), String> {
     let session = app.session.as_mut().ok_or("no dataset is open")?;
@@ -157,6 +202,7 @@ pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), S
             })?;
             session.set_max_size(MaxSize::Fixed(k))
         }
+        InputPurpose::Tail(l) => session.set_tail(LevelId(*l), parse_tail(text)?),
         InputPurpose::MaxSizeEpsilon => session.set_max_size(MaxSize::Estimate {
             epsilon: epsilon(text)?,
         }),
@@ -435,7 +481,7 @@ fn tail_hint(session: &Session) -> Option<String> {
     let limit = u64::from(crate::estimate::Tail::DEFAULT.groups);
     (1..=limit).contains(&large).then(|| {
         format!(
-            "{} of the {} groups lie above size {above} (the largest {}): a tail (m) measures them by their sizes at no extra ε, far better than hc",
+            "{} of the {} groups lie above size {above} (the largest {}): a tail (m, or T to set L) measures them by their sizes at no extra ε, far better than hc",
             int(large),
             int(root.groups()),
             int(u64::from(root.max_size().unwrap_or(0))),
