@@ -42,6 +42,19 @@ pub enum MatchError {
     GroupTotals { parent: Count, children: Count },
 }
 
+/// Runs of the given `(size, count)` pairs with variance 1: slots to match when only
+/// sizes matter (the `wls` split).
+pub fn unit_runs(pairs: &[(Size, Count)]) -> Vec<GroupRun> {
+    pairs
+        .iter()
+        .map(|&(size, count)| GroupRun {
+            size,
+            count,
+            variance: 1.0,
+        })
+        .collect()
+}
+
 /// Matches the parent's groups to its children's groups, smallest first.
 ///
 /// Every run list must be sorted by size. Returns the matched pieces in matching order;
@@ -180,16 +193,7 @@ mod tests {
     use pathfinding::prelude::{Matrix, kuhn_munkres_min};
     use proptest::prelude::*;
 
-    fn runs(pairs: &[(Size, Count)]) -> Vec<GroupRun> {
-        pairs
-            .iter()
-            .map(|&(size, count)| GroupRun {
-                size,
-                count,
-                variance: 1.0,
-            })
-            .collect()
-    }
+    use super::unit_runs as runs;
 
     #[test]
     fn paper_example_proportional_split() {

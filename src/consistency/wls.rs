@@ -80,7 +80,7 @@
 use rayon::prelude::*;
 
 use super::ConsistencyError;
-use super::matching::match_groups;
+use super::matching::{match_groups, unit_runs};
 use crate::data::{Hierarchy, NodeId};
 use crate::estimate::isotonic::{self, Block};
 use crate::estimate::{CumulativeFit, GroupRun, IsotonicFit};
@@ -226,7 +226,8 @@ fn expand_tail(
         v[j - lo] = if j < unlisted_end { floor } else { EXACT };
     }
     // Steps whose reach overlaps the chunk.
-    let max_scale = t.steps.iter().map(|s| s.1).fold(0.0, f64::max);
+    // No step's scale exceeds that of a lone group, √(Var/2) (a block of S has √(Var/2S)).
+    let max_scale = (noise_variance / 2.0).sqrt();
     let reach = (12.0 * max_scale * WIDEN).ceil() as usize + 1;
     let first = t
         .steps
@@ -417,17 +418,7 @@ fn split(
     let children: Vec<NodeId> = hierarchy.node(parent).children().collect();
     let wanted: Vec<Vec<GroupRun>> = children
         .iter()
-        .map(|c| {
-            let r = integral_fit(&targets[c.index()], groups[c.index()], fit);
-            r.pairs()
-                .iter()
-                .map(|&(size, count)| GroupRun {
-                    size,
-                    count,
-                    variance: 1.0,
-                })
-                .collect()
-        })
+        .map(|c| unit_runs(integral_fit(&targets[c.index()], groups[c.index()], fit).pairs()))
         .collect();
     Ok(split_to_targets(fixed, &wanted)
         .map_err(|source| ConsistencyError::Match {
@@ -446,15 +437,7 @@ pub fn split_to_targets(
     fixed: &CountOfCounts,
     wanted: &[Vec<GroupRun>],
 ) -> Result<Vec<CountOfCounts>, super::MatchError> {
-    let parent: Vec<GroupRun> = fixed
-        .pairs()
-        .iter()
-        .map(|&(size, count)| GroupRun {
-            size,
-            count,
-            variance: 1.0,
-        })
-        .collect();
+    let parent = unit_runs(fixed.pairs());
     let refs: Vec<&[GroupRun]> = wanted.iter().map(Vec::as_slice).collect();
     let pieces = match_groups(&parent, &refs)?;
     let mut received: Vec<Vec<(Size, Count)>> = vec![Vec::new(); wanted.len()];
@@ -475,14 +458,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn runs(h: &CountOfCounts) -> Vec<GroupRun> {
-        h.pairs()
-            .iter()
-            .map(|&(size, count)| GroupRun {
-                size,
-                count,
-                variance: 1.0,
-            })
-            .collect()
+        unit_runs(h.pairs())
     }
 
     /// All ways to hand the parent's groups to children with the given capacities; the

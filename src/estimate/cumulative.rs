@@ -75,12 +75,33 @@ pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFi
     let g = count_to_i64(groups);
     // Without the lower bound, for the consistency step; clipped at 0 here.
     let blocks = isotonic::fit_free_with_last(fit, noisy, g);
+    let (pairs, runs) = groups_of_fit(&blocks, g, var);
+    let histogram = CountOfCounts::from_pairs(pairs).expect("block starts are distinct sizes");
+    NodeEstimate {
+        histogram,
+        runs,
+        cumulative_fit: Some(CumulativeFit {
+            blocks,
+            noise_variance: var,
+            tail: None,
+        }),
+    }
+}
+
+/// The groups of a cumulative fit whose last value is `top`: each block's rounded value,
+/// clipped to `[0, top]`, less the previous one, at the block's first size, as `Ĥ`'s
+/// pairs and as runs with the variance `2·Var/Ĥ[j]` (Kuo et al. §5.1.2).
+pub(super) fn groups_of_fit(
+    blocks: &[isotonic::Block],
+    top: i64,
+    var: f64,
+) -> (Vec<(Size, Count)>, Vec<GroupRun>) {
     let mut pairs: Vec<(Size, Count)> = Vec::new();
     let mut previous = 0i128;
-    for block in &blocks {
-        let value = block.rounded().clamp(0, i128::from(g));
+    for block in blocks {
+        let value = block.rounded().clamp(0, i128::from(top));
         if value > previous {
-            // In [0, G] after clipping, so the difference fits a Count.
+            // In [0, top] after clipping, so the difference fits a Count.
             pairs.push((block.start as Size, (value - previous) as Count));
         }
         previous = value;
@@ -93,16 +114,7 @@ pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFi
             variance: 2.0 * var / count as f64,
         })
         .collect();
-    let histogram = CountOfCounts::from_pairs(pairs).expect("block starts are distinct sizes");
-    NodeEstimate {
-        histogram,
-        runs,
-        cumulative_fit: Some(CumulativeFit {
-            blocks,
-            noise_variance: var,
-            tail: None,
-        }),
-    }
+    (pairs, runs)
 }
 
 #[cfg(test)]

@@ -213,22 +213,7 @@ pub fn estimate(
     let mut y = head.to_vec();
     y.push(at_l);
     let head_blocks = isotonic::fit_free_with_last(options.cumulative_fit, &y, at_l);
-    let mut pairs: Vec<(Size, Count)> = Vec::new();
-    let mut runs: Vec<GroupRun> = Vec::new();
-    let mut previous = 0i128;
-    for block in &head_blocks {
-        let value = block.rounded().clamp(0, i128::from(at_l));
-        if value > previous {
-            let count = (value - previous) as Count;
-            pairs.push((block.start as Size, count));
-            runs.push(GroupRun {
-                size: block.start as Size,
-                count,
-                variance: 2.0 * var / count as f64,
-            });
-        }
-        previous = value;
-    }
+    let (mut pairs, mut runs) = cumulative::groups_of_fit(&head_blocks, at_l, var);
     for run in tail_runs {
         match pairs.last_mut() {
             Some(last) if last.0 == run.size => last.1 += run.count,

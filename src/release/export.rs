@@ -222,10 +222,6 @@ pub fn ledger_entry(
     tool: &str,
 ) -> LedgerEntry {
     LedgerEntry {
-        id: draw.id.clone(),
-        time: rfc3339(SystemTime::now()),
-        dataset: dataset.fingerprint(),
-        dataset_dir: absolute(&dataset.dir).display().to_string(),
         levels: plan
             .levels
             .iter()
@@ -239,16 +235,15 @@ pub fn ledger_entry(
             MaxSize::Estimate { epsilon } => Some(epsilon.to_string()),
             MaxSize::Fixed(_) => None,
         },
-        total_epsilon: draw.epsilon.to_string(),
-        output: output.map(|o| absolute(o).display().to_string()),
         written,
-        randomness: match draw.randomness {
-            crate::noise::Randomness::Os => "os".into(),
-            crate::noise::Randomness::Seeded { seed } => format!("seeded ({seed})"),
-        },
-        tool: tool.into(),
-        note: None,
-        pending: false,
+        ..base_entry(
+            dataset,
+            draw.id.clone(),
+            &draw.epsilon,
+            draw.randomness,
+            output,
+            tool,
+        )
     }
 }
 
@@ -263,12 +258,28 @@ pub fn max_size_only_entry(
     note: String,
 ) -> LedgerEntry {
     LedgerEntry {
-        id: new_id(),
+        max_size_epsilon: Some(epsilon.to_string()),
+        note: Some(note),
+        ..base_entry(dataset, new_id(), epsilon, randomness, output, tool)
+    }
+}
+
+/// A ledger line with no levels, not written, no note: what both kinds of line share.
+fn base_entry(
+    dataset: &Dataset,
+    id: String,
+    epsilon: &crate::privacy::Epsilon,
+    randomness: crate::noise::Randomness,
+    output: Option<&Path>,
+    tool: &str,
+) -> LedgerEntry {
+    LedgerEntry {
+        id,
         time: rfc3339(SystemTime::now()),
         dataset: dataset.fingerprint(),
         dataset_dir: absolute(&dataset.dir).display().to_string(),
         levels: Vec::new(),
-        max_size_epsilon: Some(epsilon.to_string()),
+        max_size_epsilon: None,
         total_epsilon: epsilon.to_string(),
         output: output.map(|o| absolute(o).display().to_string()),
         written: false,
@@ -277,7 +288,7 @@ pub fn max_size_only_entry(
             crate::noise::Randomness::Seeded { seed } => format!("seeded ({seed})"),
         },
         tool: tool.into(),
-        note: Some(note),
+        note: None,
         pending: false,
     }
 }

@@ -3,7 +3,7 @@
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
+use ratatui::widgets::{Block, Borders, Gauge};
 
 use crate::histogram::{CountOfCounts, Size};
 use crate::inspect::thousands;
@@ -211,4 +211,12 @@ mod tests {
         assert_eq!(tail_label(4), "5+");
         assert_eq!(fit("Republic of Arvenia", 8), "Republi…");
     }
+}
+
+/// A one-line progress gauge: `ratio` (clamped to [0, 1]) with a label.
+pub fn progress(ratio: f64, label: String) -> Gauge<'static> {
+    Gauge::default()
+        .ratio(ratio.clamp(0.0, 1.0))
+        .label(label)
+        .gauge_style(theme::key())
 }

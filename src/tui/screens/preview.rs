@@ -8,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Cell, Chart, Dataset, Gauge, GraphType, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, Wrap};
 
 use crate::data::NodeId;
 use crate::histogram::CountOfCounts;
@@ -242,13 +242,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 format!("starting… · {} cancels", key(app, Action::Cancel)),
             ),
         };
-        frame.render_widget(
-            Gauge::default()
-                .ratio(ratio)
-                .label(label)
-                .gauge_style(theme::key()),
-            Rect { height: 1, ..area },
-        );
+        frame.render_widget(widgets::progress(ratio, label), Rect { height: 1, ..area });
         return;
     }
     let mut spans = widgets::field("next run:", format!("{} trials", state.trials));

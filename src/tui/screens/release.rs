@@ -11,7 +11,7 @@ use std::sync::Arc;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Gauge, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::noise::Randomness;
@@ -465,13 +465,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
                 ),
             ),
         };
-        frame.render_widget(
-            Gauge::default()
-                .ratio(ratio.clamp(0.0, 1.0))
-                .label(label)
-                .gauge_style(theme::key()),
-            Rect { height: 1, ..area },
-        );
+        frame.render_widget(widgets::progress(ratio, label), Rect { height: 1, ..area });
         return;
     }
     let (d_key, a_key, x_key) = (

@@ -12,7 +12,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Cell, Chart, Dataset, Gauge, GraphType, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, Wrap};
 
 use crate::data::LevelId;
 use crate::preview::fmt_num;
@@ -359,13 +359,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 format!("{what}: starting… · {} cancels", key(app, Action::Cancel)),
             ),
         };
-        frame.render_widget(
-            Gauge::default()
-                .ratio(ratio)
-                .label(label)
-                .gauge_style(theme::key()),
-            area,
-        );
+        frame.render_widget(widgets::progress(ratio, label), area);
         return;
     }
     let level_name = session
