@@ -18,10 +18,9 @@ use coco::generate::{self, Preset};
 use coco::noise::NoiseSource;
 use coco::preview::{self, PreviewOptions};
 use coco::privacy::Epsilon;
-use coco::release::export::write_release;
-use coco::release::ledger::Ledger;
+use coco::release::ledger::{Ledger, Tool};
 use coco::release::plan::ReleasePlan;
-use coco::release::run;
+use coco::release::transaction::Reservation;
 use criterion::{Criterion, criterion_group};
 
 fn peak_rss() -> String {
@@ -64,19 +63,18 @@ fn release_once(
     out: &Path,
     ledger: &Ledger,
 ) {
-    let dataset = Dataset::load(dir).unwrap();
+    // The whole path of `coco release`: load, reserve (ledger read fail-closed, caps),
+    // draw, pending line, export, written line.
+    let dataset = std::sync::Arc::new(Dataset::load(dir).unwrap());
     let plan = plan(&dataset, consistency, method);
-    let lock = ledger.lock().unwrap();
-    let draw = run::draw(
-        &dataset,
-        &plan,
-        &NoiseSource::from_os().unwrap(),
-        None,
-        None,
-    )
-    .unwrap();
-    let manifest = write_release(out, &dataset, &plan, &draw, ledger, &lock, "bench").unwrap();
-    assert!(manifest.checks.consistent && manifest.checks.group_totals);
+    let approved = Reservation::open(ledger, dataset, plan, Tool::Release, Some(out))
+        .unwrap()
+        .draw(&NoiseSource::from_os().unwrap(), false, None, None)
+        .unwrap()
+        .approve(out)
+        .unwrap();
+    let checks = &approved.manifest.checks;
+    assert!(checks.consistent && checks.group_totals);
 }
 
 fn us_counties_release(c: &mut Criterion) {

@@ -9,24 +9,47 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use coco::data::Dataset;
+use std::sync::Arc;
+
+use coco::data::{Dataset, LoadError};
 use coco::estimate::Method;
 use coco::generate::{self, Preset};
 use coco::inspect::Summary;
 use coco::noise::NoiseSource;
 use coco::preview::{self, PreviewOptions, PreviewProgress};
-use coco::privacy::Epsilon;
-use coco::release::export::{check_output_free, record_failed_draw, write_release};
-use coco::release::ledger::Ledger;
+use coco::privacy::{Epsilon, EpsilonError};
+use coco::release::PlanError;
+use coco::release::export::ExportError;
+use coco::release::ledger::{Ledger, LedgerError, Repair, Tool, format_time};
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
-use coco::release::run;
+use coco::release::resources::ResourceError;
+use coco::release::transaction::{ApproveError, Reservation, TransactionError};
 use coco::tradeoff::{self, Priority, SweepProgress};
+
+/// How `coco` exits; scripts may rely on these.
+const EXIT_CODES: &str = "Exit codes:
+  0  success
+  1  any other failure (reading or writing files, an internal error)
+  2  usage error (bad command line)
+  3  input error (dataset, plan, configuration or output path)
+  4  refused by policy (a privacy-budget cap, a ledger that needs repair, a seeded release without --not-private)
+  5  refused for resources (not enough memory for the plan)
+  6  the release failed its checks (not written; its ε is spent)";
+
+/// Exit codes (see [`EXIT_CODES`]).
+mod exit {
+    pub const FAILURE: u8 = 1;
+    pub const INPUT: u8 = 3;
+    pub const POLICY: u8 = 4;
+    pub const RESOURCES: u8 = 5;
+    pub const CHECKS: u8 = 6;
+}
 
 /// Differentially private hierarchical count-of-counts tables.
 ///
 /// Without a command, coco opens the bundled sample dataset.
 #[derive(Parser, Debug)]
-#[command(name = "coco", version, about, long_about = None)]
+#[command(name = "coco", version, about, long_about = None, after_help = EXIT_CODES)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -59,33 +82,55 @@ enum Command {
     /// Preview a plan: mean error per level over trials, against the truth (confidential).
     Preview(PreviewArgs),
     /// Draw one release with fresh noise, check it and write it atomically.
-    Release {
-        /// Dataset directory.
-        dir: PathBuf,
-        /// Release plan (TOML).
-        #[arg(long)]
-        config: PathBuf,
-        /// Output directory (must not exist, or be empty).
-        #[arg(long)]
-        out: PathBuf,
-        /// Seed the noise: reproducible, marked not for publication.
-        #[arg(long)]
-        seed: Option<u64>,
-    },
+    Release(ReleaseArgs),
     /// Open the terminal UI on a dataset (the bundled sample without DIR).
     Tui {
         /// Dataset directory (hierarchy.csv plus groups in one of three forms).
         dir: Option<PathBuf>,
     },
-    /// Show the privacy-loss ledger: every release drawn, and ε spent per dataset.
+    /// Show the privacy-loss ledger: every release drawn, ε spent per dataset and the
+    /// cap that binds; verify or repair it.
     Ledger {
+        #[command(subcommand)]
+        action: Option<LedgerAction>,
         /// Print JSON instead of text.
-        #[arg(long)]
+        #[arg(long, global = true)]
         json: bool,
-        /// Set a cap on the total ε for a dataset: DATASET (directory or fingerprint) and EPSILON.
+        /// Set a cap on the total ε for a dataset: DATASET (directory or content digest) and EPSILON.
         #[arg(long, num_args = 2, value_names = ["DATASET", "EPSILON"])]
         set_cap: Option<Vec<String>>,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum LedgerAction {
+    /// Check every line, the hash chain and the draws' ids; list every problem (exit 4 if any).
+    Verify,
+    /// Set aside a torn last line (a crash mid-append) so draws can go on; nothing else is
+    /// ever changed.
+    Repair,
+}
+
+#[derive(Args, Debug)]
+struct ReleaseArgs {
+    /// Dataset directory.
+    dir: PathBuf,
+    /// Release plan (TOML).
+    #[arg(long)]
+    config: PathBuf,
+    /// Output directory (must not exist, or be empty).
+    #[arg(long)]
+    out: PathBuf,
+    /// Seed the noise (for tests): anyone with the seed can regenerate the noise, so
+    /// the release is NOT private. Refused unless --not-private is given too.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// With --seed: write the seeded release anyway, marked not private everywhere.
+    #[arg(long, requires = "seed")]
+    not_private: bool,
+    /// Print one JSON object (output, ε, ledger id, checks) on standard output.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -460,25 +505,31 @@ fn sweep_command(args: PreviewArgs) -> Result<()> {
     Ok(())
 }
 
-fn release_command(dir: &Path, config: &Path, out: &Path, seed: Option<u64>) -> Result<()> {
-    let dataset = Dataset::load(dir)?;
-    let plan = load_plan(&dataset, config)?;
-    check_output_free(out)?;
-    let total = plan.total_epsilon().expect("validated plans have levels");
+fn release_command(args: ReleaseArgs) -> Result<()> {
+    let ReleaseArgs {
+        dir,
+        config,
+        out,
+        seed,
+        not_private,
+        json,
+    } = args;
+    let dataset = Arc::new(Dataset::load(&dir)?);
+    let plan = load_plan(&dataset, &config)?;
     let ledger = Ledger::open_default()?;
-    // Held until the release is recorded: concurrent releases queue here and cannot
-    // both slip under a cap.
-    let lock = ledger.lock()?;
-    ledger.check_cap(&dataset, &total)?;
+    // Locks the ledger until the draw is decided: concurrent releases queue here and
+    // cannot both slip under a cap.
+    let reservation = Reservation::open(&ledger, dataset, plan, Tool::Release, Some(&out))?;
+    let spent_before = reservation.cap().spent.clone();
+    let binding = reservation.cap().binding().cloned();
     let source = match seed {
         Some(s) => NoiseSource::seeded(s),
         None => NoiseSource::from_os()?,
     };
     let progress = StderrProgress::new();
-    let draw = run::draw(
-        &dataset,
-        &plan,
+    let pending = reservation.draw(
         &source,
+        not_private,
         None,
         Some(&|done: usize, n: usize| {
             progress.report(
@@ -486,25 +537,60 @@ fn release_command(dir: &Path, config: &Path, out: &Path, seed: Option<u64>) -> 
                 done == n,
             );
         }),
-    );
-    let draw = match draw {
-        Ok(draw) => draw,
-        Err(e) => {
-            // A private K drawn before the refusal: its budget is spent.
-            record_failed_draw(
-                &dataset,
-                &e,
-                source.randomness(),
-                Some(out),
-                &ledger,
-                &lock,
-                "release",
-            )?;
-            return Err(e.into());
+    )?;
+    let approved = match pending.approve(&out) {
+        Ok(a) => a,
+        Err(ApproveError::Refused { error, pending }) => {
+            // Checked before the draw; something changed since. The draw is spent.
+            let recorded = pending.discard(&format!("not written: {error}"))?;
+            return Err(anyhow::Error::new(*error).context(format!(
+                "the release was drawn but not written; recorded in the ledger as {} (ε = {} spent)",
+                recorded.status.label(),
+                recorded.epsilon
+            )));
         }
+        Err(e) => return Err(e.into()),
     };
-    let manifest = write_release(out, &dataset, &plan, &draw, &ledger, &lock, "release")?;
-    drop(lock);
+    let manifest = &approved.manifest;
+    let epsilon = &approved.draw.epsilon;
+    let spent_after = match &spent_before.epsilon {
+        Some(s) => s.add(epsilon),
+        None => epsilon.clone(),
+    };
+    for w in &manifest.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Err(e) = &approved.recorded {
+        eprintln!(
+            "warning: the release was written, but the ledger could not record it as written ({e}); its pending line keeps its ε counted"
+        );
+    }
+    if json {
+        let value = serde_json::json!({
+            "output": std::path::absolute(&approved.out).unwrap_or_else(|_| approved.out.clone()),
+            "total_epsilon": {
+                "exact": epsilon.to_string(),
+                "num": epsilon.numer().to_string(),
+                "den": epsilon.denom().to_string(),
+                "decimal": epsilon.to_f64(),
+            },
+            "ledger_id": manifest.ledger_entry,
+            "ledger_status": approved.recorded.as_ref().map(|r| r.status).ok(),
+            "max_size": manifest.max_size,
+            "checks": manifest.checks,
+            "reproducible": manifest.reproducible,
+            "for_publication": manifest.for_publication,
+            "warnings": manifest.warnings,
+            "spent_on_dataset": {
+                "exact": spent_after.to_string(),
+                "draws": spent_before.draws + 1,
+                "cap": binding.as_ref().map(|b| b.cap.to_string()),
+                "cap_rule": binding.as_ref().map(|b| b.describe()),
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
     println!(
         "wrote {} (total ε = {}, K = {})",
         out.display(),
@@ -517,22 +603,31 @@ fn release_command(dir: &Path, config: &Path, out: &Path, seed: Option<u64>) -> 
         c.integral, c.nonnegative, c.group_totals, c.consistent, c.within_max_size
     );
     if manifest.reproducible {
-        println!("seeded: reproducible, marked NOT FOR PUBLICATION in the manifest");
+        println!("seeded: reproducible, NOT PRIVATE, marked not for publication");
     }
-    for w in &manifest.warnings {
-        eprintln!("warning: {w}");
-    }
-    let (spent, n) = ledger.spent(&dataset.fingerprint())?;
     println!(
-        "ledger: {} ({} release(s) of this dataset, ε spent {})",
+        "ledger: {} (draw {}; {} draw(s) of this dataset, ε spent {}{})",
         ledger.path().display(),
-        n,
-        spent.map_or_else(|| "0".into(), |s| s.to_string())
+        manifest.ledger_entry,
+        spent_before.draws + 1,
+        spent_after,
+        binding
+            .map(|b| format!(" of cap {} ({})", b.cap, b.describe()))
+            .unwrap_or_default()
     );
     Ok(())
 }
 
-fn ledger_command(json: bool, set_cap: Option<Vec<String>>) -> Result<()> {
+/// The first `n` characters of a text (never splits a character).
+fn head(text: &str, n: usize) -> String {
+    text.chars().take(n).collect()
+}
+
+fn ledger_command(
+    action: Option<LedgerAction>,
+    json: bool,
+    set_cap: Option<Vec<String>>,
+) -> Result<()> {
     let ledger = Ledger::open_default()?;
     if let Some(args) = set_cap {
         let [dataset, eps] = args.as_slice() else {
@@ -550,55 +645,194 @@ fn ledger_command(json: bool, set_cap: Option<Vec<String>>) -> Result<()> {
         );
         return Ok(());
     }
-    let (entries, bad) = ledger.draws()?;
-    let summary = ledger.summary()?;
+    match action {
+        Some(LedgerAction::Verify) => {
+            let v = ledger.verify()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else {
+                println!(
+                    "ledger {}: {} line(s), {} draw(s)",
+                    v.ledger.display(),
+                    v.lines,
+                    v.draws
+                );
+                for p in &v.problems {
+                    println!("line {}: {}", p.line, p.message);
+                }
+                if let Some(line) = v.torn_tail {
+                    println!(
+                        "line {line}: torn (coco stopped while writing it): `coco ledger repair` sets it aside"
+                    );
+                }
+                if v.ok() {
+                    println!("ok: every line is readable and the hash chain is intact");
+                }
+            }
+            if !v.ok() {
+                return Err(ExitWith(exit::POLICY).into());
+            }
+            Ok(())
+        }
+        Some(LedgerAction::Repair) => {
+            let outcome = ledger.repair()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&outcome)?);
+            } else {
+                match outcome {
+                    Repair::NothingToRepair => println!("nothing to repair: the ledger is intact"),
+                    Repair::SetAsideTornTail {
+                        line,
+                        bytes,
+                        saved_to,
+                    } => println!(
+                        "set aside the torn line {line} ({bytes} bytes) in {}; draws may go on",
+                        saved_to.display()
+                    ),
+                }
+            }
+            Ok(())
+        }
+        None => show_ledger(&ledger, json),
+    }
+}
+
+fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
+    let read = ledger.read()?;
+    let summary = ledger.summary(&read)?;
+    let draws = read.draws();
     if json {
-        let value = serde_json::json!({ "ledger": ledger.path(), "datasets": summary, "entries": entries, "unreadable_lines": bad });
+        let value = serde_json::json!({
+            "ledger": ledger.path(),
+            "datasets": summary,
+            "entries": draws,
+            "problems": read.problems,
+            "torn_tail": read.torn_tail,
+        });
         println!("{}", serde_json::to_string_pretty(&value)?);
-        return Ok(());
-    }
-    println!("ledger {}", ledger.path().display());
-    if entries.is_empty() {
-        println!("no releases drawn yet");
-    }
-    for e in &entries {
-        let levels: Vec<String> = e
-            .levels
-            .iter()
-            .map(|l| format!("{} {} {}", l.name, l.epsilon, l.method))
-            .collect();
-        println!(
-            "{}  {}  ε {:<10} {:<9} {}  [{}]  {}",
-            e.time,
-            &e.dataset[..12.min(e.dataset.len())],
-            e.total_epsilon,
-            if e.written { "written" } else { "not written" },
-            e.output.as_deref().unwrap_or("-"),
-            levels.join(", "),
-            e.note.as_deref().unwrap_or("")
-        );
-    }
-    if !summary.is_empty() {
-        println!("\nper dataset:");
-        for d in &summary {
+    } else {
+        println!("ledger {}", ledger.path().display());
+        if draws.is_empty() {
+            println!("no releases drawn yet");
+        }
+        for e in &draws {
+            let levels: Vec<String> = e
+                .levels
+                .iter()
+                .map(|l| format!("{} {} {}", l.name, l.epsilon, l.label()))
+                .collect();
             println!(
-                "  {}  {}  {} release(s), {} written, ε spent {}{}",
-                &d.dataset[..12.min(d.dataset.len())],
-                d.dataset_dir,
-                d.releases,
-                d.written,
-                d.spent,
-                d.cap
-                    .as_ref()
-                    .map(|c| format!(" of cap {c}"))
-                    .unwrap_or_default()
+                "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  {}",
+                format_time(e.time),
+                e.id,
+                head(e.dataset.key(), 12),
+                e.total_epsilon.to_string(),
+                e.status.label(),
+                e.output.as_deref().unwrap_or("-"),
+                levels.join(", "),
+                e.note.as_deref().unwrap_or("")
             );
         }
+        if !summary.is_empty() {
+            println!("\nper dataset (content digest, directory):");
+            for d in &summary {
+                println!(
+                    "  {}  {}  {} draw(s), {} written, ε spent {}{}",
+                    head(&d.dataset, 12),
+                    d.dataset_dir,
+                    d.draws,
+                    d.written,
+                    d.spent,
+                    d.cap
+                        .as_ref()
+                        .map(|c| format!(" of cap {} ({} binds)", c.cap, c.describe()))
+                        .unwrap_or_else(|| ", no cap".into())
+                );
+            }
+        }
     }
-    if !bad.is_empty() {
-        eprintln!("warning: unreadable ledger lines skipped: {bad:?}");
+    if let Err(e) = read.fail_closed(&ledger.path()) {
+        eprintln!("error: {e}");
+        return Err(ExitWith(exit::POLICY).into());
     }
     Ok(())
+}
+
+/// An exit code for a failure already reported.
+#[derive(Debug)]
+struct ExitWith(u8);
+
+impl std::fmt::Display for ExitWith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {}", self.0)
+    }
+}
+
+impl std::error::Error for ExitWith {}
+
+/// The exit code for an error: the first cause in its chain that says.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    use coco::release::run::RunError;
+    fn run(e: &RunError) -> u8 {
+        match e {
+            RunError::Resources(_) | RunError::ResourcesAfterMaxSize { .. } => exit::RESOURCES,
+            _ => exit::FAILURE,
+        }
+    }
+    fn export(e: &ExportError) -> u8 {
+        match e {
+            ExportError::ChecksFailed { .. } => exit::CHECKS,
+            ExportError::OutputExists { .. } | ExportError::BadOutput { .. } => exit::INPUT,
+            ExportError::Io { .. } => exit::FAILURE,
+        }
+    }
+    fn ledger(e: &LedgerError) -> u8 {
+        match e {
+            e if e.is_policy() => exit::POLICY,
+            LedgerError::Config { .. } => exit::INPUT,
+            _ => exit::FAILURE,
+        }
+    }
+    for cause in e.chain() {
+        if let Some(ExitWith(code)) = cause.downcast_ref() {
+            return *code;
+        }
+        if let Some(t) = cause.downcast_ref::<TransactionError>() {
+            return match t {
+                TransactionError::Ledger(l) => ledger(l),
+                TransactionError::Output(x) => export(x),
+                TransactionError::EmptyPlan => exit::INPUT,
+                TransactionError::SeededNotAllowed => exit::POLICY,
+                TransactionError::Draw { error, .. } => run(error),
+            };
+        }
+        if let Some(a) = cause.downcast_ref::<ApproveError>() {
+            return match a {
+                ApproveError::Refused { error, .. } | ApproveError::Failed { error, .. } => {
+                    export(error)
+                }
+            };
+        }
+        if let Some(x) = cause.downcast_ref::<ExportError>() {
+            return export(x);
+        }
+        if let Some(l) = cause.downcast_ref::<LedgerError>() {
+            return ledger(l);
+        }
+        if let Some(r) = cause.downcast_ref::<RunError>() {
+            return run(r);
+        }
+        if cause.downcast_ref::<ResourceError>().is_some() {
+            return exit::RESOURCES;
+        }
+        if cause.downcast_ref::<LoadError>().is_some()
+            || cause.downcast_ref::<PlanError>().is_some()
+            || cause.downcast_ref::<EpsilonError>().is_some()
+        {
+            return exit::INPUT;
+        }
+    }
+    exit::FAILURE
 }
 
 fn tui(dir: Option<PathBuf>) -> Result<()> {
@@ -663,23 +897,33 @@ fn run(cli: Cli) -> Result<()> {
                 )
             }
         }
-        Some(Command::Release {
-            dir,
-            config,
-            out,
-            seed,
-        }) => release_command(&dir, &config, &out, seed),
-        Some(Command::Ledger { json, set_cap }) => ledger_command(json, set_cap),
+        Some(Command::Release(args)) => release_command(args),
+        Some(Command::Ledger {
+            action,
+            json,
+            set_cap,
+        }) => ledger_command(action, json, set_cap),
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let json = matches!(
+        &cli.command,
+        Some(Command::Release(ReleaseArgs { json: true, .. }))
+    );
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+            let code = exit_code(&e);
+            if e.downcast_ref::<ExitWith>().is_none() {
+                eprintln!("error: {e:#}");
+                if json {
+                    let value = serde_json::json!({ "error": format!("{e:#}"), "exit_code": code });
+                    println!("{value}");
+                }
+            }
+            ExitCode::from(code)
         }
     }
 }

@@ -1,7 +1,8 @@
 //! Crash safety of `coco release`: killed with SIGKILL at many points, it leaves either a
 //! complete, verified release at OUT or nothing there (a stray `.OUT.coco-tmp-*`
 //! directory at most, which a later release is not confused by), and the ledger stays
-//! valid JSON lines that know every release that exists. Two concurrent releases of one
+//! intact (every line readable, the hash chain whole) and knows every release that
+//! exists. A torn last line stops draws until `coco ledger repair` sets it aside. Two concurrent releases of one
 //! dataset both land in the ledger intact.
 //!
 //! The kills come from this process, by plain timing: at fractions of the time an
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use coco::data::Dataset;
 use coco::release::check_counts;
-use coco::release::ledger::LedgerEntry;
+use coco::release::ledger::{Ledger, LedgerEntry, Status};
 use coco::release::manifest::Manifest;
 use sha2::{Digest, Sha256};
 
@@ -85,40 +86,11 @@ fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
-/// The ledger's readable entries.
-fn readable_entries(home: &Path) -> Vec<LedgerEntry> {
-    std::fs::read(home.join("ledger.jsonl"))
-        .unwrap_or_default()
-        .split(|&b| b == b'\n')
-        .filter_map(|line| serde_json::from_slice(line).ok())
-        .collect()
-}
-
-/// The ledger's entries; fails on an unreadable line other than a torn last one.
+/// The ledger's draws (latest line per id); fails on any defect but a torn last line.
 fn ledger_entries(home: &Path) -> Vec<LedgerEntry> {
-    let bytes = match std::fs::read(home.join("ledger.jsonl")) {
-        Ok(b) => b,
-        Err(_) => return Vec::new(),
-    };
-    let mut entries = Vec::new();
-    let complete = bytes.ends_with(b"\n");
-    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    let last = lines.len() - 1;
-    for (i, line) in lines.iter().enumerate() {
-        if line.is_empty() {
-            continue;
-        }
-        match serde_json::from_slice::<LedgerEntry>(line) {
-            Ok(e) => entries.push(e),
-            Err(e) => assert!(
-                i == last && !complete,
-                "ledger line {} is not valid JSON ({e}): {:?}",
-                i + 1,
-                String::from_utf8_lossy(line)
-            ),
-        }
-    }
-    entries
+    let read = Ledger::at(home).read().unwrap();
+    assert!(read.problems.is_empty(), "{:?}", read.problems);
+    read.draws().into_iter().cloned().collect()
 }
 
 /// Checks a release directory completely: manifest checks, output digests, the counts
@@ -163,9 +135,11 @@ fn verify_release(s: &Setup, out: &Path, home: &Path) -> Result<(), String> {
             checks.problems
         ));
     }
-    let known = readable_entries(home)
+    // Recorded as pending before it was written, then as written: a release killed
+    // between the rename and the last line is still counted by its pending line.
+    let known = ledger_entries(home)
         .iter()
-        .any(|e| e.id == manifest.ledger_entry && e.written);
+        .any(|e| e.id == manifest.ledger_entry && e.status != Status::Discarded);
     if !known {
         return Err("the ledger does not know this release".into());
     }
@@ -310,22 +284,55 @@ fn killed_releases_leave_a_verified_release_or_nothing() {
 }
 
 #[test]
-fn a_torn_last_ledger_line_does_not_swallow_the_next_one() {
+fn a_torn_last_ledger_line_stops_draws_until_it_is_repaired() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let s = setup();
     let home = s.root.join("home");
-    std::fs::create_dir_all(&home).unwrap();
+    let out = s.root.join("out-first");
+    assert!(start_release(&s, &home, &out).wait().unwrap().success());
     // A crash of the machine mid-append leaves a line without its end.
-    std::fs::write(home.join("ledger.jsonl"), b"{\"id\":\"torn").unwrap();
+    let mut ledger = std::fs::OpenOptions::new()
+        .append(true)
+        .open(home.join("ledger.jsonl"))
+        .unwrap();
+    std::io::Write::write_all(&mut ledger, b"{\"v\":2,\"id\":\"torn").unwrap();
+    drop(ledger);
+    let before = std::fs::read(home.join("ledger.jsonl")).unwrap();
     let out = s.root.join("out");
-    let status = start_release(&s, &home, &out).wait().unwrap();
-    assert!(status.success());
+    let refused = start_release(&s, &home, &out).wait_with_output().unwrap();
+    assert_eq!(refused.status.code(), Some(4), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("ledger.jsonl:3: the last line is torn")
+            && stderr.contains("coco ledger repair"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    assert_eq!(
+        std::fs::read(home.join("ledger.jsonl")).unwrap(),
+        before,
+        "nothing drawn"
+    );
+    let coco = |args: &[&str]| {
+        Command::new(COCO)
+            .args(args)
+            .env("COCO_HOME", &home)
+            .output()
+            .unwrap()
+    };
+    let verify = coco(&["ledger", "verify"]);
+    assert_eq!(verify.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&verify.stdout).contains("line 3: torn"));
+    let repair = coco(&["ledger", "repair"]);
+    assert!(repair.status.success(), "{repair:?}");
+    assert_eq!(
+        std::fs::read_to_string(home.join("ledger.jsonl.torn")).unwrap(),
+        "{\"v\":2,\"id\":\"torn\n"
+    );
+    assert!(coco(&["ledger", "verify"]).status.success());
+    assert!(start_release(&s, &home, &out).wait().unwrap().success());
     verify_release(&s, &out, &home).unwrap();
-    let text = std::fs::read_to_string(home.join("ledger.jsonl")).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 2, "{text}");
-    assert!(serde_json::from_str::<LedgerEntry>(lines[0]).is_err());
-    assert!(serde_json::from_str::<LedgerEntry>(lines[1]).is_ok());
+    assert_eq!(ledger_entries(&home).len(), 2);
 }
 
 #[test]
@@ -346,7 +353,7 @@ fn concurrent_releases_both_land_in_the_ledger() {
     }
     let entries = ledger_entries(&home);
     assert_eq!(entries.len(), 2);
-    assert!(entries.iter().all(|e| e.written));
+    assert!(entries.iter().all(|e| e.status == Status::Written));
     for out in &outs {
         verify_release(&s, out, &home).unwrap();
         let absolute = std::path::absolute(out).unwrap().display().to_string();
@@ -357,6 +364,9 @@ fn concurrent_releases_both_land_in_the_ledger() {
             "no ledger line for {absolute}"
         );
     }
-    assert_eq!(entries[0].dataset, s.dataset.fingerprint());
+    assert_eq!(
+        entries[0].dataset.content.as_deref(),
+        Some(s.dataset.content_digest().as_str())
+    );
     assert_ne!(entries[0].id, entries[1].id);
 }

@@ -50,7 +50,15 @@ fn plan_release_and_manifest_carry_the_tail() {
     let sample = sample().display().to_string();
     let release = coco(
         &[
-            "release", &sample, "--config", &p, "--out", &out, "--seed", "7",
+            "release",
+            &sample,
+            "--config",
+            &p,
+            "--out",
+            &out,
+            "--seed",
+            "7",
+            "--not-private",
         ],
         &home,
     );
@@ -95,7 +103,15 @@ fn a_saturated_tail_is_reported() {
     let out = tmp.path().join("out").display().to_string();
     let release = coco(
         &[
-            "release", &sample, "--config", &p, "--out", &out, "--seed", "7",
+            "release",
+            &sample,
+            "--config",
+            &p,
+            "--out",
+            &out,
+            "--seed",
+            "7",
+            "--not-private",
         ],
         &home,
     );

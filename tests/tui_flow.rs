@@ -9,9 +9,10 @@ use std::time::Duration;
 use coco::data::Dataset;
 use coco::privacy::Epsilon;
 use coco::release::checks::check_counts;
-use coco::release::ledger::{LEDGER_FILE, Ledger};
+use coco::release::ledger::{Ledger, LedgerEntry, Status, Tool};
 use coco::release::manifest::Manifest;
 use coco::release::plan::ReleasePlan;
+use coco::release::transaction::Reservation;
 use coco::tui::AppOptions;
 use coco::tui::action::Action;
 use coco::tui::app::{Confirm, InputPurpose, LoadState, Overlay, Screen, Tone};
@@ -52,35 +53,26 @@ fn answer(rt: &mut Runtime, text: &str) {
     act(rt, &[Action::Submit]);
 }
 
-fn ledger_lines(home: &Path) -> Vec<serde_json::Value> {
-    match std::fs::read_to_string(home.join(LEDGER_FILE)) {
-        Ok(text) => text
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("a ledger line is JSON"))
-            .collect(),
-        Err(_) => Vec::new(),
-    }
+/// Every line of the ledger, read fail-closed (any defect fails the test).
+fn ledger_lines(home: &Path) -> Vec<LedgerEntry> {
+    Ledger::at(home)
+        .read_strict()
+        .expect("an intact ledger")
+        .lines
 }
 
 /// One line per draw: the latest line of each id (a TUI draw is recorded as pending
 /// before it is shown, then again with the decision).
-fn draws(home: &Path) -> Vec<serde_json::Value> {
-    let mut out: Vec<serde_json::Value> = Vec::new();
-    for line in ledger_lines(home) {
-        match out.iter_mut().find(|d| d["id"] == line["id"]) {
-            Some(d) => *d = line,
-            None => out.push(line),
-        }
-    }
-    out
+fn draws(home: &Path) -> Vec<LedgerEntry> {
+    let read = Ledger::at(home).read_strict().expect("an intact ledger");
+    read.draws().into_iter().cloned().collect()
 }
 
 /// The ledger holds exactly one draw, recorded as pending (shown, not decided).
 fn assert_one_pending_draw(home: &Path) {
     let lines = ledger_lines(home);
     assert_eq!(lines.len(), 1, "{lines:?}");
-    assert_eq!(lines[0]["pending"], true);
-    assert_eq!(lines[0]["written"], false);
+    assert_eq!(lines[0].status, Status::Pending);
 }
 
 fn e(s: &str) -> Epsilon {
@@ -143,7 +135,7 @@ fn edit_preview_draw_approve_and_export() {
     assert_eq!(drawn.draw.randomness, coco::noise::Randomness::Os);
     // Recorded as pending before it was shown, under the id the decision will carry.
     assert_one_pending_draw(home.path());
-    let pending_id = ledger_lines(home.path())[0]["id"].clone();
+    let pending_id = ledger_lines(home.path())[0].id.clone();
     act(&mut rt, &[Action::Approve]);
     assert!(matches!(
         &rt.app.overlay,
@@ -159,8 +151,8 @@ fn edit_preview_draw_approve_and_export() {
         rt.app.message
     );
     assert!(
-        drawn.lock.is_none(),
-        "the ledger lock is released once decided"
+        drawn.pending.is_none(),
+        "the pending draw (and the ledger lock) is released once decided"
     );
     assert!(!rt.app.undecided_draw());
 
@@ -193,16 +185,12 @@ fn edit_preview_draw_approve_and_export() {
     assert_eq!(ledger_lines(home.path()).len(), 2);
     let lines = draws(home.path());
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0]["id"], pending_id);
-    assert!(lines[0].get("pending").is_none());
-    assert_eq!(lines[0]["tool"], "tui");
-    assert_eq!(lines[0]["written"], true);
-    assert_eq!(lines[0]["randomness"], "os");
-    assert_eq!(lines[0]["total_epsilon"], "7/6");
-    assert_eq!(
-        lines[0]["id"].as_str(),
-        Some(manifest.ledger_entry.as_str())
-    );
+    assert_eq!(lines[0].id, pending_id);
+    assert_eq!(lines[0].tool, Tool::Tui);
+    assert_eq!(lines[0].status, Status::Written);
+    assert_eq!(lines[0].randomness, coco::noise::Randomness::Os);
+    assert_eq!(lines[0].total_epsilon, e("7/6"));
+    assert_eq!(lines[0].id, manifest.ledger_entry);
     let session = rt.app.session.as_ref().unwrap();
     assert_eq!(session.ledger.spent, Some(e("7/6")));
     assert_eq!(session.ledger.releases, 1);
@@ -241,8 +229,8 @@ fn a_discard_is_confirmed_recorded_and_said_to_spend_epsilon() {
     ));
     let lines = draws(home.path());
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0]["written"], false);
-    assert_eq!(lines[0]["note"], "discarded by the operator");
+    assert_eq!(lines[0].status, Status::Discarded);
+    assert_eq!(lines[0].note.as_deref(), Some("discarded by the operator"));
     let text = rt.text(100, 30);
     assert!(text.contains("DISCARDED"), "{text}");
     assert!(text.contains("stays spent"), "{text}");
@@ -277,8 +265,11 @@ fn quitting_with_an_undecided_draw_asks_and_records_a_discard() {
     assert!(rt.app.quit);
     let lines = draws(home.path());
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0]["written"], false);
-    assert_eq!(lines[0]["note"], "discarded when quitting the TUI");
+    assert_eq!(lines[0].status, Status::Discarded);
+    assert_eq!(
+        lines[0].note.as_deref(),
+        Some("discarded when quitting the TUI")
+    );
 }
 
 #[test]
@@ -610,10 +601,10 @@ fn a_stop_signal_records_an_undecided_draw() {
     rt.shutdown();
     let lines = draws(home.path());
     assert_eq!(lines.len(), 1);
-    assert_eq!(lines[0]["written"], false);
+    assert_eq!(lines[0].status, Status::Discarded);
     assert_eq!(
-        lines[0]["note"],
-        "discarded: coco was stopped before the operator decided"
+        lines[0].note.as_deref(),
+        Some("discarded: coco was stopped before the operator decided")
     );
 }
 
@@ -639,18 +630,19 @@ fn the_ledger_is_read_again_when_its_screens_are_shown() {
     let mut rt = runtime(home.path(), SAMPLE);
     assert_eq!(rt.app.session.as_ref().unwrap().ledger.releases, 0);
     // Another coco draws and discards meanwhile.
-    let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
+    let dataset = std::sync::Arc::new(Dataset::load(Path::new(SAMPLE)).unwrap());
     let plan = rt.app.session.as_ref().unwrap().plan.clone();
-    let draw = coco::release::run::draw(
-        &dataset,
-        &plan,
-        &coco::noise::NoiseSource::from_os().unwrap(),
-        None,
-        None,
-    )
-    .unwrap();
     let ledger = Ledger::at(home.path());
-    coco::release::export::record_discard(&dataset, &plan, &draw, &ledger, "release", "test")
+    Reservation::open(&ledger, dataset, plan, Tool::Release, None)
+        .unwrap()
+        .draw(
+            &coco::noise::NoiseSource::from_os().unwrap(),
+            false,
+            None,
+            None,
+        )
+        .unwrap()
+        .discard("test")
         .unwrap();
     act(&mut rt, &[Action::ScreenRelease]);
     let status = &rt.app.session.as_ref().unwrap().ledger;
@@ -660,4 +652,53 @@ fn the_ledger_is_read_again_when_its_screens_are_shown() {
         rt.text(100, 30)
             .contains("ε spent on this dataset 1 in 1 draw(s)")
     );
+}
+
+#[test]
+fn a_draw_cancelled_after_it_was_recorded_is_recorded_as_discarded() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    rt.act(Action::ScreenRelease);
+    rt.act(Action::Draw);
+    // The draw job records the pending line before it reports; cancel only then.
+    let deadline = std::time::Instant::now() + WAIT;
+    while Ledger::at(home.path())
+        .read()
+        .map_or(true, |r| r.lines.is_empty())
+    {
+        assert!(std::time::Instant::now() < deadline, "no pending line");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    act(&mut rt, &[Action::Cancel]);
+    assert!(
+        rt.app.release.drawn.is_none(),
+        "a cancelled draw is never shown"
+    );
+    let message = rt
+        .app
+        .message
+        .as_ref()
+        .map(|(_, m)| m.clone())
+        .unwrap_or_default();
+    assert!(
+        message.contains("recorded as discarded") && message.contains("stays spent"),
+        "{message}"
+    );
+    assert!(!message.contains("nothing was shown or recorded"));
+    let lines = draws(home.path());
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].status, Status::Discarded);
+    assert!(
+        lines[0]
+            .note
+            .as_deref()
+            .unwrap()
+            .contains("cancelled by the operator"),
+        "{:?}",
+        lines[0].note
+    );
+    assert_eq!(rt.app.session.as_ref().unwrap().ledger.spent, Some(e("1")));
+    // The lock is free again: a new draw can be made.
+    act(&mut rt, &[Action::Draw]);
+    assert!(rt.app.undecided_draw());
 }

@@ -12,14 +12,14 @@ use std::time::Duration;
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
 use coco::release::checks::check_release;
-use coco::release::ledger::Ledger;
-use coco::release::run;
+use coco::release::ledger::{Ledger, Tool};
+use coco::release::transaction::Reservation;
 use coco::tui::AppOptions;
 use coco::tui::action::Action;
 use coco::tui::app::LoadState;
 use coco::tui::runtime::Runtime;
 use coco::tui::screens::release::Busy;
-use coco::tui::worker::{Drawn, JobKind, Update, WorkerEvent};
+use coco::tui::worker::{JobKind, Update, WorkerEvent};
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
@@ -70,12 +70,35 @@ fn search(rt: &mut Runtime, text: &str) {
     act(rt, &[Action::Submit]);
 }
 
-/// A drawn release made with a seeded source, delivered as the draw job would.
+/// A drawn release made through the release transaction with a seeded source (recorded
+/// as pending in the test's ledger), delivered as the draw job would. With `tamper`,
+/// the tables shown are altered so that the checks fail (what is shown only: the pending
+/// draw itself cannot be altered).
 fn inject_draw(rt: &mut Runtime, home: &Path, tamper: bool) {
     let session = rt.app.session.as_ref().expect("a dataset is open");
     let dataset: Arc<Dataset> = session.dataset.clone();
-    let mut draw = run::draw(&dataset, &session.plan, &NoiseSource::seeded(7), None, None).unwrap();
+    let pending = Reservation::open(
+        &Ledger::at(home),
+        dataset.clone(),
+        session.plan.clone(),
+        Tool::Tui,
+        None,
+    )
+    .unwrap()
+    .draw(&NoiseSource::seeded(7), true, None, None)
+    .unwrap();
+    // As if the operator had pressed d.
+    rt.app.release.busy = Some(Busy::Drawing {
+        progress: None,
+        cancelled: false,
+    });
+    rt.app.receive(WorkerEvent {
+        kind: JobKind::Draw,
+        update: Update::Drawn(Ok(Box::new(pending))),
+    });
     if tamper {
+        let drawn = rt.app.release.drawn.as_mut().expect("shown");
+        let mut draw = (*drawn.draw).clone();
         // Move one group between sizes in a leaf: its parents no longer add up.
         let leaf = dataset
             .hierarchy
@@ -89,20 +112,8 @@ fn inject_draw(rt: &mut Runtime, home: &Path, tamper: bool) {
         draw.histograms[leaf.index()] =
             coco::histogram::CountOfCounts::from_pairs_summing(pairs).unwrap();
         draw.checks = check_release(dataset.public(), &draw.histograms, draw.max_size);
+        drawn.draw = Arc::new(draw);
     }
-    let lock = Ledger::at(home).lock().unwrap();
-    // As if the operator had pressed d.
-    rt.app.release.busy = Some(Busy::Drawing {
-        progress: None,
-        cancelled: false,
-    });
-    rt.app.receive(WorkerEvent {
-        kind: JobKind::Draw,
-        update: Update::Drawn(Ok(Box::new(Drawn {
-            draw,
-            lock: Arc::new(lock),
-        }))),
-    });
 }
 
 #[test]

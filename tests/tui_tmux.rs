@@ -228,13 +228,13 @@ fn an_operator_session_in_a_real_terminal() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["pending"], true);
+    assert_eq!(lines[0]["status"], "pending");
     assert_eq!(lines[0]["id"], lines[1]["id"]);
     assert_eq!(lines[0]["id"], manifest["ledger_entry"]);
     let line = &lines[1];
-    assert_eq!(line["written"], true);
+    assert_eq!(line["status"], "written");
     assert_eq!(line["tool"], "tui");
-    assert_eq!(line["randomness"], "os");
+    assert_eq!(line["randomness"]["source"], "os");
 }
 
 #[test]
@@ -284,7 +284,7 @@ fn closing_the_terminal_records_an_undecided_draw() {
     };
     assert_eq!(text.lines().count(), 2, "{text}");
     let line: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
-    assert_eq!(line["written"], false);
+    assert_eq!(line["status"], "discarded");
     assert_eq!(
         line["note"],
         "discarded: coco was stopped before the operator decided"
@@ -317,8 +317,9 @@ fn a_killed_tui_leaves_its_shown_draw_in_the_ledger() {
     let text = std::fs::read_to_string(home.join("ledger.jsonl")).unwrap();
     assert_eq!(text.lines().count(), 1, "{text}");
     let line: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    assert_eq!(line["pending"], true);
-    assert_eq!(line["total_epsilon"], "1");
+    assert_eq!(line["status"], "pending");
+    assert_eq!(line["total_epsilon"]["num"], "1");
+    assert_eq!(line["total_epsilon"]["den"], "1");
     let out = Command::new(env!("CARGO_BIN_EXE_coco"))
         .args(["ledger", "--json"])
         .env("COCO_HOME", &home)
@@ -327,7 +328,7 @@ fn a_killed_tui_leaves_its_shown_draw_in_the_ledger() {
     assert!(out.status.success());
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(summary["datasets"][0]["spent"], "1");
-    assert_eq!(summary["datasets"][0]["releases"], 1);
+    assert_eq!(summary["datasets"][0]["draws"], 1);
 }
 
 /// A child process of `parent`, from /proc (no procps needed).

@@ -233,11 +233,28 @@ pub fn ledger(data: &[u8]) {
     std::fs::write(home.join("config.toml"), config).expect("config");
     let ledger = Ledger::at(&home);
     let dataset = fixed_dataset();
-    let _ = ledger.entries();
-    let _ = ledger.summary();
-    let _ = ledger.spent(&dataset.fingerprint());
-    match ledger.check_cap(dataset, &Epsilon::from_ratio(1, 2).expect("1/2")) {
-        Ok(()) => {}
+    let identity = coco::release::ledger::DatasetIdentity::of(dataset);
+    let Ok(read) = ledger.read() else { return };
+    let _ = ledger.summary(&read);
+    let _ = read.spent(&identity);
+    let _ = ledger.verify();
+    // Fail closed: a draw goes on only over a ledger with no defect at all.
+    match ledger.read_strict() {
+        Ok(strict) => {
+            assert!(strict.problems.is_empty() && strict.torn_tail.is_none());
+            let total_lines = lines
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .count();
+            assert_eq!(strict.lines.len(), total_lines, "every line was read");
+        }
+        Err(e) => {
+            assert!(e.is_policy(), "{e}");
+            assert!(!e.to_string().contains('\n'), "{e}");
+        }
+    }
+    match ledger.check_cap(&read, &identity, &Epsilon::from_ratio(1, 2).expect("1/2")) {
+        Ok(_) => {}
         Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
     }
 }

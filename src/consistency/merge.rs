@@ -13,12 +13,12 @@
 //! # Citations
 //! Kuo et al., PVLDB 2018, §5.3; Hay et al., PVLDB 2010, §4.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::histogram::Size;
 
 /// How a parent's and a child's estimate of one group's size are combined.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MergeRule {
     /// Inverse-variance weighting (Eq. 5 and 6); the paper's choice.

@@ -13,7 +13,7 @@ pub mod merge;
 pub mod topdown;
 pub mod wls;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use matching::{MatchError, MatchedPiece, match_groups};
@@ -25,10 +25,11 @@ use crate::estimate::{CumulativeFit, IsotonicFit, NodeEstimate};
 use crate::histogram::{Count, CountOfCounts, Size};
 
 /// Which consistency step a release uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Consistency {
     /// Kuo et al. Algorithm 1.
+    #[serde(rename = "topdown")]
     TopDown,
     /// Isotonic fits, tree-wide weighted least squares, optimal top-down splitting
     /// ([`wls`]); the default, as it beat `topdown` at every level on every dataset

@@ -183,10 +183,10 @@ fn expand_chunk(
             }
         }
     }
-    if let Some(t) = &f.tail {
-        if hi > t.from {
-            expand_tail(t, f.noise_variance, lo.max(t.from), lo, hi, x, v);
-        }
+    if let Some(t) = &f.tail
+        && hi > t.from
+    {
+        expand_tail(t, f.noise_variance, lo.max(t.from), lo, hi, x, v);
     }
 }
 

@@ -173,6 +173,35 @@ impl Dataset {
         hex(&h.finalize())
     }
 
+    /// A digest of the confidential content: the multiset of the leaves' count-of-counts,
+    /// independent of the groups form, row order, formatting, region codes and names.
+    /// Keys privacy-loss spending in the ledger, so that rewriting the same data another
+    /// way does not reset the ε spent on it.
+    ///
+    /// It is a noise-free function of the confidential data, so it is **confidential**: it
+    /// goes into the agency's ledger only, never into a published file.
+    pub fn content_digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let leaves = self.hierarchy.leaf_level();
+        let mut hists: Vec<&[(crate::histogram::Size, crate::histogram::Count)]> = self
+            .hierarchy
+            .level_nodes(leaves)
+            .map(|id| self.truth.node(id).pairs())
+            .collect();
+        hists.sort_unstable();
+        let mut h = Sha256::new();
+        h.update(b"coco content digest v1\0");
+        h.update((hists.len() as u64).to_le_bytes());
+        for pairs in hists {
+            h.update((pairs.len() as u64).to_le_bytes());
+            for &(size, count) in pairs {
+                h.update(u64::from(size).to_le_bytes());
+                h.update(count.to_le_bytes());
+            }
+        }
+        hex(&h.finalize())
+    }
+
     /// A short name for messages: the directory's last component.
     pub fn name(&self) -> String {
         self.dir

@@ -31,7 +31,7 @@ pub mod unattributed;
 
 pub use tail::Tail;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::data::NodeId;
 use crate::histogram::{Count, CountOfCounts, Size};
@@ -113,7 +113,7 @@ impl Method {
 }
 
 /// Which isotonic regression post-processes a monotone measurement.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IsotonicFit {
     /// Least absolute deviations (weighted median per block).

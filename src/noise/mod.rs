@@ -20,10 +20,10 @@ pub use discrete_laplace::{DiscreteLaplace, NoiseError};
 
 use rand::rngs::{ChaCha20Rng, SysRng};
 use rand::{Rng, SeedableRng, TryRng};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How the noise of a result was drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
 pub enum Randomness {
     /// A fresh 256-bit key from the operating system: the only kind fit to publish.

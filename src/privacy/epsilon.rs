@@ -57,6 +57,57 @@ impl Epsilon {
         Self::from_big(BigUint::from(num), BigUint::from(den))
     }
 
+    /// `num/den` of any size, reduced. `None` if either is zero. For exact records (the
+    /// ledger), which are not bounded like text typed by an operator.
+    pub fn from_parts(num: BigUint, den: BigUint) -> Option<Epsilon> {
+        Self::from_big(num, den)
+    }
+
+    /// Parses a decimal or a fraction exactly, without the bounds on digits and terms
+    /// that [`Epsilon::parse`] puts on what an operator types: for reading back exact
+    /// texts written by coco itself (ledgers written before ε was recorded as a
+    /// fraction), where a sum of bounded budgets may exceed those bounds.
+    pub fn parse_unbounded(text: &str) -> Result<Epsilon, EpsilonError> {
+        let t = text.trim();
+        let nan = || EpsilonError::NotANumber {
+            text: text.to_string(),
+        };
+        let (num, den) = match t.split_once('/') {
+            Some((a, b)) => {
+                let digits = |s: &str| {
+                    (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+                        .then(|| BigUint::parse_bytes(s.as_bytes(), 10))
+                        .flatten()
+                };
+                (
+                    digits(a.trim()).ok_or_else(nan)?,
+                    digits(b.trim()).ok_or_else(nan)?,
+                )
+            }
+            None => {
+                let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+                if (int.is_empty() && frac.is_empty())
+                    || !int.bytes().all(|b| b.is_ascii_digit())
+                    || !frac.bytes().all(|b| b.is_ascii_digit())
+                    || frac.len() > 100_000
+                {
+                    return Err(nan());
+                }
+                let m =
+                    BigUint::parse_bytes(format!("{int}{frac}").as_bytes(), 10).ok_or_else(nan)?;
+                (m, BigUint::from(10u32).pow(frac.len() as u32))
+            }
+        };
+        if den.is_zero() {
+            return Err(EpsilonError::ZeroDenominator {
+                text: text.to_string(),
+            });
+        }
+        Self::from_big(num, den).ok_or_else(|| EpsilonError::NotPositive {
+            text: text.to_string(),
+        })
+    }
+
     fn from_big(num: BigUint, den: BigUint) -> Option<Epsilon> {
         if num.is_zero() || den.is_zero() {
             return None;

@@ -8,13 +8,13 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::data::{NodeId, PublicData};
 use crate::histogram::{Count, CountOfCounts, Size};
 
 /// The outcome of the checks. A release is written only when [`Checks::passed`].
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Checks {
     /// Every count is a whole number.
     pub integral: bool,
@@ -27,7 +27,7 @@ pub struct Checks {
     /// No size above the public bound `K`.
     pub within_max_size: bool,
     /// What failed, for the operator (empty when everything passed).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
 }
 

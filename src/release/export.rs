@@ -3,25 +3,22 @@
 //! Everything is written into a temporary directory beside the destination: `counts.csv`
 //! (the contract), census-style wide tables `tables/<level>.csv` (sizes 0–6 and "7 or
 //! more"), and `manifest.json`. Each file is `fsync`ed; `counts.csv` is read back and
-//! checked ([`check_counts`]); the draw is recorded in the ledger; then the directory is
-//! renamed into place and its parent `fsync`ed. A crash at any point leaves either no
+//! checked ([`check_counts`]); then the directory is renamed into place and its parent
+//! `fsync`ed. The release transaction records the outcome in the ledger afterwards. A crash at any point leaves either no
 //! destination or a complete, verified one (plus at most a stray `.coco-tmp-*`
 //! directory, which is never mistaken for a release).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
 use super::checks::{Checks, check_counts};
-use super::ledger::{
-    Ledger, LedgerEntry, LedgerError, LedgerLevel, LedgerLock, new_id, rfc3339, sync_dir,
-};
+use super::ledger::{new_id, sync_dir};
 use super::manifest::{self, FileDigest, Manifest};
-use super::plan::{MaxSize, ReleasePlan};
+use super::plan::ReleasePlan;
 use super::run::Draw;
 use crate::data::{Dataset, NodeId, hex};
 use crate::histogram::{Count, Size};
@@ -39,8 +36,8 @@ pub enum ExportError {
     },
     #[error("the release failed its checks and was not written: {problems}")]
     ChecksFailed { problems: String, checks: Checks },
-    #[error(transparent)]
-    Ledger(#[from] LedgerError),
+    #[error("{path}: cannot write a release there: {why}")]
+    BadOutput { path: PathBuf, why: String },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
@@ -68,6 +65,9 @@ pub fn check_output_free(out: &Path) -> Result<(), ExportError> {
         }),
     }
 }
+
+/// The marker file of a seeded (reproducible, not private) release.
+pub const NOT_PRIVATE_FILE: &str = "NOT-PRIVATE-SEEDED-RELEASE.txt";
 
 /// A writer that hashes what passes through it.
 struct Hashing<W: Write> {
@@ -212,149 +212,108 @@ fn verify_counts(path: &Path, dataset: &Dataset, max_size: Size) -> Result<Check
     ))
 }
 
-/// The ledger line for a draw.
-pub fn ledger_entry(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    draw: &Draw,
-    output: Option<&Path>,
-    written: bool,
-    tool: &str,
-) -> LedgerEntry {
-    LedgerEntry {
-        levels: plan
-            .levels
-            .iter()
-            .map(|l| LedgerLevel {
-                name: l.name.clone(),
-                epsilon: l.epsilon.to_string(),
-                method: l.method.label(),
-            })
-            .collect(),
-        max_size_epsilon: match &plan.max_size {
-            MaxSize::Estimate { epsilon } => Some(epsilon.to_string()),
-            MaxSize::Fixed(_) => None,
-        },
-        written,
-        ..base_entry(
-            dataset,
-            draw.id.clone(),
-            &draw.epsilon,
-            draw.randomness,
-            output,
-            tool,
-        )
-    }
-}
+/// The longest output directory name accepted: the temporary directory beside it adds
+/// about 40 bytes, and most file systems allow 255.
+pub const MAX_OUTPUT_NAME: usize = 200;
 
-/// The ledger line for a run that spent only the budget of estimating `K` (it was then
-/// refused, see [`super::run::RunError::ResourcesAfterMaxSize`]).
-pub fn max_size_only_entry(
-    dataset: &Dataset,
-    epsilon: &crate::privacy::Epsilon,
-    randomness: crate::noise::Randomness,
-    output: Option<&Path>,
-    tool: &str,
-    note: String,
-) -> LedgerEntry {
-    LedgerEntry {
-        max_size_epsilon: Some(epsilon.to_string()),
-        note: Some(note),
-        ..base_entry(dataset, new_id(), epsilon, randomness, output, tool)
-    }
-}
-
-/// A ledger line with no levels, not written, no note: what both kinds of line share.
-fn base_entry(
-    dataset: &Dataset,
-    id: String,
-    epsilon: &crate::privacy::Epsilon,
-    randomness: crate::noise::Randomness,
-    output: Option<&Path>,
-    tool: &str,
-) -> LedgerEntry {
-    LedgerEntry {
-        id,
-        time: rfc3339(SystemTime::now()),
-        dataset: dataset.fingerprint(),
-        dataset_dir: absolute(&dataset.dir).display().to_string(),
-        levels: Vec::new(),
-        max_size_epsilon: None,
-        total_epsilon: epsilon.to_string(),
-        output: output.map(|o| absolute(o).display().to_string()),
-        written: false,
-        randomness: match randomness {
-            crate::noise::Randomness::Os => "os".into(),
-            crate::noise::Randomness::Seeded { seed } => format!("seeded ({seed})"),
-        },
-        tool: tool.into(),
-        note: None,
-        pending: false,
-    }
-}
-
-/// Records in the ledger the budget a failed draw had already spent, if any (today: a
-/// private `K` estimated before a memory refusal). Returns whether a line was written.
-/// The caller holds the ledger lock.
-pub fn record_failed_draw(
-    dataset: &Dataset,
-    error: &super::run::RunError,
-    randomness: crate::noise::Randomness,
-    output: Option<&Path>,
-    ledger: &Ledger,
-    lock: &LedgerLock,
-    tool: &str,
-) -> Result<bool, LedgerError> {
-    let Some(spent) = error.spent_before_failing() else {
-        return Ok(false);
+/// Checks everything about an output path that can be checked before a draw: it is
+/// not `.` or `..`, not a symbolic link (even a dangling one), not a file or a
+/// non-empty directory; its name fits the file system; its parent exists (it is
+/// created if missing) and is a writable directory.
+pub fn check_output(out: &Path) -> Result<(), ExportError> {
+    let bad = |why: String| ExportError::BadOutput {
+        path: out.to_path_buf(),
+        why,
     };
-    let entry = max_size_only_entry(
-        dataset,
-        spent,
-        randomness,
-        output,
-        tool,
-        "refused for lack of memory after K was estimated".to_string(),
-    );
-    ledger.append(lock, &entry)?;
-    Ok(true)
+    let Some(name) = out.file_name() else {
+        return Err(bad(
+            "it names no directory of its own (\".\", \"..\" or a root): give a new directory's name"
+                .into(),
+        ));
+    };
+    if matches!(
+        out.components().next_back(),
+        Some(std::path::Component::CurDir | std::path::Component::ParentDir)
+    ) {
+        return Err(bad(
+            "it ends in \".\" or \"..\": give a new directory's name".into(),
+        ));
+    }
+    if name.len() > MAX_OUTPUT_NAME {
+        return Err(bad(format!(
+            "its name is {} bytes long: expected at most {MAX_OUTPUT_NAME}",
+            name.len()
+        )));
+    }
+    match std::fs::symlink_metadata(out) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(bad(
+                "it is a symbolic link: a release is written to a real new directory".into(),
+            ));
+        }
+        Ok(meta) if !meta.is_dir() => {
+            return Err(ExportError::OutputExists {
+                path: out.to_path_buf(),
+            });
+        }
+        Ok(_) => check_output_free(out)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return Err(bad(
+                "a part of its path is not a directory: give a path under a directory".into(),
+            ));
+        }
+        Err(e) => return Err(io(out)(e)),
+    }
+    let parent = parent_dir(out);
+    std::fs::create_dir_all(&parent).map_err(|e| {
+        bad(format!(
+            "its parent {} cannot be created: {e}",
+            parent.display()
+        ))
+    })?;
+    if !std::fs::metadata(&parent).map_err(io(&parent))?.is_dir() {
+        return Err(bad(format!("{} is not a directory", parent.display())));
+    }
+    // Writable: the only sure test is to write.
+    let probe = parent.join(format!(".coco-probe-{}-{}", std::process::id(), new_id()));
+    File::create(&probe)
+        .and_then(|_| std::fs::remove_file(&probe))
+        .map_err(|e| {
+            bad(format!(
+                "its parent {} is not writable: {e}",
+                parent.display()
+            ))
+        })?;
+    Ok(())
 }
 
-fn absolute(p: &Path) -> PathBuf {
-    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
+fn parent_dir(out: &Path) -> PathBuf {
+    match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
-/// Writes a drawn release into `out` atomically and records it in the ledger (the
-/// caller holds the ledger lock). A release that fails its checks is recorded as drawn
-/// but not written, and nothing appears at `out`.
-pub fn write_release(
+/// Writes a drawn release into `out` atomically: into a temporary directory beside it,
+/// each file `fsync`ed, `counts.csv` read back and checked, then renamed into place and
+/// the parent `fsync`ed. Records nothing: the release transaction
+/// ([`super::transaction`]) records the outcome once it is known. A release that fails
+/// its checks is never written, and on any failure nothing appears at `out`.
+pub fn write_release_dir(
     out: &Path,
     dataset: &Dataset,
     plan: &ReleasePlan,
     draw: &Draw,
-    ledger: &Ledger,
-    lock: &LedgerLock,
-    tool: &str,
 ) -> Result<Manifest, ExportError> {
-    check_output_free(out)?;
-    let mut entry = ledger_entry(dataset, plan, draw, Some(out), true, tool);
+    check_output(out)?;
     if !draw.checks.passed() {
-        entry.written = false;
-        entry.note = Some(format!(
-            "failed checks: {}",
-            draw.checks.problems.join("; ")
-        ));
-        ledger.append(lock, &entry)?;
         return Err(ExportError::ChecksFailed {
             problems: draw.checks.problems.join("; "),
             checks: draw.checks.clone(),
         });
     }
-    let parent = match out.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent).map_err(io(&parent))?;
+    let parent = parent_dir(out);
     let base = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -365,14 +324,9 @@ pub fn write_release(
         new_id()
     ));
     std::fs::create_dir(&tmp).map_err(io(&tmp))?;
-    let mut recorded = false;
     let result = (|| {
-        let manifest = fill_release_dir(&tmp, dataset, plan, draw, &entry)?;
+        let manifest = fill_release_dir(&tmp, dataset, plan, draw)?;
         sync_dir(&tmp).map_err(io(&tmp))?;
-        // Record the draw before it becomes visible: a crash from here on leaves the
-        // ledger counting it (the safe side), never a release the ledger does not know.
-        ledger.append(lock, &entry)?;
-        recorded = true;
         if out.exists() {
             // An empty directory: rename replaces it on Linux, but clear it explicitly.
             std::fs::remove_dir(out).map_err(io(out))?;
@@ -381,16 +335,8 @@ pub fn write_release(
         sync_dir(&parent).map_err(io(&parent))?;
         Ok(manifest)
     })();
-    if let Err(e) = &result {
-        if tmp.exists() {
-            let _ = std::fs::remove_dir_all(&tmp);
-        }
-        if !recorded {
-            // The draw happened: its ε is spent whether or not it was written.
-            entry.written = false;
-            entry.note = Some(format!("not written: {e}"));
-            ledger.append(lock, &entry)?;
-        }
+    if result.is_err() && tmp.exists() {
+        let _ = std::fs::remove_dir_all(&tmp);
     }
     result
 }
@@ -400,11 +346,20 @@ fn fill_release_dir(
     dataset: &Dataset,
     plan: &ReleasePlan,
     draw: &Draw,
-    entry: &LedgerEntry,
 ) -> Result<Manifest, ExportError> {
-    let mut outputs = vec![write_file(tmp, "counts.csv", |w| {
+    let mut outputs = Vec::new();
+    if let crate::noise::Randomness::Seeded { seed } = draw.randomness {
+        // Unmistakable beside the tables, not only inside the manifest.
+        outputs.push(write_file(tmp, NOT_PRIVATE_FILE, |w| {
+            writeln!(
+                w,
+                "NOT PRIVATE: this release was drawn with seeded noise (seed {seed}).\nAnyone who knows the seed can regenerate the noise and subtract it.\nIt is for tests only and must never be published."
+            )
+        })?);
+    }
+    outputs.push(write_file(tmp, "counts.csv", |w| {
         write_counts(w, dataset, draw)
-    })?];
+    })?);
     let tables = tmp.join("tables");
     std::fs::create_dir(&tables).map_err(io(&tables))?;
     let h = &dataset.hierarchy;
@@ -422,8 +377,8 @@ fn fill_release_dir(
             checks,
         });
     }
-    let mut manifest = manifest::build(dataset, plan, draw, entry.time.clone(), entry.id.clone());
-    manifest.checks = (&checks).into();
+    let mut manifest = manifest::build(dataset, plan, draw);
+    manifest.checks = checks;
     manifest.outputs = outputs;
     let json = serde_json::to_string_pretty(&manifest).expect("manifests serialise");
     write_file(tmp, "manifest.json", |w| {
@@ -431,55 +386,4 @@ fn fill_release_dir(
         w.write_all(b"\n")
     })?;
     Ok(manifest)
-}
-
-/// Records a draw before anyone sees it (TUI), as pending: its ε counts as spent from
-/// now on, whatever happens to the process. The decision (export or discard) is
-/// recorded later under the same id; readers keep the latest line of each id
-/// ([`Ledger::draws`]). The caller holds the ledger lock.
-pub fn record_pending(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    draw: &Draw,
-    ledger: &Ledger,
-    lock: &LedgerLock,
-    tool: &str,
-) -> Result<(), LedgerError> {
-    let mut entry = ledger_entry(dataset, plan, draw, None, false, tool);
-    entry.pending = true;
-    entry.note = Some(
-        "drawn and shown; no decision recorded (coco stopped before the operator decided)".into(),
-    );
-    ledger.append(lock, &entry)
-}
-
-/// Records a draw that the operator discarded (TUI): its ε counts as spent.
-pub fn record_discard(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    draw: &Draw,
-    ledger: &Ledger,
-    tool: &str,
-    note: &str,
-) -> Result<(), ExportError> {
-    let lock = ledger.lock()?;
-    record_discard_locked(dataset, plan, draw, ledger, &lock, tool, note)
-}
-
-/// [`record_discard`] for a caller that already holds the ledger lock (the TUI holds it
-/// from the cap check before a draw until the operator decides; taking it again from
-/// the same process would wait for ever).
-pub fn record_discard_locked(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    draw: &Draw,
-    ledger: &Ledger,
-    lock: &LedgerLock,
-    tool: &str,
-    note: &str,
-) -> Result<(), ExportError> {
-    let mut entry = ledger_entry(dataset, plan, draw, None, false, tool);
-    entry.note = Some(note.to_string());
-    ledger.append(lock, &entry)?;
-    Ok(())
 }

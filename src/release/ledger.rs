@@ -1,37 +1,80 @@
-//! The privacy-loss ledger: one JSON line per release drawn, append-only.
+//! The privacy-loss ledger: one JSON line per event of a release drawn, append-only,
+//! read fail-closed.
 //!
 //! It lives in coco's home: `$COCO_HOME` when set, else the user's data directory
 //! (`directories`), e.g. `~/.local/share/coco/ledger.jsonl` on Linux. The same home holds
 //! `config.toml`, where an operator may cap the total ε spent on a dataset:
 //!
 //! ```toml
-//! default_cap = 4            # optional: applies to every dataset without its own cap
+//! default_cap = 4            # optional: applies to every dataset without a cap of its own
 //! [caps]
 //! "/data/census2030" = 2     # a dataset directory …
-//! "5be0…c1" = "1/2"          # … or a dataset fingerprint (see `coco ledger`)
+//! "5be0…c1" = "1/2"          # … or a dataset's content digest (see `coco ledger`)
 //! ```
 //!
+//! # Records
+//! Every line is a typed [`LedgerEntry`]: ε as an exact fraction (`{"num": "1", "den":
+//! "3"}`, no size limit), one spelling per method, status, randomness and tool, an RFC 3339
+//! time. A draw has a `pending` line, written and synced before anyone sees it, then one
+//! decision line under the same id (`written`, `not_written` or `discarded`); readers
+//! keep the latest line of each id. Lines written before this format (no `v`) are read
+//! too, their ε parsed exactly whatever its length.
+//!
+//! # Spending and caps
+//! Spending is keyed by the dataset's content digest ([`Dataset::content_digest`]: the
+//! leaves' count-of-counts, independent of form, order, names and formatting) and its
+//! directory: an entry counts against a dataset when either matches (or, for old lines,
+//! the byte fingerprint of the input files). Every cap that matches the dataset applies
+//! and the strictest binds; the default cap applies only to datasets without a cap of
+//! their own.
+//!
+//! # Failing closed
+//! The reader returns an error for any line it cannot read, a break in the hash chain,
+//! or an id whose lines disagree; [`super::transaction::Reservation::open`] (the first step
+//! of every draw) refuses to go on until the operator repairs the ledger. The one tolerated defect is
+//! a torn last line (coco stopped while appending it): readers report it, draws are
+//! refused until `coco ledger repair` sets it aside. A torn line never hides spent ε:
+//! every draw is recorded as pending, and synced, before anyone sees it.
+//!
+//! # The hash chain
+//! Each line carries `prev`, the SHA-256 of the previous line's bytes. An edit, a
+//! deletion or an insertion anywhere but at the very end breaks the chain at the next
+//! line. The chain does not protect against someone who rewrites the whole file, or
+//! who removes whole lines from its end: the ledger is the agency's record, as safe as
+//! the file system that holds it (keep backups; see the README).
+//!
 //! Appends hold an exclusive lock on `ledger.lock` for the whole release (cap check,
-//! draw, write, append), write each line with one `write` on a file opened for appending,
-//! and `fsync` it, so two processes never interleave, never both slip under a cap, and a
-//! line that was reported written survives a crash. A reader skips (and reports) a torn
-//! last line rather than failing.
+//! draw, decision), write each line with one `write` and `fsync` it, so two processes
+//! never interleave and never both slip under a cap. The ledger, lock and configuration
+//! are created readable by their owner only (mode 0600).
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
+use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use thiserror::Error;
+use time::OffsetDateTime;
 use toml_edit::Document;
 
-use crate::data::Dataset;
+use super::plan::{MaxSize, ReleasePlan};
+use crate::data::{Dataset, hex};
+use crate::estimate::Method;
+use crate::noise::Randomness;
 use crate::privacy::Epsilon;
 
 pub const LEDGER_FILE: &str = "ledger.jsonl";
 pub const CONFIG_FILE: &str = "config.toml";
-const LOCK_FILE: &str = "ledger.lock";
+pub const LOCK_FILE: &str = "ledger.lock";
+/// Where `coco ledger repair` keeps the bytes of a torn last line it set aside.
+pub const TORN_FILE: &str = "ledger.jsonl.torn";
+/// The format of the lines this coco writes.
+pub const LEDGER_VERSION: u32 = 2;
+/// `prev` of the first chained line.
+pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 #[derive(Debug, Error)]
 pub enum LedgerError {
@@ -51,15 +94,63 @@ pub enum LedgerError {
         message: String,
     },
     #[error(
-        "the privacy budget cap for this dataset would be exceeded: {spent} already spent in {releases} release(s) + {requested} for this one > cap {cap} (set in {config}); nothing was drawn"
+        "{path}:{line}: {problem}; the ledger cannot be trusted, so no draw is allowed until it is repaired (`coco ledger verify` lists every problem; restore the ledger from a backup, `coco ledger repair` fixes only a torn last line)"
     )]
-    CapExceeded {
-        spent: String,
-        releases: usize,
-        requested: String,
-        cap: String,
-        config: PathBuf,
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        problem: String,
     },
+    #[error(
+        "{path}:{line}: the last line is torn (coco stopped while writing it); no draw is allowed until `coco ledger repair` sets it aside (it holds no ε that is not counted: every draw is recorded as pending first)"
+    )]
+    TornTail { path: PathBuf, line: usize },
+    #[error("the privacy budget cap for this dataset would be exceeded: {0}; nothing was drawn")]
+    CapExceeded(Box<CapRefusal>),
+    #[error(
+        "{path}: not repaired: {problems}; only a torn last line can be repaired by coco: restore the ledger from a backup"
+    )]
+    NotRepairable { path: PathBuf, problems: String },
+}
+
+/// Why a draw was refused by a cap: what was spent, what was asked, which cap binds.
+#[derive(Debug, Clone)]
+pub struct CapRefusal {
+    pub spent: String,
+    pub draws: usize,
+    pub requested: String,
+    pub cap: String,
+    pub rule: String,
+    pub config: PathBuf,
+}
+
+impl std::fmt::Display for CapRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} already spent in {} draw(s) + {} for this one > cap {} ({}, set in {})",
+            self.spent,
+            self.draws,
+            self.requested,
+            self.cap,
+            self.rule,
+            self.config.display()
+        )
+    }
+}
+
+impl LedgerError {
+    /// A refusal by policy (a cap, or a ledger that needs repair), as opposed to a
+    /// failure to read or write.
+    pub fn is_policy(&self) -> bool {
+        matches!(
+            self,
+            LedgerError::Corrupt { .. }
+                | LedgerError::TornTail { .. }
+                | LedgerError::CapExceeded(_)
+                | LedgerError::NotRepairable { .. }
+        )
+    }
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LedgerError + '_ {
@@ -69,55 +160,824 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LedgerError + '_ {
     }
 }
 
-/// One level of a ledger entry.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LedgerLevel {
-    pub name: String,
-    pub epsilon: String,
-    pub method: String,
+/// ε as an exact fraction of decimal strings, any size.
+mod fraction {
+    use super::*;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Fraction {
+        pub num: String,
+        pub den: String,
+    }
+
+    pub fn to(e: &Epsilon) -> Fraction {
+        Fraction {
+            num: e.numer().to_str_radix(10),
+            den: e.denom().to_str_radix(10),
+        }
+    }
+
+    pub fn from(f: &Fraction) -> Result<Epsilon, String> {
+        let term = |s: &str| {
+            (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| BigUint::parse_bytes(s.as_bytes(), 10))
+                .flatten()
+        };
+        match (term(&f.num), term(&f.den)) {
+            (Some(n), Some(d)) => Epsilon::from_parts(n, d).ok_or_else(|| {
+                format!(
+                    "ε {}/{} is not positive: expected a fraction of positive whole numbers",
+                    f.num, f.den
+                )
+            }),
+            _ => Err(format!(
+                "ε {{num: {:?}, den: {:?}}} is not a fraction of whole numbers",
+                cut(&f.num),
+                cut(&f.den)
+            )),
+        }
+    }
+
+    pub fn serialize<S: serde::Serializer>(e: &Epsilon, s: S) -> Result<S::Ok, S::Error> {
+        to(e).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Epsilon, D::Error> {
+        let f = Fraction::deserialize(d)?;
+        from(&f).map_err(serde::de::Error::custom)
+    }
+
+    pub mod option {
+        use super::*;
+
+        pub fn serialize<S: serde::Serializer>(
+            e: &Option<Epsilon>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            e.as_ref().map(to).serialize(s)
+        }
+
+        pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<Epsilon>, D::Error> {
+            Option::<Fraction>::deserialize(d)?
+                .map(|f| from(&f).map_err(serde::de::Error::custom))
+                .transpose()
+        }
+    }
 }
 
-/// One release drawn.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LedgerEntry {
-    pub id: String,
-    /// UTC, RFC 3339.
-    pub time: String,
-    /// SHA-256 over the dataset's input files (see `Dataset::fingerprint`).
-    pub dataset: String,
-    pub dataset_dir: String,
-    pub levels: Vec<LedgerLevel>,
-    /// The budget spent on estimating `K`, if it was estimated.
+/// Where a draw stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Drawn and recorded before anyone saw it; no decision recorded yet. Alone, it
+    /// means coco stopped before one was made. Its ε counts as spent.
+    Pending,
+    /// A verified release was written to `output`.
+    Written,
+    /// Not written (refused by the checks, or writing failed). Its ε is spent.
+    NotWritten,
+    /// Discarded by the operator (or coco quit with it undecided). Its ε is spent.
+    Discarded,
+}
+
+impl Status {
+    pub fn label(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Written => "written",
+            Status::NotWritten => "not written",
+            Status::Discarded => "discarded",
+        }
+    }
+}
+
+/// What drew a release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tool {
+    /// `coco release`.
+    Release,
+    /// The terminal UI.
+    Tui,
+}
+
+/// A level's method, one spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MethodKind {
+    Hc,
+    Hg,
+    Naive,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TailRecord {
+    pub above: u32,
+    /// Absent in lines written before the ledger recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_size_epsilon: Option<String>,
-    /// The whole draw's ε (exact text).
-    pub total_epsilon: String,
+    pub groups: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelRecord {
+    pub name: String,
+    #[serde(with = "fraction")]
+    pub epsilon: Epsilon,
+    pub method: MethodKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tail: Option<TailRecord>,
+}
+
+impl LevelRecord {
+    pub fn label(&self) -> String {
+        let m = match self.method {
+            MethodKind::Hc => "hc",
+            MethodKind::Hg => "hg",
+            MethodKind::Naive => "naive",
+        };
+        match self.tail {
+            Some(t) => format!("{m}+tail>{}", t.above),
+            None => m.to_string(),
+        }
+    }
+}
+
+/// An input file and its SHA-256: provenance for the agency (confidential, never
+/// published).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputRecord {
+    pub path: String,
+    pub sha256: String,
+}
+
+/// Which dataset a draw was made on. Confidential: the digests are noise-free functions
+/// of the data.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatasetRecord {
+    /// [`Dataset::content_digest`]; absent in lines written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// SHA-256 over the input files' digests (how older lines keyed spending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<String>,
+    /// The directory it was loaded from, canonical when it could be resolved.
+    pub dir: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputRecord>,
+}
+
+impl DatasetRecord {
+    /// The key `coco ledger` groups by and shows: the content digest, else the
+    /// fingerprint.
+    pub fn key(&self) -> &str {
+        self.content
+            .as_deref()
+            .or(self.fingerprint.as_deref())
+            .unwrap_or("")
+    }
+}
+
+/// One line of the ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LedgerEntry {
+    /// The line format: [`LEDGER_VERSION`] (1 for lines read from the older format).
+    pub v: u32,
+    /// The draw's id: every line about one draw carries it.
+    pub id: String,
+    #[serde(with = "time::serde::rfc3339")]
+    pub time: OffsetDateTime,
+    pub dataset: DatasetRecord,
+    pub levels: Vec<LevelRecord>,
+    /// The budget spent on estimating `K`, if it was estimated.
+    #[serde(
+        default,
+        with = "fraction::option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub max_size_epsilon: Option<Epsilon>,
+    /// The whole draw's ε, exactly.
+    #[serde(with = "fraction")]
+    pub total_epsilon: Epsilon,
+    pub status: Status,
     /// Where it was written (or was to be written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
-    /// Whether a verified release was written there.
-    pub written: bool,
-    /// How the noise was seeded: `os` or `seeded`.
-    pub randomness: String,
-    /// What drew it: `release` (command line) or `tui`.
-    pub tool: String,
-    /// Why it was not written, when it was not.
+    pub randomness: Randomness,
+    pub tool: Tool,
+    /// Why it was not written, or what the operator was told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    /// A draw recorded before it was shown (TUI), not yet decided. A later line with the
-    /// same id records the decision; alone, it means coco stopped before one was made.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub pending: bool,
+    /// SHA-256 of the previous line's bytes ([`GENESIS`] for the first line); empty for
+    /// lines of the older format, which were not chained.
+    #[serde(default)]
+    pub prev: String,
+}
+
+impl LedgerEntry {
+    /// A line about a draw under `plan` on `dataset`, spending `epsilon`, not yet
+    /// chained (`prev` is set by [`Ledger::append`]).
+    pub fn for_draw(
+        dataset: &Dataset,
+        plan: &ReleasePlan,
+        spend: DrawSpend<'_>,
+        status: Status,
+        tool: Tool,
+    ) -> LedgerEntry {
+        let levels = match spend.levels {
+            true => plan
+                .levels
+                .iter()
+                .map(|l| LevelRecord {
+                    name: l.name.clone(),
+                    epsilon: l.epsilon.clone(),
+                    method: match l.method {
+                        Method::Hc | Method::HcTail(_) => MethodKind::Hc,
+                        Method::Hg => MethodKind::Hg,
+                        Method::Naive => MethodKind::Naive,
+                    },
+                    tail: l.method.tail().map(|t| TailRecord {
+                        above: t.above,
+                        groups: Some(t.groups),
+                    }),
+                })
+                .collect(),
+            false => Vec::new(),
+        };
+        LedgerEntry {
+            v: LEDGER_VERSION,
+            id: spend.id.to_string(),
+            time: now(),
+            dataset: DatasetRecord {
+                content: Some(dataset.content_digest()),
+                fingerprint: Some(dataset.fingerprint()),
+                dir: canonical_dir(&dataset.dir),
+                inputs: dataset
+                    .inputs
+                    .iter()
+                    .map(|f| InputRecord {
+                        path: f.path.clone(),
+                        sha256: f.sha256.clone(),
+                    })
+                    .collect(),
+            },
+            levels,
+            max_size_epsilon: match &plan.max_size {
+                MaxSize::Estimate { epsilon } => Some(epsilon.clone()),
+                MaxSize::Fixed(_) => None,
+            },
+            total_epsilon: spend.epsilon.clone(),
+            status,
+            output: None,
+            randomness: spend.randomness,
+            tool,
+            note: None,
+            prev: String::new(),
+        }
+    }
+}
+
+/// What a ledger line about a draw spends.
+#[derive(Clone, Copy, Debug)]
+pub struct DrawSpend<'a> {
+    pub id: &'a str,
+    pub epsilon: &'a Epsilon,
+    pub randomness: Randomness,
+    /// Whether the levels were measured (false when only `K` was estimated).
+    pub levels: bool,
+}
+
+/// The time now, to the second, in UTC.
+pub fn now() -> OffsetDateTime {
+    let t = OffsetDateTime::now_utc();
+    t.replace_nanosecond(0).unwrap_or(t)
+}
+
+/// `time` as RFC 3339, e.g. `2026-11-23T19:50:00Z`.
+pub fn format_time(time: OffsetDateTime) -> String {
+    time.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| time.to_string())
+}
+
+/// The directory as the ledger records it: canonical, else absolute.
+pub fn canonical_dir(dir: &Path) -> String {
+    std::fs::canonicalize(dir)
+        .or_else(|_| std::path::absolute(dir))
+        .unwrap_or_else(|_| dir.to_path_buf())
+        .display()
+        .to_string()
+}
+
+/// A ledger line of the format before version 2.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LegacyEntry {
+    id: String,
+    time: String,
+    dataset: String,
+    dataset_dir: String,
+    levels: Vec<LegacyLevel>,
+    #[serde(default)]
+    max_size_epsilon: Option<String>,
+    total_epsilon: String,
+    output: Option<String>,
+    written: bool,
+    randomness: String,
+    tool: String,
+    #[serde(default)]
+    note: Option<String>,
+    #[serde(default)]
+    pending: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LegacyLevel {
+    name: String,
+    epsilon: String,
+    method: String,
+}
+
+impl LegacyEntry {
+    fn convert(self) -> Result<LedgerEntry, String> {
+        let eps = |what: &str, text: &str| {
+            Epsilon::parse_unbounded(text).map_err(|e| format!("{what}: {e}"))
+        };
+        let time =
+            OffsetDateTime::parse(&self.time, &time::format_description::well_known::Rfc3339)
+                .map_err(|_| format!("time {:?} is not an RFC 3339 time", cut(&self.time)))?;
+        if self.dataset.len() != 64 || !self.dataset.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!(
+                "dataset {:?} is not a SHA-256 fingerprint (64 hex digits)",
+                cut(&self.dataset)
+            ));
+        }
+        let levels = self
+            .levels
+            .iter()
+            .map(|l| {
+                let (method, tail) = match l.method.as_str() {
+                    "hc" => (MethodKind::Hc, None),
+                    "hg" => (MethodKind::Hg, None),
+                    "naive" => (MethodKind::Naive, None),
+                    other => match other.strip_prefix("hc+tail>").map(str::parse::<u32>) {
+                        Some(Ok(above)) => (
+                            MethodKind::Hc,
+                            Some(TailRecord {
+                                above,
+                                groups: None,
+                            }),
+                        ),
+                        _ => return Err(format!("method {:?} is not a method", cut(other))),
+                    },
+                };
+                Ok(LevelRecord {
+                    name: l.name.clone(),
+                    epsilon: eps("level ε", &l.epsilon)?,
+                    method,
+                    tail,
+                })
+            })
+            .collect::<Result<_, String>>()?;
+        let randomness = match self.randomness.as_str() {
+            "os" => Randomness::Os,
+            other => match other
+                .strip_prefix("seeded (")
+                .and_then(|s| s.strip_suffix(')'))
+                .map(str::parse::<u64>)
+            {
+                Some(Ok(seed)) => Randomness::Seeded { seed },
+                _ => return Err(format!("randomness {:?} is not known", cut(other))),
+            },
+        };
+        let tool = match self.tool.as_str() {
+            "release" => Tool::Release,
+            "tui" => Tool::Tui,
+            other => return Err(format!("tool {:?} is not known", cut(other))),
+        };
+        Ok(LedgerEntry {
+            v: 1,
+            id: self.id,
+            time,
+            dataset: DatasetRecord {
+                content: None,
+                fingerprint: Some(self.dataset.to_ascii_lowercase()),
+                dir: self.dataset_dir,
+                inputs: Vec::new(),
+            },
+            levels,
+            max_size_epsilon: self
+                .max_size_epsilon
+                .map(|e| eps("max_size_epsilon", &e))
+                .transpose()?,
+            total_epsilon: eps("total_epsilon", &self.total_epsilon)?,
+            status: match (self.pending, self.written) {
+                (true, _) => Status::Pending,
+                (false, true) => Status::Written,
+                (false, false) => Status::NotWritten,
+            },
+            output: self.output,
+            randomness,
+            tool,
+            note: self.note,
+            prev: String::new(),
+        })
+    }
+}
+
+/// A value cut to a readable length for a message.
+fn cut(s: &str) -> String {
+    const MAX: usize = 60;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    hex(&Sha256::digest(bytes))
+}
+
+/// One problem found in the ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub line: usize,
+    pub message: String,
+}
+
+/// The ledger as read: every line, and the defects found.
+#[derive(Clone, Debug, Default)]
+pub struct LedgerRead {
+    /// Every readable line, in order.
+    pub lines: Vec<LedgerEntry>,
+    /// Lines that are wrong (unreadable, chain broken, ids that disagree): any of them
+    /// stops every draw.
+    pub problems: Vec<Problem>,
+    /// The line number of a torn last line, if the file ends in one.
+    pub torn_tail: Option<usize>,
+    /// The hash the next line chains to.
+    next_prev: String,
+    /// Whether the file is empty or ends with a line break.
+    ends_with_newline: bool,
+}
+
+impl LedgerRead {
+    /// One entry per draw: the latest line of each id, in the order the draws were
+    /// first recorded.
+    pub fn draws(&self) -> Vec<&LedgerEntry> {
+        let mut out: Vec<&LedgerEntry> = Vec::with_capacity(self.lines.len());
+        let mut at: HashMap<&str, usize> = HashMap::new();
+        for e in &self.lines {
+            match at.get(e.id.as_str()) {
+                Some(&i) => out[i] = e,
+                None => {
+                    at.insert(&e.id, out.len());
+                    out.push(e);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a draw may be made on top of this ledger: nothing wrong, no torn tail.
+    pub fn fail_closed(&self, path: &Path) -> Result<(), LedgerError> {
+        if let Some(p) = self.problems.first() {
+            return Err(LedgerError::Corrupt {
+                path: path.to_path_buf(),
+                line: p.line,
+                problem: p.message.clone(),
+            });
+        }
+        if let Some(line) = self.torn_tail {
+            return Err(LedgerError::TornTail {
+                path: path.to_path_buf(),
+                line,
+            });
+        }
+        Ok(())
+    }
+
+    /// The ε spent on a dataset: every draw whose line matches it by content, by
+    /// directory or (older lines) by fingerprint.
+    pub fn spent(&self, identity: &DatasetIdentity) -> Spend {
+        let mine: Vec<&LedgerEntry> = self
+            .draws()
+            .into_iter()
+            .filter(|e| identity.matches(&e.dataset))
+            .collect();
+        Spend {
+            epsilon: Epsilon::sum(mine.iter().map(|e| &e.total_epsilon)),
+            draws: mine.len(),
+        }
+    }
+}
+
+/// Parses the ledger's bytes. Never fails: problems are collected.
+fn parse_ledger(bytes: &[u8]) -> LedgerRead {
+    let mut read = LedgerRead {
+        next_prev: GENESIS.to_string(),
+        ends_with_newline: bytes.is_empty() || bytes.ends_with(b"\n"),
+        ..LedgerRead::default()
+    };
+    let mut segments: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    if bytes.ends_with(b"\n") || bytes.is_empty() {
+        segments.pop();
+    }
+    let last = segments.len();
+    let mut chained = false;
+    // id → (index of its first line, the latest status).
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    for (i, raw) in segments.iter().enumerate() {
+        let line = i + 1;
+        let problem = |message: String| Problem { line, message };
+        let parsed = parse_line(raw);
+        let entry = match parsed {
+            Ok(e) => e,
+            Err(message) => {
+                if line == last && !read.ends_with_newline {
+                    read.torn_tail = Some(line);
+                } else {
+                    read.problems.push(problem(message));
+                }
+                continue;
+            }
+        };
+        if entry.v >= 2 {
+            if entry.prev != read.next_prev {
+                read.problems.push(problem(format!(
+                    "the hash chain is broken: this line follows a line whose SHA-256 is {}, but records {} (a line before it was changed, removed or inserted)",
+                    read.next_prev,
+                    cut(&entry.prev)
+                )));
+            }
+            chained = true;
+        } else if chained {
+            read.problems.push(problem(
+                "a line in the old format after chained lines (written by an older coco, or by hand)"
+                    .into(),
+            ));
+        }
+        read.next_prev = sha256_hex(raw);
+        if let Some(&first) = ids.get(&entry.id) {
+            let earlier: &LedgerEntry = &read.lines[first];
+            let latest = read
+                .lines
+                .iter()
+                .rev()
+                .find(|e| e.id == entry.id)
+                .expect("seen");
+            if latest.status != Status::Pending {
+                read.problems.push(problem(format!(
+                    "draw {} was already decided ({}) and has another line",
+                    entry.id,
+                    latest.status.label()
+                )));
+            } else if earlier.total_epsilon != entry.total_epsilon
+                || earlier.dataset.content != entry.dataset.content
+                || earlier.dataset.fingerprint != entry.dataset.fingerprint
+            {
+                read.problems.push(problem(format!(
+                    "draw {} has lines that disagree on its dataset or its ε",
+                    entry.id
+                )));
+            }
+        } else {
+            ids.insert(entry.id.clone(), read.lines.len());
+        }
+        read.lines.push(entry);
+    }
+    read
+}
+
+/// One line: the current format (with `v`) or the older one.
+fn parse_line(raw: &[u8]) -> Result<LedgerEntry, String> {
+    let text = std::str::from_utf8(raw).map_err(|e| {
+        format!(
+            "not UTF-8 (invalid byte at column {}): expected one JSON object per line",
+            e.valid_up_to() + 1
+        )
+    })?;
+    if text.trim().is_empty() {
+        return Err("an empty line: expected one JSON object per line".into());
+    }
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        format!(
+            "not JSON ({}): expected one JSON object per line",
+            cut(&e.to_string())
+        )
+    })?;
+    let entry = match value.get("v") {
+        Some(_) => serde_json::from_value::<LedgerEntry>(value)
+            .map_err(|e| format!("not a ledger entry: {}", cut_long(&e.to_string())))?,
+        None => serde_json::from_value::<LegacyEntry>(value)
+            .map_err(|e| format!("not a ledger entry: {}", cut_long(&e.to_string())))?
+            .convert()?,
+    };
+    if entry.v == 0 || entry.v > LEDGER_VERSION {
+        return Err(format!(
+            "format version {} is not known to this coco (expected 1 to {LEDGER_VERSION})",
+            entry.v
+        ));
+    }
+    if entry.id.is_empty()
+        || entry.id.len() > 64
+        || !entry.id.bytes().all(|b| b.is_ascii_alphanumeric())
+    {
+        return Err(format!("id {:?} is not a draw id", cut(&entry.id)));
+    }
+    Ok(entry)
+}
+
+fn cut_long(s: &str) -> String {
+    const MAX: usize = 200;
+    match s.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// How the ledger recognises a dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DatasetIdentity {
+    /// [`Dataset::content_digest`].
+    pub content: String,
+    /// [`Dataset::fingerprint`], for lines of the older format.
+    pub fingerprint: String,
+    /// The directory, canonical.
+    pub dir: String,
+}
+
+impl DatasetIdentity {
+    pub fn of(dataset: &Dataset) -> DatasetIdentity {
+        DatasetIdentity {
+            content: dataset.content_digest(),
+            fingerprint: dataset.fingerprint(),
+            dir: canonical_dir(&dataset.dir),
+        }
+    }
+
+    fn matches(&self, record: &DatasetRecord) -> bool {
+        // Lines with a content digest match by content; older lines by the fingerprint.
+        let by_content = match &record.content {
+            Some(content) => *content == self.content,
+            None => record.fingerprint.as_deref() == Some(self.fingerprint.as_str()),
+        };
+        by_content
+            || (!self.dir.is_empty()
+                && (record.dir == self.dir || canonical_dir(Path::new(&record.dir)) == self.dir))
+    }
+}
+
+/// The ε spent on a dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Spend {
+    /// `None` when nothing was spent.
+    pub epsilon: Option<Epsilon>,
+    pub draws: usize,
+}
+
+impl Spend {
+    pub fn text(&self) -> String {
+        self.epsilon
+            .as_ref()
+            .map_or_else(|| "0".into(), Epsilon::to_string)
+    }
+}
+
+/// Which line of `config.toml` a cap comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CapSource {
+    /// `default_cap`.
+    Default,
+    /// A `[caps]` key naming the dataset's directory.
+    Directory { key: String },
+    /// A `[caps]` key naming the dataset's content digest (or, for older keys, its
+    /// fingerprint).
+    Content { key: String },
+}
+
+/// A cap that applies to a dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapRule {
+    pub cap: Epsilon,
+    pub source: CapSource,
+}
+
+impl CapRule {
+    /// A short name for screens: `default cap`, `directory cap` or `content cap`.
+    pub fn kind(&self) -> &'static str {
+        match self.source {
+            CapSource::Default => "default cap",
+            CapSource::Directory { .. } => "directory cap",
+            CapSource::Content { .. } => "content cap",
+        }
+    }
+
+    /// Which cap this is, with its key.
+    pub fn describe(&self) -> String {
+        match &self.source {
+            CapSource::Default => "default_cap".into(),
+            CapSource::Directory { key } => format!("the cap on directory {key}"),
+            CapSource::Content { key } => {
+                format!(
+                    "the cap on content {}",
+                    key.chars().take(12).collect::<String>()
+                )
+            }
+        }
+    }
+}
+
+impl Serialize for CapRule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("CapRule", 3)?;
+        st.serialize_field("cap", &self.cap.to_string())?;
+        st.serialize_field("cap_exact", &fraction::to(&self.cap))?;
+        st.serialize_field("source", &self.source)?;
+        st.end()
+    }
+}
+
+/// The caps that apply to a dataset, the strictest first, and what is spent.
+#[derive(Clone, Debug)]
+pub struct CapStatus {
+    pub spent: Spend,
+    /// Every matching cap, strictest first: the first binds.
+    pub caps: Vec<CapRule>,
+}
+
+impl CapStatus {
+    pub fn binding(&self) -> Option<&CapRule> {
+        self.caps.first()
+    }
+
+    /// What is left under the binding cap (`None` without a cap, zero when used up).
+    pub fn remaining(&self) -> Option<Option<Epsilon>> {
+        let cap = &self.binding()?.cap;
+        Some(match &self.spent.epsilon {
+            None => Some(cap.clone()),
+            Some(s) => cap.checked_sub(s),
+        })
+    }
 }
 
 /// What `coco ledger` reports for one dataset.
 #[derive(Clone, Debug, Serialize)]
 pub struct DatasetSpend {
+    /// The content digest (or, for older lines, the fingerprint).
     pub dataset: String,
     pub dataset_dir: String,
-    pub releases: usize,
+    pub draws: usize,
     pub written: usize,
     pub spent: String,
-    pub cap: Option<String>,
+    #[serde(serialize_with = "ser_opt_fraction")]
+    pub spent_exact: Option<Epsilon>,
+    /// The cap that binds, if any.
+    pub cap: Option<CapRule>,
+    /// Every cap that matches.
+    pub caps: Vec<CapRule>,
+}
+
+fn ser_opt_fraction<S: serde::Serializer>(e: &Option<Epsilon>, s: S) -> Result<S::Ok, S::Error> {
+    e.as_ref().map(fraction::to).serialize(s)
+}
+
+/// What `coco ledger verify` found.
+#[derive(Clone, Debug, Serialize)]
+pub struct Verification {
+    pub ledger: PathBuf,
+    pub lines: usize,
+    pub draws: usize,
+    pub problems: Vec<Problem>,
+    pub torn_tail: Option<usize>,
+}
+
+impl Verification {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty() && self.torn_tail.is_none()
+    }
+}
+
+/// What `coco ledger repair` did.
+#[derive(Clone, Debug, Serialize)]
+pub enum Repair {
+    /// Nothing was wrong.
+    NothingToRepair,
+    /// The torn last line (its number and length) was moved to `saved_to`.
+    SetAsideTornTail {
+        line: usize,
+        bytes: usize,
+        saved_to: PathBuf,
+    },
 }
 
 /// The ledger and configuration in one coco home.
@@ -127,8 +987,19 @@ pub struct Ledger {
 }
 
 /// An exclusive lock on the ledger; released on drop.
+#[derive(Debug)]
 pub struct LedgerLock {
     _file: File,
+}
+
+/// Creates (or opens) a file readable by its owner only.
+fn open_private(path: &Path, options: &mut OpenOptions) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
 }
 
 impl Ledger {
@@ -155,36 +1026,68 @@ impl Ledger {
     }
 
     fn ensure_home(&self) -> Result<(), LedgerError> {
-        std::fs::create_dir_all(&self.home).map_err(io(&self.home))
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        builder.create(&self.home).map_err(io(&self.home))
     }
 
     /// Takes the exclusive lock (waits for another coco holding it).
     pub fn lock(&self) -> Result<LedgerLock, LedgerError> {
         self.ensure_home()?;
         let path = self.home.join(LOCK_FILE);
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io(&path))?;
+        let file = open_private(
+            &path,
+            OpenOptions::new().create(true).truncate(false).write(true),
+        )
+        .map_err(io(&path))?;
         file.lock().map_err(io(&path))?;
         Ok(LedgerLock { _file: file })
     }
 
-    /// Appends one entry durably. Requires the lock.
-    pub fn append(&self, _lock: &LedgerLock, entry: &LedgerEntry) -> Result<(), LedgerError> {
+    /// Reads every line. Fails only if the file cannot be read; defects are in the
+    /// result ([`LedgerRead::problems`], [`LedgerRead::torn_tail`]).
+    pub fn read(&self) -> Result<LedgerRead, LedgerError> {
         let path = self.path();
-        let existed = path.exists();
-        let mut line = serde_json::to_string(entry).expect("ledger entries serialise");
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(parse_ledger(&bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(parse_ledger(b"")),
+            Err(e) => Err(io(&path)(e)),
+        }
+    }
+
+    /// Reads the ledger for a draw: any defect is an error (fail closed).
+    pub fn read_strict(&self) -> Result<LedgerRead, LedgerError> {
+        let read = self.read()?;
+        read.fail_closed(&self.path())?;
+        Ok(read)
+    }
+
+    /// Appends one line durably, chained to the last one, and returns it as written.
+    /// Requires the lock. Refuses on a ledger with any defect.
+    pub fn append(
+        &self,
+        _lock: &LedgerLock,
+        mut entry: LedgerEntry,
+    ) -> Result<LedgerEntry, LedgerError> {
+        self.ensure_home()?;
+        let path = self.path();
+        let read = self.read_strict()?;
+        entry.v = LEDGER_VERSION;
+        entry.prev = read.next_prev.clone();
+        let mut line = serde_json::to_string(&entry).expect("ledger entries serialise");
         line.push('\n');
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(&path)
-            .map_err(io(&path))?;
-        // A line torn by a crash of the machine must not swallow this one: end it first.
+        let existed = path.exists();
+        let mut file = open_private(
+            &path,
+            OpenOptions::new().create(true).append(true).read(true),
+        )
+        .map_err(io(&path))?;
+        // A complete last line without its line break (a crash between the two): end it.
         let len = file.metadata().map_err(io(&path))?.len();
         if len > 0 {
             let mut last = [0u8];
@@ -200,139 +1103,181 @@ impl Ledger {
         if !existed {
             sync_dir(&self.home).map_err(io(&self.home))?;
         }
-        Ok(())
+        Ok(entry)
     }
 
-    /// Every readable entry, and the line numbers of lines that could not be read (a
-    /// torn last line after a crash, or a hand edit).
-    pub fn entries(&self) -> Result<(Vec<LedgerEntry>, Vec<usize>), LedgerError> {
-        let path = self.path();
-        let text = match std::fs::read(&path) {
-            Ok(bytes) => bytes,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((vec![], vec![])),
-            Err(e) => return Err(io(&path)(e)),
-        };
-        let mut entries = Vec::new();
-        let mut bad = Vec::new();
-        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match serde_json::from_slice::<LedgerEntry>(line) {
-                Ok(e) => entries.push(e),
-                Err(_) => bad.push(i + 1),
-            }
-        }
-        Ok((entries, bad))
-    }
-
-    /// One entry per draw: the latest line of each id, in the order the draws were
-    /// first recorded (a TUI draw has a pending line, then its decision), and the
-    /// unreadable lines.
-    pub fn draws(&self) -> Result<(Vec<LedgerEntry>, Vec<usize>), LedgerError> {
-        let (entries, bad) = self.entries()?;
-        let mut out: Vec<LedgerEntry> = Vec::with_capacity(entries.len());
-        let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-        for e in entries {
-            match at.get(&e.id) {
-                Some(&i) => out[i] = e,
-                None => {
-                    at.insert(e.id.clone(), out.len());
-                    out.push(e);
-                }
-            }
-        }
-        Ok((out, bad))
-    }
-
-    /// The total ε drawn on the dataset with this fingerprint, and how many draws.
-    pub fn spent(&self, fingerprint: &str) -> Result<(Option<Epsilon>, usize), LedgerError> {
-        let (entries, _) = self.draws()?;
-        let mine: Vec<Epsilon> = entries
-            .iter()
-            .filter(|e| e.dataset == fingerprint)
-            .filter_map(|e| Epsilon::parse(&e.total_epsilon).ok())
-            .collect();
-        Ok((Epsilon::sum(&mine), mine.len()))
-    }
-
-    /// The cap configured for a dataset, if any.
-    pub fn cap(&self, dataset: &Dataset) -> Result<Option<Epsilon>, LedgerError> {
+    /// Every matching cap, the strictest first, and the ε spent on the dataset.
+    pub fn cap_status(
+        &self,
+        read: &LedgerRead,
+        identity: &DatasetIdentity,
+    ) -> Result<CapStatus, LedgerError> {
         let config = self.config()?;
-        let fingerprint = dataset.fingerprint();
-        let dir = std::fs::canonicalize(&dataset.dir).ok();
-        for (key, cap) in &config.caps {
-            if *key == fingerprint || (dir.is_some() && std::fs::canonicalize(key).ok() == dir) {
-                return Ok(Some(cap.clone()));
-            }
-        }
-        Ok(config.default_cap)
-    }
-
-    /// Refuses a draw of `requested` if it would take the dataset past its cap.
-    pub fn check_cap(&self, dataset: &Dataset, requested: &Epsilon) -> Result<(), LedgerError> {
-        let Some(cap) = self.cap(dataset)? else {
-            return Ok(());
-        };
-        let (spent, releases) = self.spent(&dataset.fingerprint())?;
-        let after = match &spent {
-            Some(s) => s.add(requested),
-            None => requested.clone(),
-        };
-        if after > cap {
-            return Err(LedgerError::CapExceeded {
-                spent: spent.map_or_else(|| "0".to_string(), |s| s.to_string()),
-                releases,
-                requested: requested.to_string(),
-                cap: cap.to_string(),
-                config: self.config_path(),
+        let mut caps: Vec<CapRule> = config
+            .caps
+            .iter()
+            .filter_map(|(key, cap)| {
+                let source = if *key == identity.content || *key == identity.fingerprint {
+                    CapSource::Content { key: key.clone() }
+                } else if !identity.dir.is_empty()
+                    && (*key == identity.dir || canonical_dir(Path::new(key)) == identity.dir)
+                {
+                    CapSource::Directory { key: key.clone() }
+                } else {
+                    return None;
+                };
+                Some(CapRule {
+                    cap: cap.clone(),
+                    source,
+                })
+            })
+            .collect();
+        if caps.is_empty()
+            && let Some(cap) = config.default_cap
+        {
+            caps.push(CapRule {
+                cap,
+                source: CapSource::Default,
             });
         }
-        Ok(())
+        caps.sort_by(|a, b| a.cap.cmp(&b.cap));
+        Ok(CapStatus {
+            spent: read.spent(identity),
+            caps,
+        })
     }
 
-    /// Per-dataset totals, in order of first appearance.
-    pub fn summary(&self) -> Result<Vec<DatasetSpend>, LedgerError> {
-        let (entries, _) = self.draws()?;
-        let config = self.config()?;
-        let mut out: Vec<(DatasetSpend, Option<Epsilon>)> = Vec::new();
-        for e in &entries {
-            let eps = Epsilon::parse(&e.total_epsilon).ok();
-            match out.iter_mut().find(|(d, _)| d.dataset == e.dataset) {
-                Some((d, total)) => {
-                    d.releases += 1;
-                    d.written += usize::from(e.written);
-                    *total = match (total.take(), eps) {
-                        (Some(a), Some(b)) => Some(a.add(&b)),
-                        (a, b) => a.or(b),
-                    };
+    /// Refuses a draw of `requested` if it would take the dataset past the strictest
+    /// cap that applies.
+    pub fn check_cap(
+        &self,
+        read: &LedgerRead,
+        identity: &DatasetIdentity,
+        requested: &Epsilon,
+    ) -> Result<CapStatus, LedgerError> {
+        let status = self.cap_status(read, identity)?;
+        if let Some(rule) = status.binding() {
+            let after = match &status.spent.epsilon {
+                Some(s) => s.add(requested),
+                None => requested.clone(),
+            };
+            if after > rule.cap {
+                return Err(LedgerError::CapExceeded(Box::new(CapRefusal {
+                    spent: status.spent.text(),
+                    draws: status.spent.draws,
+                    requested: requested.to_string(),
+                    cap: rule.cap.to_string(),
+                    rule: rule.describe(),
+                    config: self.config_path(),
+                })));
+            }
+        }
+        Ok(status)
+    }
+
+    /// Per-dataset totals, in order of first appearance, with the caps that apply.
+    pub fn summary(&self, read: &LedgerRead) -> Result<Vec<DatasetSpend>, LedgerError> {
+        let mut groups: Vec<(DatasetIdentity, usize, usize)> = Vec::new();
+        for e in read.draws() {
+            let key = e.dataset.key();
+            match groups
+                .iter_mut()
+                .find(|(id, _, _)| id.content == key || id.fingerprint == key)
+            {
+                Some((id, draws, written)) => {
+                    *draws += 1;
+                    *written += usize::from(e.status == Status::Written);
+                    id.dir = e.dataset.dir.clone();
                 }
-                None => out.push((
-                    DatasetSpend {
-                        dataset: e.dataset.clone(),
-                        dataset_dir: e.dataset_dir.clone(),
-                        releases: 1,
-                        written: usize::from(e.written),
-                        spent: String::new(),
-                        cap: None,
+                None => groups.push((
+                    DatasetIdentity {
+                        content: e.dataset.content.clone().unwrap_or_default(),
+                        fingerprint: e.dataset.fingerprint.clone().unwrap_or_default(),
+                        dir: e.dataset.dir.clone(),
                     },
-                    eps,
+                    1,
+                    usize::from(e.status == Status::Written),
                 )),
             }
         }
-        Ok(out
+        groups
             .into_iter()
-            .map(|(mut d, total)| {
-                d.spent = total.map_or_else(|| "0".into(), |t| t.to_string());
-                d.cap = config
-                    .caps
-                    .iter()
-                    .find(|(k, _)| *k == d.dataset || *k == d.dataset_dir)
-                    .map(|(_, c)| c.to_string())
-                    .or_else(|| config.default_cap.as_ref().map(Epsilon::to_string));
-                d
+            .map(|(identity, draws, written)| {
+                let status = self.cap_status(read, &identity)?;
+                Ok(DatasetSpend {
+                    dataset: if identity.content.is_empty() {
+                        identity.fingerprint.clone()
+                    } else {
+                        identity.content.clone()
+                    },
+                    dataset_dir: identity.dir.clone(),
+                    draws,
+                    written,
+                    spent: status.spent.text(),
+                    spent_exact: status.spent.epsilon.clone(),
+                    cap: status.binding().cloned(),
+                    caps: status.caps.clone(),
+                })
             })
-            .collect())
+            .collect()
+    }
+
+    /// Checks every line, the chain and the ids; lists every problem.
+    pub fn verify(&self) -> Result<Verification, LedgerError> {
+        let read = self.read()?;
+        Ok(Verification {
+            ledger: self.path(),
+            lines: read.lines.len() + read.problems.len() + usize::from(read.torn_tail.is_some()),
+            draws: read.draws().len(),
+            problems: read.problems.clone(),
+            torn_tail: read.torn_tail,
+        })
+    }
+
+    /// Sets aside a torn last line (appended to [`TORN_FILE`], then cut from the
+    /// ledger), and nothing else: any other problem is refused.
+    pub fn repair(&self) -> Result<Repair, LedgerError> {
+        let lock = self.lock()?;
+        let read = self.read()?;
+        if !read.problems.is_empty() {
+            return Err(LedgerError::NotRepairable {
+                path: self.path(),
+                problems: read
+                    .problems
+                    .iter()
+                    .take(5)
+                    .map(|p| format!("line {}: {}", p.line, p.message))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            });
+        }
+        let Some(line) = read.torn_tail else {
+            return Ok(Repair::NothingToRepair);
+        };
+        let path = self.path();
+        let bytes = std::fs::read(&path).map_err(io(&path))?;
+        let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        let torn = &bytes[keep..];
+        let saved_to = self.home.join(TORN_FILE);
+        let mut aside = open_private(&saved_to, OpenOptions::new().create(true).append(true))
+            .map_err(io(&saved_to))?;
+        aside
+            .write_all(torn)
+            .and_then(|()| aside.write_all(b"\n"))
+            .and_then(|()| aside.sync_all())
+            .map_err(io(&saved_to))?;
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        file.set_len(keep as u64).map_err(io(&path))?;
+        file.sync_all().map_err(io(&path))?;
+        drop(lock);
+        Ok(Repair::SetAsideTornTail {
+            line,
+            bytes: torn.len(),
+            saved_to,
+        })
     }
 
     fn config(&self) -> Result<Config, LedgerError> {
@@ -344,7 +1289,8 @@ impl Ledger {
         }
     }
 
-    /// Sets (or replaces) the cap for a dataset directory or fingerprint in config.toml.
+    /// Sets (or replaces) the cap for a dataset directory or content digest in
+    /// config.toml.
     pub fn set_cap(&self, key: &str, cap: &Epsilon) -> Result<(), LedgerError> {
         self.ensure_home()?;
         let path = self.config_path();
@@ -360,9 +1306,13 @@ impl Ledger {
         }
         doc["caps"][key] = toml_edit::value(cap.to_string());
         let tmp = self.home.join(".config.toml.tmp");
-        std::fs::write(&tmp, doc.to_string()).map_err(io(&tmp))?;
-        File::open(&tmp)
-            .and_then(|f| f.sync_all())
+        let mut f = open_private(
+            &tmp,
+            OpenOptions::new().create(true).truncate(true).write(true),
+        )
+        .map_err(io(&tmp))?;
+        f.write_all(doc.to_string().as_bytes())
+            .and_then(|()| f.sync_all())
             .map_err(io(&tmp))?;
         std::fs::rename(&tmp, &path).map_err(io(&path))?;
         Ok(())
@@ -450,135 +1400,324 @@ pub fn new_id() -> String {
     let mut bytes = [0u8; 8];
     if rand::rngs::SysRng.try_fill_bytes(&mut bytes).is_err() {
         // Still unique enough for an id: time and process.
-        let t = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
         bytes = (t ^ u64::from(std::process::id()).rotate_left(32)).to_be_bytes();
     }
-    crate::data::hex(&bytes)
-}
-
-/// `time` as RFC 3339 in UTC, to the second.
-pub fn rfc3339(time: SystemTime) -> String {
-    let secs = time
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs()) as i64;
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (H. Hinnant, "chrono-Compatible Low-Level Date Algorithms").
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    hex(&bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
-    fn entry(dataset: &str, eps: &str, written: bool) -> LedgerEntry {
-        LedgerEntry {
-            id: new_id(),
-            time: rfc3339(SystemTime::now()),
-            dataset: dataset.into(),
-            dataset_dir: "/d".into(),
-            levels: vec![LedgerLevel {
-                name: "nation".into(),
-                epsilon: eps.into(),
-                method: "hc".into(),
-            }],
-            max_size_epsilon: None,
-            total_epsilon: eps.into(),
-            output: Some("/out".into()),
-            written,
-            randomness: "os".into(),
-            tool: "release".into(),
-            note: None,
-            pending: false,
-        }
+    fn dataset(sizes: &[u32]) -> Dataset {
+        use crate::data::{GroupsForm, Hierarchy};
+        use crate::histogram::CountOfCounts;
+        let h = Hierarchy::from_leaf_paths(
+            vec!["nation".into(), "county".into()],
+            &[vec!["N".into(), "a".into()], vec!["N".into(), "b".into()]],
+        )
+        .unwrap();
+        Dataset::from_leaf_histograms(
+            PathBuf::new(),
+            h,
+            GroupsForm::Histograms,
+            vec![],
+            vec![
+                CountOfCounts::from_sizes(sizes.iter().copied()),
+                CountOfCounts::from_sizes([1, 2]),
+            ],
+        )
+    }
+
+    fn entry(d: &Dataset, eps: &str, status: Status) -> LedgerEntry {
+        let plan =
+            ReleasePlan::uniform(&d.hierarchy, &Epsilon::parse(eps).unwrap(), Method::Hc, 100);
+        let id = new_id();
+        LedgerEntry::for_draw(
+            d,
+            &plan,
+            DrawSpend {
+                id: &id,
+                epsilon: &plan.total_epsilon().unwrap(),
+                randomness: Randomness::Os,
+                levels: true,
+            },
+            status,
+            Tool::Release,
+        )
     }
 
     #[test]
-    fn dates() {
-        assert_eq!(rfc3339(SystemTime::UNIX_EPOCH), "1970-01-01T00:00:00Z");
-        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_795_305_600 + 3_723);
-        assert_eq!(rfc3339(t), "2026-11-22T01:02:03Z");
-        let leap = SystemTime::UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00Z");
-    }
-
-    #[test]
-    fn append_read_and_sum() {
+    fn append_read_and_sum_exactly() {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::at(dir.path().join("home"));
-        assert_eq!(ledger.spent("abc").unwrap(), (None, 0));
+        let d = dataset(&[1, 1, 3]);
+        let id = DatasetIdentity::of(&d);
         let lock = ledger.lock().unwrap();
-        ledger.append(&lock, &entry("abc", "1/3", true)).unwrap();
-        ledger.append(&lock, &entry("abc", "0.5", false)).unwrap();
-        ledger.append(&lock, &entry("xyz", "1", true)).unwrap();
+        // Totals beyond what an operator may type are kept exactly.
+        for eps in ["0.30000000000000004", "1/3", "0.12345678901234567"] {
+            ledger
+                .append(&lock, entry(&d, eps, Status::Written))
+                .unwrap();
+        }
         drop(lock);
-        let (spent, n) = ledger.spent("abc").unwrap();
-        assert_eq!((spent.unwrap().to_string(), n), ("5/6".to_string(), 2));
-        // A torn line is skipped and reported.
-        let mut f = OpenOptions::new().append(true).open(ledger.path()).unwrap();
-        f.write_all(b"{\"id\":\"tor").unwrap();
-        let (entries, bad) = ledger.entries().unwrap();
-        assert_eq!((entries.len(), bad), (3, vec![4]));
-        // The next append starts a line of its own.
-        let lock = ledger.lock().unwrap();
-        ledger.append(&lock, &entry("xyz", "1", true)).unwrap();
-        drop(lock);
-        let (entries, bad) = ledger.entries().unwrap();
-        assert_eq!((entries.len(), bad), (4, vec![4]));
-        let summary = ledger.summary().unwrap();
-        assert_eq!(summary.len(), 2);
-        assert_eq!(
-            (
-                summary[0].releases,
-                summary[0].written,
-                summary[0].spent.as_str()
-            ),
-            (2, 1, "5/6")
+        let read = ledger.read_strict().unwrap();
+        let spent = read.spent(&id);
+        let expected = Epsilon::parse_unbounded("0.30000000000000004")
+            .unwrap()
+            .add(&Epsilon::parse("1/3").unwrap())
+            .add(&Epsilon::parse("0.12345678901234567").unwrap());
+        assert_eq!(spent.epsilon.unwrap(), expected);
+        assert_eq!(spent.draws, 3);
+        // Another dataset is not charged.
+        assert_eq!(read.spent(&DatasetIdentity::of(&dataset(&[5]))).draws, 0);
+    }
+
+    #[test]
+    fn the_content_key_ignores_codes_and_order() {
+        use crate::data::{GroupsForm, Hierarchy};
+        use crate::histogram::CountOfCounts;
+        let a = dataset(&[1, 1, 3]);
+        let h = Hierarchy::from_leaf_paths(
+            vec!["country".into(), "district".into()],
+            &[vec!["X".into(), "q".into()], vec!["X".into(), "p".into()]],
+        )
+        .unwrap();
+        let b = Dataset::from_leaf_histograms(
+            PathBuf::new(),
+            h,
+            GroupsForm::GroupSizes,
+            vec![],
+            vec![
+                CountOfCounts::from_sizes([2, 1]),
+                CountOfCounts::from_sizes([3, 1, 1]),
+            ],
         );
+        assert_eq!(a.content_digest(), b.content_digest());
+        assert_ne!(a.content_digest(), dataset(&[1, 1, 4]).content_digest());
+    }
+
+    #[test]
+    fn every_defect_but_a_torn_tail_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        let d = dataset(&[1]);
+        let lock = ledger.lock().unwrap();
+        for _ in 0..3 {
+            ledger
+                .append(&lock, entry(&d, "1", Status::Written))
+                .unwrap();
+        }
+        let good = std::fs::read_to_string(ledger.path()).unwrap();
+        let lines: Vec<&str> = good.lines().collect();
+        // An edited ε: the line still parses, the chain breaks at the next line.
+        let edited = good.replacen("\"num\":\"1\"", "\"num\":\"0\"", 1);
+        std::fs::write(ledger.path(), &edited).unwrap();
+        let e = ledger.read_strict().unwrap_err().to_string();
+        assert!(
+            e.contains("ledger.jsonl:1: not a ledger entry: ε 0/2 is not positive"),
+            "{e}"
+        );
+        let edited = good.replacen("\"num\":\"1\"", "\"num\":\"2\"", 1);
+        std::fs::write(ledger.path(), &edited).unwrap();
+        let e = ledger.read_strict().unwrap_err().to_string();
+        assert!(
+            e.contains("ledger.jsonl:2: the hash chain is broken"),
+            "{e}"
+        );
+        // A removed line.
+        std::fs::write(ledger.path(), format!("{}\n{}\n", lines[0], lines[2])).unwrap();
+        assert!(
+            ledger
+                .read_strict()
+                .unwrap_err()
+                .to_string()
+                .contains(":2: the hash chain")
+        );
+        // A stray byte.
+        std::fs::write(ledger.path(), format!("{}\nx\n{}\n", lines[0], lines[1])).unwrap();
+        let e = ledger.read_strict().unwrap_err();
+        assert!(e.is_policy());
+        assert!(e.to_string().contains("ledger.jsonl:2: not JSON"), "{e}");
+        // Non-ASCII text in a field is read, not sliced.
+        std::fs::write(
+            ledger.path(),
+            format!("{}\n", lines[0].replacen("\"dir\":\"", "\"dir\":\"é/", 1)),
+        )
+        .unwrap();
+        assert!(ledger.read_strict().is_ok());
+        // A torn last line: readers go on, draws stop until it is repaired.
+        std::fs::write(ledger.path(), format!("{good}{{\"v\":2,\"id\":\"ab")).unwrap();
+        let read = ledger.read().unwrap();
+        assert_eq!((read.lines.len(), read.torn_tail), (3, Some(4)));
+        assert!(matches!(
+            ledger.read_strict(),
+            Err(LedgerError::TornTail { line: 4, .. })
+        ));
+        assert!(
+            ledger
+                .append(&lock, entry(&d, "1", Status::Written))
+                .is_err()
+        );
+        drop(lock);
+        assert!(matches!(
+            ledger.repair().unwrap(),
+            Repair::SetAsideTornTail { line: 4, .. }
+        ));
+        assert_eq!(std::fs::read_to_string(ledger.path()).unwrap(), good);
+        assert!(ledger.read_strict().is_ok());
+        assert!(matches!(ledger.repair().unwrap(), Repair::NothingToRepair));
+        // Anything else is not repaired.
+        std::fs::write(ledger.path(), format!("x\n{good}")).unwrap();
+        assert!(matches!(
+            ledger.repair(),
+            Err(LedgerError::NotRepairable { .. })
+        ));
     }
 
     #[test]
     fn a_pending_draw_and_its_decision_count_once() {
         let dir = tempfile::tempdir().unwrap();
-        let ledger = Ledger::at(dir.path().join("home"));
+        let ledger = Ledger::at(dir.path());
+        let d = dataset(&[1]);
+        let id = DatasetIdentity::of(&d);
         let lock = ledger.lock().unwrap();
-        let mut shown = entry("abc", "1/2", false);
-        shown.pending = true;
-        ledger.append(&lock, &shown).unwrap();
-        let other = entry("abc", "1/4", true);
-        ledger.append(&lock, &other).unwrap();
-        // Killed before deciding: the pending draw alone counts.
-        assert_eq!(ledger.spent("abc").unwrap().1, 2);
+        let shown = entry(&d, "1/2", Status::Pending);
+        ledger.append(&lock, shown.clone()).unwrap();
+        ledger
+            .append(&lock, entry(&d, "1/4", Status::Written))
+            .unwrap();
+        assert_eq!(ledger.read().unwrap().spent(&id).draws, 2);
         let decided = LedgerEntry {
-            pending: false,
-            written: true,
+            status: Status::Discarded,
             ..shown.clone()
         };
-        ledger.append(&lock, &decided).unwrap();
-        drop(lock);
-        let (spent, n) = ledger.spent("abc").unwrap();
-        assert_eq!((spent.unwrap().to_string(), n), ("0.75".to_string(), 2));
-        let (draws, _) = ledger.draws().unwrap();
-        assert_eq!(draws, vec![decided, other]);
-        assert_eq!(ledger.entries().unwrap().0.len(), 3);
-        let summary = ledger.summary().unwrap();
-        assert_eq!((summary[0].releases, summary[0].written), (2, 2));
+        ledger.append(&lock, decided.clone()).unwrap();
+        let read = ledger.read_strict().unwrap();
+        let spent = read.spent(&id);
+        assert_eq!((spent.text(), spent.draws), ("0.75".to_string(), 2));
+        assert_eq!(read.draws()[0].status, Status::Discarded);
+        // A second decision is a defect: the line is written, then the ledger refuses.
+        ledger.append(&lock, decided).unwrap();
+        let e = ledger.read_strict().unwrap_err().to_string();
+        assert!(
+            e.contains(":4: draw") && e.contains("was already decided"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_strictest_matching_cap_binds() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        let data_dir = tempfile::tempdir().unwrap();
+        let mut d = dataset(&[1]);
+        d.dir = data_dir.path().to_path_buf();
+        let id = DatasetIdentity::of(&d);
+        ledger
+            .set_cap(&id.content, &Epsilon::parse("4").unwrap())
+            .unwrap();
+        ledger
+            .set_cap(&id.dir, &Epsilon::parse("0.5").unwrap())
+            .unwrap();
+        std::fs::write(
+            ledger.config_path(),
+            format!(
+                "default_cap = 0.1\n{}",
+                std::fs::read_to_string(ledger.config_path()).unwrap()
+            ),
+        )
+        .unwrap();
+        let read = ledger.read().unwrap();
+        let status = ledger.cap_status(&read, &id).unwrap();
+        assert_eq!(
+            status.caps.len(),
+            2,
+            "the default does not apply: {status:?}"
+        );
+        assert_eq!(status.binding().unwrap().cap.to_string(), "0.5");
+        assert!(matches!(
+            status.binding().unwrap().source,
+            CapSource::Directory { .. }
+        ));
+        let e = ledger
+            .check_cap(&read, &id, &Epsilon::parse("1").unwrap())
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("cap 0.5 (the cap on directory"),
+            "{e}"
+        );
+        // A dataset without a cap of its own gets the default.
+        let other = DatasetIdentity::of(&dataset(&[9]));
+        let status = ledger.cap_status(&read, &other).unwrap();
+        assert_eq!(status.binding().unwrap().source, CapSource::Default);
+    }
+
+    #[test]
+    fn older_lines_are_read_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        let fp = "ab".repeat(32);
+        let line = format!(
+            r#"{{"id":"0123456789abcdef","time":"2026-11-22T01:02:03Z","dataset":"{fp}","dataset_dir":"/d","levels":[{{"name":"n","epsilon":"0.30000000000000004","method":"hc+tail>20"}}],"total_epsilon":"1.00000000000000004","output":null,"written":true,"randomness":"seeded (7)","tool":"release"}}"#
+        );
+        std::fs::write(ledger.path(), format!("{line}\n")).unwrap();
+        let read = ledger.read_strict().unwrap();
+        let e = &read.lines[0];
+        assert_eq!(
+            e.total_epsilon,
+            Epsilon::parse_unbounded("1.00000000000000004").unwrap()
+        );
+        assert_eq!(e.status, Status::Written);
+        assert_eq!(e.randomness, Randomness::Seeded { seed: 7 });
+        assert_eq!(
+            e.levels[0].tail,
+            Some(TailRecord {
+                above: 20,
+                groups: None
+            })
+        );
+        // A chained line may follow; an old-format line may not follow a chained one.
+        let lock = ledger.lock().unwrap();
+        ledger
+            .append(&lock, entry(&dataset(&[1]), "1", Status::Written))
+            .unwrap();
+        assert!(ledger.read_strict().is_ok());
+        let mut f = OpenOptions::new().append(true).open(ledger.path()).unwrap();
+        f.write_all(
+            format!("{}\n", line.replace("0123456789abcdef", "fedcba9876543210")).as_bytes(),
+        )
+        .unwrap();
+        let e = ledger.read_strict().unwrap_err().to_string();
+        assert!(
+            e.contains(":3: a line in the old format after chained lines"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn files_are_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path().join("home"));
+        let lock = ledger.lock().unwrap();
+        ledger
+            .append(&lock, entry(&dataset(&[1]), "1", Status::Written))
+            .unwrap();
+        ledger.set_cap("x", &Epsilon::parse("1").unwrap()).unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            for name in [LEDGER_FILE, LOCK_FILE, CONFIG_FILE] {
+                let mode = std::fs::metadata(ledger.home().join(name))
+                    .unwrap()
+                    .permissions()
+                    .mode();
+                assert_eq!(mode & 0o777, 0o600, "{name}");
+            }
+        }
     }
 
     #[test]

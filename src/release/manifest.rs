@@ -5,14 +5,18 @@ use serde::{Deserialize, Serialize};
 use super::checks::Checks;
 use super::plan::{MaxSize, ReleasePlan};
 use super::run::Draw;
+use crate::consistency::{Consistency, MergeRule};
 use crate::data::Dataset;
 use crate::estimate::IsotonicFit;
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;
 
-/// The manifest's format version.
-pub const MANIFEST_VERSION: u32 = 1;
+/// The manifest's format version. Version 2 dropped `inputs` and `dataset` (digests of
+/// the confidential input files and the operator's directory): a published file holds
+/// nothing computed from the confidential data but the noisy tables. That provenance
+/// is in the ledger entry named by `ledger_entry`.
+pub const MANIFEST_VERSION: u32 = 2;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FileDigest {
@@ -43,14 +47,6 @@ pub struct ManifestTail {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ManifestDataset {
-    pub dir: String,
-    /// SHA-256 over the input files' digests.
-    pub fingerprint: String,
-    pub form: String,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ManifestPrivacy {
     pub definition: String,
     pub unit: String,
@@ -74,7 +70,6 @@ pub struct Manifest {
     pub coco_version: String,
     /// UTC, RFC 3339.
     pub created: String,
-    pub dataset: ManifestDataset,
     /// Total ε (sequential composition over levels, and `K` if estimated) as a number.
     pub total_epsilon: f64,
     pub total_epsilon_exact: String,
@@ -84,14 +79,13 @@ pub struct Manifest {
     pub max_size_source: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_size_epsilon: Option<String>,
-    pub consistency: String,
-    pub merge: String,
-    pub hc_fit: String,
-    pub hg_fit: String,
+    pub consistency: Consistency,
+    pub merge: MergeRule,
+    pub hc_fit: IsotonicFit,
+    pub hg_fit: IsotonicFit,
     pub levels: Vec<ManifestLevel>,
-    pub inputs: Vec<FileDigest>,
     pub outputs: Vec<FileDigest>,
-    pub checks: ChecksRecord,
+    pub checks: Checks,
     pub randomness: ManifestRandomness,
     /// True for a seeded draw: reproducible, and therefore not for publication.
     pub reproducible: bool,
@@ -103,43 +97,8 @@ pub struct Manifest {
     pub warnings: Vec<String>,
 }
 
-/// The checks as recorded (booleans only).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChecksRecord {
-    pub integral: bool,
-    pub nonnegative: bool,
-    pub group_totals: bool,
-    pub consistent: bool,
-    pub within_max_size: bool,
-}
-
-impl From<&Checks> for ChecksRecord {
-    fn from(c: &Checks) -> Self {
-        ChecksRecord {
-            integral: c.integral,
-            nonnegative: c.nonnegative,
-            group_totals: c.group_totals,
-            consistent: c.consistent,
-            within_max_size: c.within_max_size,
-        }
-    }
-}
-
-fn fit(f: IsotonicFit) -> String {
-    match f {
-        IsotonicFit::L1 => "l1".into(),
-        IsotonicFit::L2 => "l2".into(),
-    }
-}
-
 /// Builds the manifest of a release (outputs and checks filled in by the writer).
-pub fn build(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    draw: &Draw,
-    created: String,
-    ledger_entry: String,
-) -> Manifest {
+pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
     let h = &dataset.hierarchy;
     let samples = plan.noise_samples(h, |id| dataset.groups(id), draw.max_size);
     let levels = plan
@@ -186,12 +145,7 @@ pub fn build(
     Manifest {
         version: MANIFEST_VERSION,
         coco_version: env!("CARGO_PKG_VERSION").to_string(),
-        created,
-        dataset: ManifestDataset {
-            dir: dataset.dir.display().to_string(),
-            fingerprint: dataset.fingerprint(),
-            form: dataset.form.describe().to_string(),
-        },
+        created: super::ledger::format_time(super::ledger::now()),
         total_epsilon: draw.epsilon.to_f64(),
         total_epsilon_exact: draw.epsilon.to_string(),
         privacy: ManifestPrivacy {
@@ -202,19 +156,18 @@ pub fn build(
         max_size: draw.max_size,
         max_size_source,
         max_size_epsilon,
-        consistency: plan.consistency.name().into(),
-        merge: plan.merge.name().into(),
-        hc_fit: fit(plan.hc_fit),
-        hg_fit: fit(plan.hg_fit),
+        consistency: plan.consistency,
+        merge: plan.merge,
+        hc_fit: plan.hc_fit,
+        hg_fit: plan.hg_fit,
         levels,
-        inputs: dataset.inputs.iter().map(|f| FileDigest { path: f.path.clone(), sha256: f.sha256.clone() }).collect(),
         outputs: Vec::new(),
-        checks: ChecksRecord::from(&draw.checks),
+        checks: draw.checks.clone(),
         reproducible: draw.randomness.is_reproducible(),
         warnings: draw.warnings.clone(),
         for_publication: !draw.randomness.is_reproducible(),
         randomness,
-        ledger_entry,
+        ledger_entry: draw.id.clone(),
     }
 }
 

@@ -7,6 +7,7 @@ pub mod manifest;
 pub mod plan;
 pub mod resources;
 pub mod run;
+pub mod transaction;
 
 pub use checks::{Checks, check_counts, check_release};
 pub use plan::{Allocation, LevelPlan, MaxSize, PlanError, PlanErrorKind, ReleasePlan, allocate};

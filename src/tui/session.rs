@@ -14,7 +14,7 @@ use crate::inspect::Summary;
 use crate::noise::DiscreteLaplace;
 use crate::preview;
 use crate::privacy::Epsilon;
-use crate::release::ledger::Ledger;
+use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::{Allocation, MAX_K, MaxSize, ReleasePlan, allocate};
 
 /// The K of a new plan (the same default as `coco plan`).
@@ -52,28 +52,33 @@ pub struct LedgerStatus {
     pub spent: Option<Epsilon>,
     pub releases: usize,
     pub cap: Option<Epsilon>,
-    /// Why the ledger could not be read, if it could not.
+    /// Which cap binds (the strictest that matches), when one does.
+    pub cap_rule: Option<String>,
+    /// Why the ledger could not be read, or why it stops every draw (it needs repair).
     pub error: Option<String>,
 }
 
 impl LedgerStatus {
-    pub fn read(ledger: Option<&Ledger>, dataset: &Dataset) -> LedgerStatus {
+    pub fn read(ledger: Option<&Ledger>, identity: &DatasetIdentity) -> LedgerStatus {
         let Some(ledger) = ledger else {
             return LedgerStatus {
                 error: Some("no coco home: set COCO_HOME to a writable directory".into()),
                 ..LedgerStatus::default()
             };
         };
-        let spent = ledger.spent(&dataset.fingerprint());
-        let cap = ledger.cap(dataset);
-        match (spent, cap) {
-            (Ok((spent, releases)), Ok(cap)) => LedgerStatus {
-                spent,
-                releases,
-                cap,
-                error: None,
+        let status = ledger.read().and_then(|read| {
+            let caps = ledger.cap_status(&read, identity)?;
+            Ok((read.fail_closed(&ledger.path()).err(), caps))
+        });
+        match status {
+            Ok((defect, caps)) => LedgerStatus {
+                spent: caps.spent.epsilon.clone(),
+                releases: caps.spent.draws,
+                cap: caps.binding().map(|r| r.cap.clone()),
+                cap_rule: caps.binding().map(|r| r.kind().to_string()),
+                error: defect.map(|e| e.to_string()),
             },
-            (Err(e), _) | (_, Err(e)) => LedgerStatus {
+            Err(e) => LedgerStatus {
                 error: Some(e.to_string()),
                 ..LedgerStatus::default()
             },
@@ -91,6 +96,15 @@ impl LedgerStatus {
     /// Whether drawing `more` would take the dataset past its cap.
     pub fn exceeds_cap(&self, more: &Epsilon) -> bool {
         self.cap.as_ref().is_some_and(|cap| &self.after(more) > cap)
+    }
+
+    /// The binding cap and which it is, or `none`.
+    pub fn cap_text(&self) -> String {
+        match (&self.cap, &self.cap_rule) {
+            (Some(c), Some(rule)) => format!("{c} ({rule})"),
+            (Some(c), None) => c.to_string(),
+            (None, _) => "none".into(),
+        }
     }
 
     pub fn spent_text(&self) -> String {
@@ -169,13 +183,16 @@ pub struct Session {
     pub plan_file: Option<PathBuf>,
     pub figures: Vec<LevelFigures>,
     pub ledger: LedgerStatus,
+    /// How the ledger recognises the dataset (computed once: it reads every leaf).
+    pub identity: DatasetIdentity,
 }
 
 impl Session {
     /// A session with a uniform plan of total ε = 1, `hc` everywhere, K = 10000.
     pub fn new(dataset: Arc<Dataset>, ledger: Option<&Ledger>) -> Session {
         let plan = ReleasePlan::uniform(&dataset.hierarchy, &one(), Method::Hc, DEFAULT_MAX_SIZE);
-        let status = LedgerStatus::read(ledger, &dataset);
+        let identity = DatasetIdentity::of(&dataset);
+        let status = LedgerStatus::read(ledger, &identity);
         let mut s = Session {
             overview: Overview::of(&dataset),
             dataset,
@@ -185,6 +202,7 @@ impl Session {
             plan_file: None,
             figures: Vec::new(),
             ledger: status,
+            identity,
         };
         s.figures = s.compute_figures();
         s
@@ -420,7 +438,7 @@ impl Session {
     }
 
     pub fn refresh_ledger(&mut self, ledger: Option<&Ledger>) {
-        self.ledger = LedgerStatus::read(ledger, &self.dataset);
+        self.ledger = LedgerStatus::read(ledger, &self.identity);
     }
 }
 
@@ -507,6 +525,7 @@ mod tests {
             spent: Some(e("1.5")),
             releases: 2,
             cap: Some(e("2")),
+            cap_rule: Some("default_cap".into()),
             error: None,
         };
         assert!(!status.exceeds_cap(&e("0.5")));

@@ -167,6 +167,9 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             if s.ledger.exceeds_cap(&s.total()) {
                 spans.push(Span::styled(" ⚠ plan over cap", theme::warning()));
             }
+            if s.ledger.error.is_some() {
+                spans.push(Span::styled(" ⚠ ledger needs repair", theme::error()));
+            }
         }
         None => spans.push(Span::styled("no dataset", theme::dim())),
     }

@@ -179,6 +179,14 @@ pub fn histogram_lines(
         .collect()
 }
 
+/// A one-line progress gauge: `ratio` (clamped to [0, 1]) with a label.
+pub fn progress(ratio: f64, label: String) -> Gauge<'static> {
+    Gauge::default()
+        .ratio(ratio.clamp(0.0, 1.0))
+        .label(label)
+        .gauge_style(theme::key())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,12 +219,4 @@ mod tests {
         assert_eq!(tail_label(4), "5+");
         assert_eq!(fit("Republic of Arvenia", 8), "Republi…");
     }
-}
-
-/// A one-line progress gauge: `ratio` (clamped to [0, 1]) with a label.
-pub fn progress(ratio: f64, label: String) -> Gauge<'static> {
-    Gauge::default()
-        .ratio(ratio.clamp(0.0, 1.0))
-        .label(label)
-        .gauge_style(theme::key())
 }

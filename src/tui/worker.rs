@@ -18,11 +18,11 @@ use crate::data::{Dataset, LevelId, LoadProgress};
 use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
-use crate::release::export::{self, ExportError};
-use crate::release::ledger::{Ledger, LedgerLock};
-use crate::release::manifest::Manifest;
+use crate::release::ledger::{Ledger, Tool};
 use crate::release::plan::ReleasePlan;
-use crate::release::run::{self, Draw};
+use crate::release::transaction::{
+    ApproveError, Approved, PendingDraw, Recorded, Reservation, TransactionError,
+};
 use crate::tradeoff::{self, AllocationPoint, Frontier, Priority, SweepProgress};
 
 /// The kinds of job; one of each may be current.
@@ -67,27 +67,22 @@ pub enum Job {
         trials: usize,
         seed: Option<u64>,
     },
-    /// Takes the ledger lock, checks the cap and draws with fresh OS randomness. The lock
-    /// comes back with the draw and is held until the draw is approved or discarded.
+    /// Reserves (ledger locked, read fail-closed, caps checked) and draws with fresh OS
+    /// randomness through the release transaction. The draw comes back pending: recorded,
+    /// holding the lock until it is approved or discarded.
     Draw {
         dataset: Arc<Dataset>,
         plan: ReleasePlan,
         ledger: Ledger,
     },
+    /// Approves the pending draw in the slot: export, then "written".
     Export {
-        dataset: Arc<Dataset>,
-        plan: ReleasePlan,
-        draw: Arc<Draw>,
-        ledger: Ledger,
-        lock: Arc<LedgerLock>,
+        pending: PendingSlot,
         out: PathBuf,
     },
+    /// Records the pending draw in the slot as discarded.
     Discard {
-        dataset: Arc<Dataset>,
-        plan: ReleasePlan,
-        draw: Arc<Draw>,
-        ledger: Ledger,
-        lock: Arc<LedgerLock>,
+        pending: PendingSlot,
         note: String,
     },
 }
@@ -106,18 +101,30 @@ impl Job {
     }
 }
 
-/// A drawn release with the ledger lock taken before the draw.
-pub struct Drawn {
-    pub draw: Draw,
-    pub lock: Arc<LedgerLock>,
+/// Where an undecided draw waits for the operator: shared by the screen and the job
+/// that decides it, which takes it out (and puts it back if the decision could not be
+/// made). Dropped undecided, it records a discard.
+pub type PendingSlot = Arc<Mutex<Option<PendingDraw>>>;
+
+/// Why a draw failed, and what the ledger recorded about it (only a draw that spent
+/// budget before failing is recorded).
+#[derive(Debug)]
+pub struct DrawFailure {
+    pub message: String,
+    pub recorded: Option<Recorded>,
+    /// The operator cancelled it before anything was measured or recorded.
+    pub cancelled: bool,
 }
 
-/// Why an export did not happen, and whether the ledger recorded the draw anyway.
+/// Why an export did not happen, and what the ledger holds about the draw.
 #[derive(Debug)]
 pub struct ExportFailure {
     pub message: String,
-    /// The ledger gained a line for this draw: it is decided (spent, not written).
-    pub recorded: bool,
+    /// The draw is still pending (the path could not take it): choose another or
+    /// discard. Otherwise it is decided: spent, not written.
+    pub still_pending: bool,
+    /// The ledger's "not written" line, when it could be written.
+    pub recorded: Option<Recorded>,
 }
 
 /// What a job reports.
@@ -131,9 +138,9 @@ pub enum Update {
     FrontierProgress(SweepProgress),
     Frontier(Result<Box<Frontier>, String>),
     DrawProgress { done: usize, total: usize },
-    Drawn(Result<Box<Drawn>, String>),
-    Exported(Result<Box<(PathBuf, Manifest)>, ExportFailure>),
-    Discarded(Result<(), String>),
+    Drawn(Result<Box<PendingDraw>, DrawFailure>),
+    Exported(Result<Box<Approved>, ExportFailure>),
+    Discarded(Result<Recorded, String>),
 }
 
 impl Update {
@@ -144,10 +151,15 @@ impl Update {
             JobKind::Preview => Update::Previewed(Err(message)),
             JobKind::Sweep => Update::Swept(Err(message)),
             JobKind::Frontier => Update::Frontier(Err(message)),
-            JobKind::Draw => Update::Drawn(Err(message)),
+            JobKind::Draw => Update::Drawn(Err(DrawFailure {
+                message,
+                recorded: None,
+                cancelled: false,
+            })),
             JobKind::Export => Update::Exported(Err(ExportFailure {
                 message,
-                recorded: false,
+                still_pending: true,
+                recorded: None,
             })),
             JobKind::Discard => Update::Discarded(Err(message)),
         }
@@ -426,37 +438,20 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             plan,
             ledger,
         } => {
-            let result = draw(&dataset, &plan, &ledger, cancel, &|done, total| {
+            let result = draw(dataset, plan, &ledger, cancel, &|done, total| {
                 if throttle.due(done == total) {
                     send(Update::DrawProgress { done, total });
                 }
             });
             send(Update::Drawn(result.map(Box::new)));
         }
-        Job::Export {
-            dataset,
-            plan,
-            draw,
-            ledger,
-            lock,
-            out,
-        } => {
-            send(Update::Exported(
-                export_release(&dataset, &plan, &draw, &ledger, &lock, &out)
-                    .map(|m| Box::new((out, m))),
-            ));
-        }
-        Job::Discard {
-            dataset,
-            plan,
-            draw,
-            ledger,
-            lock,
-            note,
-        } => {
-            let result =
-                export::record_discard_locked(&dataset, &plan, &draw, &ledger, &lock, "tui", &note)
-                    .map_err(|e| e.to_string());
+        Job::Export { pending, out } => send(Update::Exported(export(&pending, &out))),
+        Job::Discard { pending, note } => {
+            let taken = pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let result = match taken {
+                Some(p) => p.discard(&note).map_err(|e| e.to_string()),
+                None => Err("this draw is already decided".to_string()),
+            };
             send(Update::Discarded(result));
         }
     }
@@ -492,79 +487,68 @@ fn frontier(
     Ok(f)
 }
 
-/// Locks the ledger, checks the cap and draws with fresh randomness from the OS.
+/// Reserves and draws with fresh randomness from the OS (the release transaction).
 fn draw(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
+    dataset: Arc<Dataset>,
+    plan: ReleasePlan,
     ledger: &Ledger,
     cancel: &AtomicBool,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Result<Drawn, String> {
-    let total = plan
-        .total_epsilon()
-        .ok_or_else(|| "the plan has no levels".to_string())?;
-    // Held until the draw is approved or discarded: a concurrent release cannot slip
-    // under the cap meanwhile.
-    let lock = ledger.lock().map_err(|e| e.to_string())?;
-    ledger
-        .check_cap(dataset, &total)
-        .map_err(|e| e.to_string())?;
-    let source = NoiseSource::from_os().map_err(|e| e.to_string())?;
-    let draw = match run::draw(dataset, plan, &source, Some(cancel), Some(progress)) {
-        Ok(draw) => draw,
-        Err(e) => {
-            // A private K drawn before a refusal: its budget is spent and recorded.
-            let recorded = export::record_failed_draw(
-                dataset,
-                &e,
-                source.randomness(),
-                None,
-                ledger,
-                &lock,
-                "tui",
-            )
-            .map_err(|le| format!("{e}; and the ledger could not record it: {le}"))?;
-            return Err(if recorded {
-                format!("{e} (recorded in the ledger)")
-            } else {
-                e.to_string()
-            });
-        }
+) -> Result<PendingDraw, DrawFailure> {
+    let failed = |e: TransactionError| DrawFailure {
+        cancelled: matches!(
+            &e,
+            TransactionError::Draw { error, .. }
+                if matches!(**error, crate::release::run::RunError::Cancelled)
+        ),
+        recorded: match &e {
+            TransactionError::Draw { recorded, .. } => recorded.clone(),
+            _ => None,
+        },
+        message: e.to_string(),
     };
-    // Recorded before it is shown: a draw the operator has seen counts as spent even if
-    // coco is then killed. If the line cannot be written the draw is never shown.
-    export::record_pending(dataset, plan, &draw, ledger, &lock, "tui").map_err(|e| {
-        format!("the draw could not be recorded in the ledger, so it is not shown: {e}")
+    let reservation = Reservation::open(ledger, dataset, plan, Tool::Tui, None).map_err(failed)?;
+    let source = NoiseSource::from_os().map_err(|e| DrawFailure {
+        message: e.to_string(),
+        recorded: None,
+        cancelled: false,
     })?;
-    Ok(Drawn {
-        draw,
-        lock: Arc::new(lock),
-    })
+    reservation
+        .draw(&source, false, Some(cancel), Some(progress))
+        .map_err(failed)
 }
 
-/// Writes the release through the same code as `coco release`; tells whether the
-/// ledger recorded the draw when it fails (the lock is held, so only this job appends).
-fn export_release(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    draw: &Draw,
-    ledger: &Ledger,
-    lock: &LedgerLock,
-    out: &std::path::Path,
-) -> Result<Manifest, ExportFailure> {
-    let lines_before = ledger.entries().map(|(e, bad)| e.len() + bad.len()).ok();
-    export::write_release(out, dataset, plan, draw, ledger, lock, "tui").map_err(|e| {
-        let lines_after = ledger.entries().map(|(e, bad)| e.len() + bad.len()).ok();
-        let recorded = match (lines_before, lines_after) {
-            (Some(b), Some(a)) => a > b,
-            // Unknown: only a full output directory is known to leave no line.
-            _ => !matches!(e, ExportError::OutputExists { .. }),
-        };
-        ExportFailure {
-            message: e.to_string(),
-            recorded,
+/// Approves the pending draw in the slot; a path that cannot take the release puts it
+/// back, still pending.
+fn export(slot: &PendingSlot, out: &std::path::Path) -> Result<Box<Approved>, ExportFailure> {
+    let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+    let Some(pending) = taken else {
+        return Err(ExportFailure {
+            message: "this draw is already decided".into(),
+            still_pending: false,
+            recorded: None,
+        });
+    };
+    let error = match pending.approve(out) {
+        Ok(approved) => return Ok(Box::new(approved)),
+        Err(e) => e,
+    };
+    let message = error.to_string();
+    match error {
+        ApproveError::Refused { pending, .. } => {
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(*pending);
+            Err(ExportFailure {
+                message,
+                still_pending: true,
+                recorded: None,
+            })
         }
-    })
+        ApproveError::Failed { recorded, .. } => Err(ExportFailure {
+            message,
+            still_pending: false,
+            recorded: recorded.ok(),
+        }),
+    }
 }
 
 #[cfg(test)]

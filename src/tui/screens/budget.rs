@@ -400,7 +400,7 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
     let mut lines = Vec::new();
     if let Some(e) = &status.error {
         lines.push(Line::styled(
-            format!("ledger unavailable: {e}"),
+            format!("ledger unavailable, draws are refused: {e}"),
             theme::error(),
         ));
     } else {
@@ -411,13 +411,7 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
                     "ε spent on this dataset",
                     format!("{} in {} draw(s)", status.spent_text(), status.releases),
                 ),
-                widgets::field(
-                    " · cap",
-                    status
-                        .cap
-                        .as_ref()
-                        .map_or("none".into(), Epsilon::to_string),
-                ),
+                widgets::field(" · cap", status.cap_text()),
                 widgets::field(
                     " · after a release of this plan",
                     status.after(&total).to_string(),

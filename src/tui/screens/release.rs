@@ -15,9 +15,8 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::noise::Randomness;
-use crate::release::export::check_output_free;
-use crate::release::ledger::LedgerLock;
-use crate::release::manifest::{ChecksRecord, Manifest};
+use crate::release::export::check_output;
+use crate::release::manifest::Manifest;
 use crate::release::plan::{MaxSize, ReleasePlan};
 use crate::release::run::Draw;
 
@@ -26,7 +25,7 @@ use super::super::app::{App, Command, Confirm, InputPurpose, Overlay};
 use super::super::session::Session;
 use super::super::theme;
 use super::super::widgets::{self, int};
-use super::super::worker::{Job, JobKind, Update};
+use super::super::worker::{Job, JobKind, PendingSlot, Update};
 
 /// What became of a draw.
 #[derive(Clone, Debug)]
@@ -49,8 +48,9 @@ pub struct DrawnRelease {
     pub draw: Arc<Draw>,
     pub plan: ReleasePlan,
     pub dataset: Arc<Dataset>,
-    /// Held while the draw is undecided.
-    pub lock: Option<Arc<LedgerLock>>,
+    /// The draw as the release transaction holds it (recorded as pending, ledger lock
+    /// held) while it is undecided; `None` once decided.
+    pub pending: Option<PendingSlot>,
     pub decision: Decision,
 }
 
@@ -198,19 +198,15 @@ pub fn export(app: &mut App, text: &str) -> Result<(), String> {
         return Err("type a directory name".into());
     }
     let out = PathBuf::from(text);
-    check_output_free(&out).map_err(|e| e.to_string())?;
-    let (Some(drawn), Some(ledger)) = (&app.release.drawn, &app.ledger) else {
+    check_output(&out).map_err(|e| e.to_string())?;
+    let Some(drawn) = &app.release.drawn else {
         return Err("nothing to export".into());
     };
-    let Some(lock) = drawn.lock.clone() else {
+    let Some(pending) = drawn.pending.clone() else {
         return Err("this draw is already decided".into());
     };
     app.outbox.push(Command::Start(Job::Export {
-        dataset: drawn.dataset.clone(),
-        plan: drawn.plan.clone(),
-        draw: drawn.draw.clone(),
-        ledger: ledger.clone(),
-        lock,
+        pending,
         out: out.clone(),
     }));
     app.release.busy = Some(Busy::Exporting { out });
@@ -222,18 +218,14 @@ pub fn discard(app: &mut App, note: &str) -> bool {
     if app.release.busy.is_some() {
         return false;
     }
-    let (Some(drawn), Some(ledger)) = (&app.release.drawn, &app.ledger) else {
+    let Some(drawn) = &app.release.drawn else {
         return false;
     };
-    let Some(lock) = drawn.lock.clone() else {
+    let Some(pending) = drawn.pending.clone() else {
         return false;
     };
     app.outbox.push(Command::Start(Job::Discard {
-        dataset: drawn.dataset.clone(),
-        plan: drawn.plan.clone(),
-        draw: drawn.draw.clone(),
-        ledger: ledger.clone(),
-        lock,
+        pending,
         note: note.to_string(),
     }));
     app.release.busy = Some(Busy::Discarding);
@@ -248,39 +240,56 @@ pub fn receive(app: &mut App, update: Update) {
             }
         }
         Update::Drawn(result) => {
-            // A draw for a dataset since replaced is never shown (its lock drops here).
             let Some(Busy::Drawing { cancelled, .. }) = app.release.busy.take() else {
+                // Not waited for (superseded): dropping a pending draw records a discard.
                 return;
             };
             match (result, &app.session) {
-                // Never shown, so nothing was released: the lock is dropped with it.
-                (Ok(_), _) if cancelled => {
-                    app.info("draw cancelled: nothing was shown or recorded");
+                (Ok(pending), _) if cancelled => {
+                    // Cancelled too late: the draw was already recorded as pending. It is
+                    // never shown, and is recorded as discarded (its ε stays spent).
+                    let epsilon = pending.recorded().epsilon;
+                    let slot: PendingSlot = Arc::new(std::sync::Mutex::new(Some(*pending)));
+                    app.outbox.push(Command::Start(Job::Discard {
+                        pending: slot,
+                        note:
+                            "cancelled by the operator after it was drawn and recorded; never shown"
+                                .into(),
+                    }));
+                    app.release.busy = Some(Busy::Discarding);
+                    app.warn(format!(
+                        "draw cancelled too late: it had already been recorded in the ledger, so it is recorded as discarded (not shown); its ε = {epsilon} stays spent"
+                    ));
                 }
-                (Ok(d), Some(session)) => {
-                    let drawn = *d;
+                (Ok(pending), Some(_)) => {
+                    let draw = pending.draw().clone();
+                    let plan = pending.plan().clone();
+                    let dataset = pending.dataset().clone();
                     app.release.drawn = Some(DrawnRelease {
-                        draw: Arc::new(drawn.draw),
-                        plan: session.plan.clone(),
-                        dataset: session.dataset.clone(),
-                        lock: Some(drawn.lock),
+                        draw,
+                        plan,
+                        dataset,
+                        pending: Some(Arc::new(std::sync::Mutex::new(Some(*pending)))),
                         decision: Decision::Undecided,
                     });
                     app.release.scroll = 0;
                     let (a, x) = (key(app, Action::Approve), key(app, Action::Discard));
                     app.info(format!(
-                        "drawn: review the tables and checks, then approve ({a}) or discard ({x})"
+                        "drawn and recorded as pending: review the tables and checks, then approve ({a}) or discard ({x})"
                     ));
                 }
+                // No session to show it in: dropping it records a discard.
                 (Ok(_), None) => {}
-                (Err(e), _) if e == "cancelled" => {
-                    app.info("draw cancelled: nothing was drawn");
+                (Err(f), _) if f.cancelled => {
+                    app.info("draw cancelled before anything was measured: nothing was drawn or recorded");
                 }
-                (Err(e), _) => {
-                    app.release.error = Some(e.clone());
-                    app.error(format!("no release drawn: {e}"));
+                (Err(f), _) => {
+                    let message = f.message.clone();
+                    app.release.error = Some(message.clone());
+                    app.error(format!("no release drawn: {message}"));
                 }
             }
+            refresh_ledger(app);
         }
         Update::Exported(result) => {
             app.release.busy = None;
@@ -288,21 +297,29 @@ pub fn receive(app: &mut App, update: Update) {
                 return;
             };
             match result {
-                Ok(done) => {
-                    let (out, manifest) = *done;
-                    drawn.lock = None;
+                Ok(approved) => {
+                    let out = approved.out.clone();
+                    drawn.pending = None;
                     drawn.decision = Decision::Exported {
                         out: out.clone(),
-                        manifest: Box::new(manifest),
+                        manifest: Box::new(approved.manifest),
                     };
-                    app.info(format!(
-                        "exported to {} and recorded in the ledger",
-                        out.display()
-                    ));
+                    match approved.recorded {
+                        Ok(r) => app.info(format!(
+                            "exported to {} and recorded in the ledger as {} (draw {})",
+                            out.display(),
+                            r.status.label(),
+                            r.id
+                        )),
+                        Err(e) => app.warn(format!(
+                            "exported to {}, but the ledger could not record it as written ({e}); its pending line keeps the ε counted",
+                            out.display()
+                        )),
+                    }
                 }
                 Err(failure) => {
-                    if failure.recorded {
-                        drawn.lock = None;
+                    if !failure.still_pending {
+                        drawn.pending = None;
                         drawn.decision = Decision::RecordedNotWritten {
                             message: failure.message.clone(),
                         };
@@ -316,11 +333,12 @@ pub fn receive(app: &mut App, update: Update) {
         Update::Discarded(result) => {
             app.release.busy = None;
             let Some(drawn) = &mut app.release.drawn else {
+                refresh_ledger(app);
                 return;
             };
             match result {
-                Ok(()) => {
-                    drawn.lock = None;
+                Ok(_) => {
+                    drawn.pending = None;
                     drawn.decision = Decision::Discarded;
                     if app.quit_after_discard {
                         app.quit = true;
@@ -417,14 +435,17 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                     "ε spent on this dataset",
                     format!("{} in {} draw(s)", status.spent_text(), status.releases),
                 ),
-                widgets::field(
-                    " · cap",
-                    status.cap.as_ref().map_or("none".into(), |c| c.to_string()),
-                ),
+                widgets::field(" · cap", status.cap_text()),
             ]
             .concat(),
         ),
     ];
+    if let Some(e) = &status.error {
+        lines.push(Line::styled(
+            format!("⚠ the ledger stops every draw: {e}"),
+            theme::error(),
+        ));
+    }
     if let Some(total) = plan.total_epsilon() {
         if app.release.drawn.is_none() && status.exceeds_cap(&total) {
             lines.push(Line::styled(
@@ -499,7 +520,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
                 Span::raw(format!(
                     "to {} · manifest checks {} · recorded in the ledger",
                     out.display(),
-                    if record_passed(&manifest.checks) {
+                    if manifest.checks.passed() {
                         "all passed"
                     } else {
                         "FAILED"
@@ -520,11 +541,6 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
         },
     };
     frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), area);
-}
-
-/// Whether every check recorded in a manifest passed.
-pub fn record_passed(c: &ChecksRecord) -> bool {
-    c.integral && c.nonnegative && c.group_totals && c.consistent && c.within_max_size
 }
 
 /// The cells of the census-style table: sizes 0–6 and 7 or more.

@@ -1,0 +1,375 @@
+//! The release transaction: the one sequence by which coco spends ε, used by
+//! `coco release` and by the terminal UI alike.
+//!
+//! ```text
+//! Reservation::open ──draw──▶ PendingDraw ──approve(out)──▶ Approved   ("written")
+//!   ledger locked,             recorded as        │
+//!   read fail-closed,          "pending" before    ├─discard(note)──▶ Recorded ("discarded")
+//!   every matching cap         anyone sees it      │
+//!   checked, OUT checked                           └─(dropped)──────▶ recorded "discarded"
+//! ```
+//!
+//! Each step consumes the one before, so the order cannot be broken: a draw exists only
+//! inside a [`PendingDraw`], which exists only once its pending line is on disk; the
+//! ledger lock is held from the cap check until the decision is recorded, so a
+//! concurrent release cannot slip under a cap. A [`PendingDraw`] dropped undecided (coco
+//! quit, a signal, a cancelled job whose draw had already been recorded) records a
+//! discard. Every result says what the ledger recorded ([`Recorded`]), so no caller has
+//! to guess.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use thiserror::Error;
+
+use super::export::{self, ExportError};
+use super::ledger::{
+    CapStatus, DatasetIdentity, DrawSpend, Ledger, LedgerEntry, LedgerError, LedgerLock, Status,
+    Tool, new_id,
+};
+use super::manifest::Manifest;
+use super::plan::ReleasePlan;
+use super::run::{self, Draw, Progress, RunError};
+use crate::data::Dataset;
+use crate::noise::NoiseSource;
+use crate::privacy::Epsilon;
+
+/// What the ledger recorded about a draw.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub id: String,
+    pub status: Status,
+    pub epsilon: Epsilon,
+}
+
+impl Recorded {
+    fn of(entry: &LedgerEntry) -> Recorded {
+        Recorded {
+            id: entry.id.clone(),
+            status: entry.status,
+            epsilon: entry.total_epsilon.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum TransactionError {
+    /// The ledger refused (a cap, or a ledger that needs repair) or failed.
+    #[error(transparent)]
+    Ledger(#[from] LedgerError),
+    /// The output directory cannot take a release; nothing was drawn.
+    #[error(transparent)]
+    Output(ExportError),
+    #[error("the plan has no levels")]
+    EmptyPlan,
+    /// Seeded noise asked for where it was not allowed.
+    #[error(
+        "seeded noise is reproducible by anyone who knows the seed, so the release would not be private; it is refused unless asked for as not private (coco release --seed N --not-private, for tests)"
+    )]
+    SeededNotAllowed,
+    /// The draw failed. `recorded` says what the ledger holds about it: only a draw
+    /// that spent budget before failing (a private `K`) is recorded.
+    #[error("{error}{}", match recorded {
+        Some(r) => format!(" (recorded in the ledger: draw {}, {})", r.id, r.status.label()),
+        None => String::new(),
+    })]
+    Draw {
+        error: Box<RunError>,
+        recorded: Option<Recorded>,
+    },
+}
+
+/// The first step: the ledger locked and read fail-closed, every cap that matches the
+/// dataset checked against the plan's total, the output path (if known) checked.
+#[derive(Debug)]
+pub struct Reservation {
+    ledger: Ledger,
+    lock: LedgerLock,
+    dataset: Arc<Dataset>,
+    plan: ReleasePlan,
+    tool: Tool,
+    epsilon: Epsilon,
+    cap: CapStatus,
+}
+
+impl Reservation {
+    /// Locks the ledger (waiting for another coco that holds it), reads it fail-closed
+    /// and checks every matching cap; with `output`, checks it first. Nothing is drawn.
+    pub fn open(
+        ledger: &Ledger,
+        dataset: Arc<Dataset>,
+        plan: ReleasePlan,
+        tool: Tool,
+        output: Option<&Path>,
+    ) -> Result<Reservation, TransactionError> {
+        if let Some(out) = output {
+            export::check_output(out).map_err(TransactionError::Output)?;
+        }
+        let epsilon = plan.total_epsilon().ok_or(TransactionError::EmptyPlan)?;
+        let lock = ledger.lock()?;
+        let read = ledger.read_strict()?;
+        let identity = DatasetIdentity::of(&dataset);
+        let cap = ledger.check_cap(&read, &identity, &epsilon)?;
+        Ok(Reservation {
+            ledger: ledger.clone(),
+            lock,
+            dataset,
+            plan,
+            tool,
+            epsilon,
+            cap,
+        })
+    }
+
+    /// The caps that apply and what was spent before this draw.
+    pub fn cap(&self) -> &CapStatus {
+        &self.cap
+    }
+
+    /// The ε this draw will spend.
+    pub fn epsilon(&self) -> &Epsilon {
+        &self.epsilon
+    }
+
+    /// Draws with `source` and records the draw as pending before returning it. A
+    /// seeded `source` is refused unless `allow_seeded` (tests; such a draw is marked
+    /// reproducible and not for publication everywhere).
+    pub fn draw(
+        self,
+        source: &NoiseSource,
+        allow_seeded: bool,
+        cancel: Option<&AtomicBool>,
+        progress: Option<Progress<'_>>,
+    ) -> Result<PendingDraw, TransactionError> {
+        if source.randomness().is_reproducible() && !allow_seeded {
+            return Err(TransactionError::SeededNotAllowed);
+        }
+        let Reservation {
+            ledger,
+            lock,
+            dataset,
+            plan,
+            tool,
+            epsilon,
+            cap: _,
+        } = self;
+        let draw = match run::draw(&dataset, &plan, source, cancel, progress) {
+            Ok(draw) => draw,
+            Err(error) => {
+                // A private K drawn before a refusal that depends on it: spent.
+                let recorded = match error.spent_before_failing() {
+                    None => None,
+                    Some(spent) => {
+                        let id = new_id();
+                        let mut entry = LedgerEntry::for_draw(
+                            &dataset,
+                            &plan,
+                            DrawSpend {
+                                id: &id,
+                                epsilon: spent,
+                                randomness: source.randomness(),
+                                levels: false,
+                            },
+                            Status::NotWritten,
+                            tool,
+                        );
+                        entry.note = Some(format!("refused after K was estimated: {error}"));
+                        Some(Recorded::of(&ledger.append(&lock, entry)?))
+                    }
+                };
+                return Err(TransactionError::Draw {
+                    error: Box::new(error),
+                    recorded,
+                });
+            }
+        };
+        debug_assert_eq!(draw.epsilon, epsilon);
+        let mut entry = LedgerEntry::for_draw(
+            &dataset,
+            &plan,
+            DrawSpend {
+                id: &draw.id,
+                epsilon: &draw.epsilon,
+                randomness: draw.randomness,
+                levels: true,
+            },
+            Status::Pending,
+            tool,
+        );
+        entry.note = Some("drawn; no decision recorded yet".into());
+        // If this line cannot be written the draw is dropped unseen.
+        let entry = ledger.append(&lock, entry)?;
+        Ok(PendingDraw {
+            ledger,
+            lock: Some(lock),
+            dataset,
+            plan,
+            draw: Arc::new(draw),
+            entry,
+        })
+    }
+}
+
+/// A draw recorded as pending and not yet decided. Holds the ledger lock. Dropping it
+/// records a discard.
+pub struct PendingDraw {
+    ledger: Ledger,
+    /// `None` once decided.
+    lock: Option<LedgerLock>,
+    dataset: Arc<Dataset>,
+    plan: ReleasePlan,
+    draw: Arc<Draw>,
+    /// The pending line as written.
+    entry: LedgerEntry,
+}
+
+/// A release written and recorded.
+#[derive(Debug)]
+pub struct Approved {
+    pub out: PathBuf,
+    pub manifest: Manifest,
+    pub draw: Arc<Draw>,
+    /// The "written" line, or why it could not be appended (the release exists and the
+    /// pending line keeps its ε counted).
+    pub recorded: Result<Recorded, String>,
+}
+
+/// Why an approval did not write a release.
+#[derive(Debug, Error)]
+pub enum ApproveError {
+    /// The output path cannot take the release: nothing was written or recorded, and
+    /// the draw is still pending (choose another path, or discard it).
+    #[error("{error}")]
+    Refused {
+        error: Box<ExportError>,
+        pending: Box<PendingDraw>,
+    },
+    /// The release was not written (failed checks, or writing failed); the ledger
+    /// records it as not written (`recorded`), or could not (`Err`), in which case the
+    /// pending line keeps its ε counted.
+    #[error("{error}; {}", match recorded {
+        Ok(r) => format!("recorded in the ledger as {} (ε = {} spent)", r.status.label(), r.epsilon),
+        Err(e) => format!("the ledger could not record the outcome ({e}); its pending line keeps the ε counted"),
+    })]
+    Failed {
+        error: Box<ExportError>,
+        recorded: Result<Recorded, String>,
+    },
+}
+
+impl std::fmt::Debug for PendingDraw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingDraw")
+            .field("id", &self.entry.id)
+            .field("epsilon", &self.entry.total_epsilon)
+            .field("decided", &self.lock.is_none())
+            .finish()
+    }
+}
+
+impl PendingDraw {
+    /// The draw: only what would be published, plus the checks.
+    pub fn draw(&self) -> &Arc<Draw> {
+        &self.draw
+    }
+
+    pub fn dataset(&self) -> &Arc<Dataset> {
+        &self.dataset
+    }
+
+    pub fn plan(&self) -> &ReleasePlan {
+        &self.plan
+    }
+
+    /// What the ledger holds for this draw so far.
+    pub fn recorded(&self) -> Recorded {
+        Recorded::of(&self.entry)
+    }
+
+    /// Writes the release to `out` (checked again first: a path that cannot take it
+    /// leaves the draw pending), then records it as written.
+    pub fn approve(mut self, out: &Path) -> Result<Approved, ApproveError> {
+        if let Err(error) = export::check_output(out) {
+            return Err(ApproveError::Refused {
+                error: Box::new(error),
+                pending: Box::new(self),
+            });
+        }
+        let result = export::write_release_dir(out, &self.dataset, &self.plan, &self.draw);
+        let output = std::path::absolute(out)
+            .unwrap_or_else(|_| out.to_path_buf())
+            .display()
+            .to_string();
+        match result {
+            Ok(manifest) => {
+                let recorded = self
+                    .decide(Status::Written, Some(output), None)
+                    .map_err(|e| e.to_string());
+                Ok(Approved {
+                    out: out.to_path_buf(),
+                    manifest,
+                    draw: self.draw.clone(),
+                    recorded,
+                })
+            }
+            Err(error) => {
+                let note = match &error {
+                    ExportError::ChecksFailed { problems, .. } => {
+                        format!("failed checks: {problems}")
+                    }
+                    e => format!("not written: {e}"),
+                };
+                let recorded = self
+                    .decide(Status::NotWritten, Some(output), Some(note))
+                    .map_err(|e| e.to_string());
+                Err(ApproveError::Failed {
+                    error: Box::new(error),
+                    recorded,
+                })
+            }
+        }
+    }
+
+    /// Records the draw as discarded: its ε stays spent.
+    pub fn discard(mut self, note: &str) -> Result<Recorded, LedgerError> {
+        self.decide(Status::Discarded, None, Some(note.to_string()))
+    }
+
+    /// Appends the decision and releases the lock. Called once.
+    fn decide(
+        &mut self,
+        status: Status,
+        output: Option<String>,
+        note: Option<String>,
+    ) -> Result<Recorded, LedgerError> {
+        let lock = self
+            .lock
+            .take()
+            .expect("a pending draw is decided only once");
+        let entry = LedgerEntry {
+            time: super::ledger::now(),
+            status,
+            output,
+            note,
+            ..self.entry.clone()
+        };
+        Ok(Recorded::of(&self.ledger.append(&lock, entry)?))
+    }
+}
+
+impl Drop for PendingDraw {
+    fn drop(&mut self) {
+        if self.lock.is_some() {
+            // Nobody decided: coco is stopping, or the draw was abandoned. Its ε is
+            // spent either way; if even this line fails, the pending line still counts.
+            let _ = self.decide(
+                Status::Discarded,
+                None,
+                Some(
+                    "discarded: coco stopped (or the draw was abandoned) before a decision".into(),
+                ),
+            );
+        }
+    }
+}
