@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::data::{Dataset, GroupsForm, InputFile, LevelId, NodeId};
 use crate::histogram::{Count, CountOfCounts, Size};
+use crate::privacy::Diagnostic;
 
 /// How many of a level's largest nodes are listed.
 const TOP: usize = 5;
@@ -66,7 +67,7 @@ pub struct NodeSummary {
 impl NodeSummary {
     fn of(dataset: &Dataset, id: NodeId) -> NodeSummary {
         let node = dataset.hierarchy.node(id);
-        let h = dataset.truth().node(id);
+        let h = dataset.truth().for_diagnostic(Diagnostic::Inspect).node(id);
         NodeSummary {
             id: node.display_id.clone(),
             name: node.name.clone(),
@@ -83,7 +84,7 @@ impl LevelSummary {
         let h = &dataset.hierarchy;
         let hists: Vec<&CountOfCounts> = h
             .level_nodes(level)
-            .map(|id| dataset.truth().node(id))
+            .map(|id| dataset.truth().for_diagnostic(Diagnostic::Inspect).node(id))
             .collect();
         let sizes: BTreeSet<Size> = hists
             .iter()

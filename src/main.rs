@@ -552,7 +552,7 @@ fn release_command(args: ReleaseArgs) -> Result<()> {
         Err(e) => return Err(e.into()),
     };
     let manifest = &approved.manifest;
-    let epsilon = &approved.draw.epsilon;
+    let epsilon = approved.draw.epsilon();
     let spent_after = match &spent_before.epsilon {
         Some(s) => s.add(epsilon),
         None => epsilon.clone(),

@@ -24,6 +24,7 @@ use crate::data::{Dataset, NodeId};
 use crate::emd::emd;
 use crate::histogram::{CountOfCounts, Size};
 use crate::noise::{NoiseSource, OsRandomnessError};
+use crate::privacy::Diagnostic;
 use crate::release::plan::{MaxSize, ReleasePlan};
 use crate::release::run::{self, RunError};
 
@@ -193,7 +194,12 @@ fn level_means(dataset: &Dataset, histograms: &[CountOfCounts]) -> Vec<f64> {
             let ids: Vec<NodeId> = h.level_nodes(l).collect();
             let total: u128 = ids
                 .iter()
-                .map(|&id| u128::from(emd(&histograms[id.index()], dataset.truth().node(id))))
+                .map(|&id| {
+                    u128::from(emd(
+                        &histograms[id.index()],
+                        dataset.truth().for_diagnostic(Diagnostic::Preview).node(id),
+                    ))
+                })
                 .sum();
             total as f64 / ids.len().max(1) as f64
         })
@@ -350,6 +356,7 @@ pub fn omniscient(
         .map(|id| {
             dataset
                 .truth()
+                .for_diagnostic(Diagnostic::Preview)
                 .node(id)
                 .top_coded(max_size)
                 .distinct_sizes() as f64

@@ -501,7 +501,7 @@ fn audit_node_case(case: &NodeCase, n: u64, seed: u64) -> Vec<Outcome> {
                 &mut rng,
             )
             .unwrap();
-            noisy_vector(m.noisy)
+            noisy_vector(m.into_noisy())
         }
     };
     audit(&mech(&d), &mech(&d_prime), &claims, n, seed)
@@ -705,8 +705,8 @@ fn release_mechanism<'a>(
 ) -> impl Fn(&NoiseSource) -> Vec<i64> + Sync + 'a {
     move |source: &NoiseSource| {
         let draw = run::draw(dataset, plan, source, None, None).unwrap();
-        assert!(draw.checks.passed(), "{:?}", draw.checks);
-        features(&draw.histograms, RELEASE_K)
+        assert!(draw.checks().passed(), "{:?}", draw.checks());
+        features(draw.histograms(), RELEASE_K)
     }
 }
 

@@ -60,7 +60,7 @@ proptest! {
     fn releases_pass_checks(d in common::arb_dataset(6, 3, K), shift in 0u32..4, average in any::<bool>()) {
         let h = &d.hierarchy;
         let estimates: Vec<NodeEstimate> =
-            (0..h.len()).map(|i| scrambled_estimate(d.truth().node(NodeId(i as u32)), shift + (i as u32 % 2))).collect();
+            (0..h.len()).map(|i| scrambled_estimate(d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)), shift + (i as u32 % 2))).collect();
         let rule = if average { MergeRule::Average } else { MergeRule::Weighted };
         let released = top_down(h, &estimates, K, rule).unwrap();
         let checks = check_release(d.public(), &released, K);
@@ -70,12 +70,12 @@ proptest! {
     #[test]
     fn exact_estimates_are_kept(d in common::arb_dataset(5, 3, K)) {
         let h = &d.hierarchy;
-        let estimates: Vec<NodeEstimate> = (0..h.len()).map(|i| exact_estimate(d.truth().node(NodeId(i as u32)), 2.0)).collect();
+        let estimates: Vec<NodeEstimate> = (0..h.len()).map(|i| exact_estimate(d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)), 2.0)).collect();
         let released = top_down(h, &estimates, K, MergeRule::Weighted).unwrap();
         for (i, r) in released.iter().enumerate() {
-            prop_assert_eq!(r, &d.truth().node(NodeId(i as u32)).top_coded(K));
+            prop_assert_eq!(r, &d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
         }
-        let leaves = h.level_nodes(h.leaf_level()).map(|id| (id, d.truth().node(id).top_coded(K)));
+        let leaves = h.level_nodes(h.leaf_level()).map(|id| (id, d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(id).top_coded(K)));
         let bu = bottom_up(h, leaves);
         prop_assert_eq!(bu, released);
     }
@@ -101,7 +101,9 @@ mod wls {
                 let eps = Epsilon::parse(budgets[level]).unwrap();
                 let m = estimate::measure(
                     methods[level % methods.len()],
-                    d.truth().node(id),
+                    d.truth()
+                        .for_diagnostic(coco::privacy::Diagnostic::Oracle)
+                        .node(id),
                     id,
                     d.groups(id),
                     K,
@@ -151,13 +153,13 @@ mod wls {
             let estimates: Vec<NodeEstimate> = (0..h.len() as u32)
                 .map(NodeId)
                 .map(|id| {
-                    let exact = estimate::true_vector(Method::Hc, d.truth().node(id), d.groups(id), K);
+                    let exact = estimate::true_vector(Method::Hc, d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(id), d.groups(id), K);
                     estimate::cumulative::estimate(&exact, d.groups(id), &Epsilon::parse("1").unwrap(), IsotonicFit::L1)
                 })
                 .collect();
             let out = make_consistent(Consistency::Wls, h, &estimates, K, &ConsistencyOptions::default()).unwrap();
             for (i, r) in out.histograms.iter().enumerate() {
-                prop_assert_eq!(r, &d.truth().node(NodeId(i as u32)).top_coded(K));
+                prop_assert_eq!(r, &d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
             }
         }
 
@@ -175,7 +177,7 @@ mod wls {
             let estimates: Vec<NodeEstimate> = (0..h.len() as u32)
                 .map(NodeId)
                 .map(|id| {
-                    let (head, top) = estimate::tail::true_vectors(d.truth().node(id), d.groups(id), K, &tail);
+                    let (head, top) = estimate::tail::true_vectors(d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(id), d.groups(id), K, &tail);
                     estimate::tail::estimate(&head, &top, d.groups(id), K, &tail, &eps, &EstimateOptions::default())
                 })
                 .collect();
@@ -186,7 +188,7 @@ mod wls {
             prop_assert!(check_release(d.public(), &out.histograms, K).passed());
             if !saturated {
                 for (i, r) in out.histograms.iter().enumerate() {
-                    prop_assert_eq!(r, &d.truth().node(NodeId(i as u32)).top_coded(K));
+                    prop_assert_eq!(r, &d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
                 }
             }
         }
@@ -201,7 +203,14 @@ mod wls {
             .current();
         let h = &d.hierarchy;
         let estimates: Vec<NodeEstimate> = (0..h.len())
-            .map(|i| exact_estimate(d.truth().node(NodeId(i as u32)), 1.0))
+            .map(|i| {
+                exact_estimate(
+                    d.truth()
+                        .for_diagnostic(coco::privacy::Diagnostic::Oracle)
+                        .node(NodeId(i as u32)),
+                    1.0,
+                )
+            })
             .collect();
         let out = make_consistent(
             Consistency::Wls,

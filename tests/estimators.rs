@@ -234,14 +234,14 @@ fn measurement_shapes_and_reproducibility() {
         )
         .unwrap();
         assert_eq!(m, again, "a seeded stream reproduces the measurement");
-        let len = match &m.noisy {
+        let len = match m.noisy() {
             estimate::Noisy::Cumulative(v) | estimate::Noisy::Naive(v) => v.len(),
             estimate::Noisy::Unattributed(v) => v.len(),
             estimate::Noisy::CumulativeTail { head, top } => head.len() + top.len(),
         };
         assert_eq!(len as u64, method.noise_samples(12, 20));
         assert_eq!(
-            (m.node, m.method, m.groups, m.max_size),
+            (m.node(), m.method(), m.groups(), m.max_size()),
             (NodeId(3), method, 12, 20)
         );
         // estimate_node is measure + estimate on the same stream.
@@ -289,7 +289,11 @@ fn noise_is_added_to_the_true_vector() {
 fn sample_root() -> CountOfCounts {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households");
     let dataset = coco::data::Dataset::load(&dir).expect("the bundled sample loads");
-    dataset.truth().node(NodeId::ROOT).clone()
+    dataset
+        .truth()
+        .for_diagnostic(coco::privacy::Diagnostic::Oracle)
+        .node(NodeId::ROOT)
+        .clone()
 }
 
 /// The mean EMD of `method`'s estimates of the bundled sample's root (K = 10,000) over

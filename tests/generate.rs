@@ -429,7 +429,10 @@ fn generated_data_builds_a_dataset_in_memory() {
     let la = h.find("06037").unwrap();
     assert_eq!(h.node(la).name.as_deref(), Some("Los Angeles County"));
     assert_eq!(
-        dataset.truth().node(la),
+        dataset
+            .truth()
+            .for_diagnostic(coco::privacy::Diagnostic::Oracle)
+            .node(la),
         &data.leaf_histograms()[data.leaves.iter().position(|p| p[2] == "06037").unwrap()]
     );
 

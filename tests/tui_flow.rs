@@ -131,8 +131,8 @@ fn edit_preview_draw_approve_and_export() {
     act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
     assert!(rt.app.undecided_draw());
     let drawn = rt.app.release.drawn.as_ref().unwrap();
-    assert!(drawn.draw.checks.passed());
-    assert_eq!(drawn.draw.randomness, coco::noise::Randomness::Os);
+    assert!(drawn.draw.checks().passed());
+    assert_eq!(drawn.draw.randomness(), coco::noise::Randomness::Os);
     // Recorded as pending before it was shown, under the id the decision will carry.
     assert_one_pending_draw(home.path());
     let pending_id = ledger_lines(home.path())[0].id.clone();

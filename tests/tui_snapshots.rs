@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
-use coco::release::checks::check_release;
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::transaction::Reservation;
 use coco::tui::AppOptions;
@@ -71,10 +70,8 @@ fn search(rt: &mut Runtime, text: &str) {
 }
 
 /// A drawn release made through the release transaction with a seeded source (recorded
-/// as pending in the test's ledger), delivered as the draw job would. With `tamper`,
-/// the tables shown are altered so that the checks fail (what is shown only: the pending
-/// draw itself cannot be altered).
-fn inject_draw(rt: &mut Runtime, home: &Path, tamper: bool) {
+/// as pending in the test's ledger), delivered as the draw job would.
+fn inject_draw(rt: &mut Runtime, home: &Path) {
     let session = rt.app.session.as_ref().expect("a dataset is open");
     let dataset: Arc<Dataset> = session.dataset.clone();
     let pending = Reservation::open(
@@ -96,24 +93,6 @@ fn inject_draw(rt: &mut Runtime, home: &Path, tamper: bool) {
         kind: JobKind::Draw,
         update: Update::Drawn(Ok(Box::new(pending))),
     });
-    if tamper {
-        let drawn = rt.app.release.drawn.as_mut().expect("shown");
-        let mut draw = (*drawn.draw).clone();
-        // Move one group between sizes in a leaf: its parents no longer add up.
-        let leaf = dataset
-            .hierarchy
-            .level_nodes(dataset.hierarchy.leaf_level())
-            .next()
-            .unwrap();
-        let h = &draw.histograms[leaf.index()];
-        let mut pairs = h.pairs().to_vec();
-        pairs[0].1 -= 1;
-        pairs.push((pairs.last().unwrap().0 + 1, 1));
-        draw.histograms[leaf.index()] =
-            coco::histogram::CountOfCounts::from_pairs_summing(pairs).unwrap();
-        draw.checks = check_release(dataset.public(), &draw.histograms, draw.max_size);
-        drawn.draw = Arc::new(draw);
-    }
 }
 
 #[test]
@@ -186,7 +165,7 @@ fn release_screen_before_and_after_a_draw() {
     let mut rt = sample(home.path());
     act(&mut rt, &[Action::ScreenRelease]);
     assert_frame("release_before_draw", &rt);
-    inject_draw(&mut rt, home.path(), false);
+    inject_draw(&mut rt, home.path());
     act(&mut rt, &[Action::Right, Action::Right]);
     assert_frame("release_drawn", &rt);
     rt.act(Action::Quit);
@@ -294,16 +273,14 @@ fn styles_that_matter() {
     let s = style_at(&b, "CONFIDENTIAL DIAGNOSTICS");
     assert_eq!(s.fg, Some(Color::Magenta));
 
-    // A failing check on the Release screen.
+    // The checks on the Release screen: all green for a real draw. (A failing check is
+    // tested in src/tui/screens/release.rs: a `Draw` cannot be altered from outside the
+    // measurement path, which is the point.)
     act(&mut rt, &[Action::ScreenRelease]);
-    inject_draw(&mut rt, home.path(), true);
+    inject_draw(&mut rt, home.path());
     let b = rt.buffer(WIDTH, HEIGHT);
-    let s = style_at(&b, "✗ parents");
-    assert_eq!(s.fg, Some(Color::Red));
+    let s = style_at(&b, "✓ parents");
+    assert_eq!(s.fg, Some(Color::Green));
     let s = style_at(&b, "✓ integral");
     assert_eq!(s.fg, Some(Color::Green));
-    assert!(
-        rt.text(WIDTH, HEIGHT)
-            .contains("differs from the sum of its children")
-    );
 }

@@ -86,8 +86,19 @@ fn load_and_check(files: &[(&str, &[u8])]) -> Option<Dataset> {
     let dir = write_files(files);
     match Dataset::load(&dir) {
         Ok(d) => {
-            let k = d.truth().node(NodeId::ROOT).max_size().unwrap_or(0);
-            let checks = check_release(d.public(), d.truth().all(), k);
+            let k = d
+                .truth()
+                .for_diagnostic(coco::privacy::Diagnostic::Oracle)
+                .node(NodeId::ROOT)
+                .max_size()
+                .unwrap_or(0);
+            let checks = check_release(
+                d.public(),
+                d.truth()
+                    .for_diagnostic(coco::privacy::Diagnostic::Oracle)
+                    .all(),
+                k,
+            );
             assert!(
                 checks.passed(),
                 "a loaded dataset is inconsistent: {checks:?}"
@@ -348,7 +359,15 @@ pub fn consistency(data: &[u8]) {
         .map(|id| {
             let (method, epsilon) = level_methods[h.node(id).level.0].clone();
             let groups = dataset.groups(id);
-            let exact = estimate::true_vector(method, dataset.truth().node(id), groups, k);
+            let exact = estimate::true_vector(
+                method,
+                dataset
+                    .truth()
+                    .for_diagnostic(coco::privacy::Diagnostic::Oracle)
+                    .node(id),
+                groups,
+                k,
+            );
             let noisy = match method {
                 Method::Hc => Noisy::Cumulative(exact.iter().map(|&v| b.noisy(v)).collect()),
                 Method::Naive => Noisy::Naive(exact.iter().map(|&v| b.noisy(v)).collect()),
@@ -364,14 +383,7 @@ pub fn consistency(data: &[u8]) {
                         .collect(),
                 ),
             };
-            let m = NodeMeasurement {
-                node: id,
-                method,
-                epsilon,
-                groups,
-                max_size: k,
-                noisy,
-            };
+            let m = NodeMeasurement::assumed(id, method, epsilon, groups, k, noisy);
             estimate::estimate(&m, &options)
         })
         .collect();

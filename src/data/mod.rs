@@ -22,6 +22,7 @@ pub use hierarchy::{Hierarchy, HierarchyError, LevelId, Node, NodeId};
 pub use load::{LoadError, LoadErrorKind, LoadProgress};
 
 use crate::histogram::{Count, CountOfCounts};
+use crate::privacy::{Confidential, Diagnostic};
 
 /// Which of the three groups forms a dataset uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -92,7 +93,7 @@ pub struct Dataset {
     /// The files read, in a fixed order, with their digests.
     pub inputs: Vec<InputFile>,
     groups: Vec<Count>,
-    truth: TrueHistograms,
+    truth: Confidential<TrueHistograms>,
 }
 
 impl Dataset {
@@ -136,7 +137,7 @@ impl Dataset {
             form,
             inputs,
             groups,
-            truth: TrueHistograms(hists),
+            truth: Confidential::new(TrueHistograms(hists)),
         }
     }
 
@@ -153,9 +154,9 @@ impl Dataset {
         self.groups[id.index()]
     }
 
-    /// The true histograms: confidential. Read by the measurement step and by
-    /// diagnostics labelled confidential, never by post-processing.
-    pub fn truth(&self) -> &TrueHistograms {
+    /// The true histograms: confidential, opened only by the measurement step and by
+    /// named diagnostics (see [`Confidential`]), never by post-processing.
+    pub fn truth(&self) -> &Confidential<TrueHistograms> {
         &self.truth
     }
 
@@ -186,7 +187,12 @@ impl Dataset {
         let mut hists: Vec<&[(crate::histogram::Size, crate::histogram::Count)]> = self
             .hierarchy
             .level_nodes(leaves)
-            .map(|id| self.truth.node(id).pairs())
+            .map(|id| {
+                self.truth
+                    .for_diagnostic(Diagnostic::Provenance)
+                    .node(id)
+                    .pairs()
+            })
             .collect();
         hists.sort_unstable();
         let mut h = Sha256::new();
@@ -250,12 +256,27 @@ pub(crate) mod tests {
         let d = tiny();
         let h = &d.hierarchy;
         for node in h.nodes().iter().filter(|n| !n.is_leaf()) {
-            let sum = CountOfCounts::sum(node.children().map(|c| d.truth().node(c)));
+            let sum = CountOfCounts::sum(node.children().map(|c| {
+                d.truth()
+                    .for_diagnostic(crate::privacy::Diagnostic::Oracle)
+                    .node(c)
+            }));
             let id = h.find(&node.display_id).unwrap();
-            assert_eq!(d.truth().node(id), &sum);
+            assert_eq!(
+                d.truth()
+                    .for_diagnostic(crate::privacy::Diagnostic::Oracle)
+                    .node(id),
+                &sum
+            );
             assert_eq!(d.groups(id), sum.groups());
         }
         assert_eq!(d.groups(NodeId::ROOT), 14);
-        assert_eq!(d.truth().node(NodeId::ROOT).max_size(), Some(40));
+        assert_eq!(
+            d.truth()
+                .for_diagnostic(crate::privacy::Diagnostic::Oracle)
+                .node(NodeId::ROOT)
+                .max_size(),
+            Some(40)
+        );
     }
 }

@@ -154,17 +154,75 @@ pub enum Noisy {
     CumulativeTail { head: Vec<i64>, top: Vec<i64> },
 }
 
-/// One node's measurement, with the public values it was made under.
+/// One node's measurement, with the public values it was made under. Made by
+/// [`measure`] (or, for tests of the estimators, [`NodeMeasurement::assumed`]); its
+/// fields cannot be changed afterwards.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeMeasurement {
-    pub node: NodeId,
-    pub method: Method,
-    pub epsilon: Epsilon,
+    node: NodeId,
+    method: Method,
+    epsilon: Epsilon,
     /// `G`, public.
-    pub groups: Count,
+    groups: Count,
     /// `K`, public.
-    pub max_size: Size,
-    pub noisy: Noisy,
+    max_size: Size,
+    noisy: Noisy,
+}
+
+impl NodeMeasurement {
+    /// A measurement whose noise coco did not draw: chosen noisy values, for testing the
+    /// estimators (the fuzzer does). Nothing made from it can be released: a release
+    /// ([`crate::release::run::Draw`]) is built only by the measurement path from the
+    /// measurements it makes itself.
+    pub fn assumed(
+        node: NodeId,
+        method: Method,
+        epsilon: Epsilon,
+        groups: Count,
+        max_size: Size,
+        noisy: Noisy,
+    ) -> NodeMeasurement {
+        NodeMeasurement {
+            node,
+            method,
+            epsilon,
+            groups,
+            max_size,
+            noisy,
+        }
+    }
+
+    pub fn node(&self) -> NodeId {
+        self.node
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    pub fn epsilon(&self) -> &Epsilon {
+        &self.epsilon
+    }
+
+    /// `G`, public.
+    pub fn groups(&self) -> Count {
+        self.groups
+    }
+
+    /// `K`, public.
+    pub fn max_size(&self) -> Size {
+        self.max_size
+    }
+
+    /// The noisy vector.
+    pub fn noisy(&self) -> &Noisy {
+        &self.noisy
+    }
+
+    /// The noisy vector, by value.
+    pub fn into_noisy(self) -> Noisy {
+        self.noisy
+    }
 }
 
 /// A run of groups of one estimated size with one variance estimate: `Ĥg` with the

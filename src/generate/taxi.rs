@@ -79,7 +79,10 @@ mod tests {
         let g = generate(1).unwrap();
         let d = g.to_dataset().unwrap();
         assert_eq!(d.hierarchy.len(), 1 + 2 + 28);
-        let root = d.truth().node(crate::data::NodeId::ROOT);
+        let root = d
+            .truth()
+            .for_diagnostic(crate::privacy::Diagnostic::Inspect)
+            .node(crate::data::NodeId::ROOT);
         assert!((28 * 9_000..=28 * 17_000).contains(&root.groups()));
         // Dense: over a thousand distinct sizes, reaching into the thousands.
         assert!(root.distinct_sizes() > 1_000, "{}", root.distinct_sizes());

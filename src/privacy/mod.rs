@@ -15,8 +15,10 @@
 //! McSherry, "Privacy Integrated Queries", SIGMOD 2009 (parallel composition); Kuo et
 //! al., PVLDB 2018, Theorem 5.6.
 
+pub mod confidential;
 pub mod epsilon;
 
+pub use confidential::{Confidential, Diagnostic};
 pub use epsilon::{Epsilon, EpsilonError};
 
 use crate::data::{Hierarchy, NodeId};

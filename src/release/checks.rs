@@ -198,17 +198,33 @@ mod tests {
     #[test]
     fn the_truth_passes() {
         let d = tiny();
-        let checks = check_release(d.public(), d.truth().all(), 40);
+        let checks = check_release(
+            d.public(),
+            d.truth()
+                .for_diagnostic(crate::privacy::Diagnostic::Oracle)
+                .all(),
+            40,
+        );
         assert!(checks.passed(), "{checks:?}");
         // Above K fails.
-        let checks = check_release(d.public(), d.truth().all(), 39);
+        let checks = check_release(
+            d.public(),
+            d.truth()
+                .for_diagnostic(crate::privacy::Diagnostic::Oracle)
+                .all(),
+            39,
+        );
         assert!(!checks.within_max_size && checks.group_totals && checks.consistent);
     }
 
     #[test]
     fn detects_broken_releases() {
         let d = tiny();
-        let mut hists = d.truth().all().to_vec();
+        let mut hists = d
+            .truth()
+            .for_diagnostic(crate::privacy::Diagnostic::Oracle)
+            .all()
+            .to_vec();
         // Move a group from size 1 to size 2 in leaf a1 only: the totals hold, the sums break.
         let a1 = d.hierarchy.find("US/A/a1").unwrap();
         let old = hists[a1.index()].clone();
@@ -233,7 +249,12 @@ mod tests {
         let h = &d.hierarchy;
         let mut rows: Vec<[String; 4]> = Vec::new();
         for (i, node) in h.nodes().iter().enumerate() {
-            for &(s, c) in d.truth().all()[i].pairs() {
+            for &(s, c) in d
+                .truth()
+                .for_diagnostic(crate::privacy::Diagnostic::Oracle)
+                .all()[i]
+                .pairs()
+            {
                 rows.push([
                     h.level_name(node.level).into(),
                     node.display_id.clone(),

@@ -136,7 +136,7 @@ fn write_counts(w: &mut dyn Write, dataset: &Dataset, draw: &Draw) -> std::io::R
         let name = h.level_name(level);
         for id in ids {
             let region = &h.node(id).display_id;
-            for &(size, count) in draw.histograms[id.index()].pairs() {
+            for &(size, count) in draw.histograms()[id.index()].pairs() {
                 csv.write_record([name, region, &size.to_string(), &count.to_string()])
                     .map_err(csv_error)?;
             }
@@ -164,7 +164,7 @@ fn write_wide(
     csv.write_record(&header).map_err(csv_error)?;
     for &id in ids {
         let node = h.node(id);
-        let hist = &draw.histograms[id.index()];
+        let hist = &draw.histograms()[id.index()];
         let mut cells: [Count; 8] = [0; 8];
         for &(size, count) in hist.pairs() {
             cells[(size as usize).min(7)] += count;
@@ -307,10 +307,10 @@ pub fn write_release_dir(
     draw: &Draw,
 ) -> Result<Manifest, ExportError> {
     check_output(out)?;
-    if !draw.checks.passed() {
+    if !draw.checks().passed() {
         return Err(ExportError::ChecksFailed {
-            problems: draw.checks.problems.join("; "),
-            checks: draw.checks.clone(),
+            problems: draw.checks().problems.join("; "),
+            checks: draw.checks().clone(),
         });
     }
     let parent = parent_dir(out);
@@ -348,7 +348,7 @@ fn fill_release_dir(
     draw: &Draw,
 ) -> Result<Manifest, ExportError> {
     let mut outputs = Vec::new();
-    if let crate::noise::Randomness::Seeded { seed } = draw.randomness {
+    if let crate::noise::Randomness::Seeded { seed } = draw.randomness() {
         // Unmistakable beside the tables, not only inside the manifest.
         outputs.push(write_file(tmp, NOT_PRIVATE_FILE, |w| {
             writeln!(
@@ -370,7 +370,7 @@ fn fill_release_dir(
         })?);
     }
     sync_dir(&tables).map_err(io(&tables))?;
-    let checks = verify_counts(&tmp.join("counts.csv"), dataset, draw.max_size)?;
+    let checks = verify_counts(&tmp.join("counts.csv"), dataset, draw.max_size())?;
     if !checks.passed() {
         return Err(ExportError::ChecksFailed {
             problems: checks.problems.join("; "),

@@ -100,7 +100,7 @@ pub struct Manifest {
 /// Builds the manifest of a release (outputs and checks filled in by the writer).
 pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
     let h = &dataset.hierarchy;
-    let samples = plan.noise_samples(h, |id| dataset.groups(id), draw.max_size);
+    let samples = plan.noise_samples(h, |id| dataset.groups(id), draw.max_size());
     let levels = plan
         .levels
         .iter()
@@ -123,7 +123,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         MaxSize::Fixed(_) => ("operator".to_string(), None),
         MaxSize::Estimate { epsilon } => ("estimated".to_string(), Some(epsilon.to_string())),
     };
-    let randomness = match draw.randomness {
+    let randomness = match draw.randomness() {
         Randomness::Os => ManifestRandomness {
             source: "os".into(),
             seed: None,
@@ -146,14 +146,14 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         version: MANIFEST_VERSION,
         coco_version: env!("CARGO_PKG_VERSION").to_string(),
         created: super::ledger::format_time(super::ledger::now()),
-        total_epsilon: draw.epsilon.to_f64(),
-        total_epsilon_exact: draw.epsilon.to_string(),
+        total_epsilon: draw.epsilon().to_f64(),
+        total_epsilon_exact: draw.epsilon().to_string(),
         privacy: ManifestPrivacy {
             definition: "pure ε-differential privacy (Kuo et al. 2018, Definition 1)".into(),
             unit: "one entity: neighbouring datasets differ by one entity added to or removed from one group".into(),
             public: "the hierarchy and the number of groups in each region".into(),
         },
-        max_size: draw.max_size,
+        max_size: draw.max_size(),
         max_size_source,
         max_size_epsilon,
         consistency: plan.consistency,
@@ -162,12 +162,12 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         hg_fit: plan.hg_fit,
         levels,
         outputs: Vec::new(),
-        checks: draw.checks.clone(),
-        reproducible: draw.randomness.is_reproducible(),
-        warnings: draw.warnings.clone(),
-        for_publication: !draw.randomness.is_reproducible(),
+        checks: draw.checks().clone(),
+        reproducible: draw.randomness().is_reproducible(),
+        warnings: draw.warnings().to_vec(),
+        for_publication: !draw.randomness().is_reproducible(),
         randomness,
-        ledger_entry: draw.id.clone(),
+        ledger_entry: draw.id().to_string(),
     }
 }
 

@@ -87,7 +87,7 @@ pub fn resolve_max_size(
         MaxSize::Fixed(k) => Ok((*k, None)),
         MaxSize::Estimate { epsilon } => {
             let mut stream = source.stream(StreamId::node(PURPOSE_MAX_SIZE, 0));
-            let root = dataset.truth().node(NodeId::ROOT);
+            let root = dataset.truth().for_measurement().node(NodeId::ROOT);
             let (_, k) = max_size::estimate_max_size(root, epsilon, &mut stream)
                 .map_err(RunError::MaxSize)?;
             Ok((
@@ -172,7 +172,7 @@ pub fn estimate_nodes(
             let mut stream = source.stream(StreamId::node(purpose, id.0));
             let m = estimate::measure(
                 setting.method,
-                dataset.truth().node(id),
+                dataset.truth().for_measurement().node(id),
                 id,
                 dataset.groups(id),
                 max_size,
@@ -293,23 +293,72 @@ pub fn estimate_plan(
 }
 
 /// A drawn release, checked, not yet written.
+///
+/// Constructible only by [`draw`], the measurement path: its histograms are the
+/// consistent post-processing of noisy measurements, never of the truth. Only a `Draw`
+/// is written ([`super::export::write_release_dir`]) or recorded in the ledger.
 #[derive(Clone, Debug)]
 pub struct Draw {
-    pub max_size: Size,
+    max_size: Size,
     /// The released histogram of every node, indexed by [`NodeId`].
-    pub histograms: Vec<CountOfCounts>,
-    pub checks: Checks,
+    histograms: Vec<CountOfCounts>,
+    checks: Checks,
     /// The ε-DP guarantee, from the measurements made.
-    pub epsilon: Epsilon,
-    pub randomness: Randomness,
+    epsilon: Epsilon,
+    randomness: Randomness,
     /// The consistency step that ran.
-    pub consistency: Consistency,
+    consistency: Consistency,
     /// Why the plan's consistency step was replaced, if it was.
-    pub fallback: Option<String>,
+    fallback: Option<String>,
     /// What the operator should know about the estimates (saturated tails).
-    pub warnings: Vec<String>,
+    warnings: Vec<String>,
     /// The draw's ledger id: every ledger line about this draw carries it.
-    pub id: String,
+    id: String,
+}
+
+impl Draw {
+    /// The public bound `K` the release was measured with.
+    pub fn max_size(&self) -> Size {
+        self.max_size
+    }
+
+    /// The released histogram of every node, indexed by [`NodeId`].
+    pub fn histograms(&self) -> &[CountOfCounts] {
+        &self.histograms
+    }
+
+    pub fn checks(&self) -> &Checks {
+        &self.checks
+    }
+
+    /// The ε-DP guarantee, from the measurements made.
+    pub fn epsilon(&self) -> &Epsilon {
+        &self.epsilon
+    }
+
+    pub fn randomness(&self) -> Randomness {
+        self.randomness
+    }
+
+    /// The consistency step that ran.
+    pub fn consistency(&self) -> Consistency {
+        self.consistency
+    }
+
+    /// Why the plan's consistency step was replaced, if it was.
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    /// What the operator should know about the estimates (saturated tails).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// The draw's ledger id: every ledger line about this draw carries it.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
 }
 
 /// Draws one release under a validated plan.

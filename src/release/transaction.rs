@@ -184,14 +184,14 @@ impl Reservation {
                 });
             }
         };
-        debug_assert_eq!(draw.epsilon, epsilon);
+        debug_assert_eq!(draw.epsilon(), &epsilon);
         let mut entry = LedgerEntry::for_draw(
             &dataset,
             &plan,
             DrawSpend {
-                id: &draw.id,
-                epsilon: &draw.epsilon,
-                randomness: draw.randomness,
+                id: draw.id(),
+                epsilon: draw.epsilon(),
+                randomness: draw.randomness(),
                 levels: true,
             },
             Status::Pending,

@@ -447,7 +447,7 @@ pub fn question(app: &App, question: Confirm) -> String {
         .release
         .drawn
         .as_ref()
-        .map_or_else(String::new, |d| d.draw.epsilon.to_string());
+        .map_or_else(String::new, |d| d.draw.epsilon().to_string());
     match question {
         Confirm::QuitWithDraw => format!(
             "A drawn release is undecided. Quitting now records it in the ledger as discarded: \

@@ -13,6 +13,7 @@ use crate::consistency::Consistency;
 use crate::data::LevelId;
 use crate::estimate::Tail;
 use crate::preview::fmt_num;
+use crate::privacy::Diagnostic;
 use crate::privacy::Epsilon;
 use crate::release::plan::{MaxSize, ReleasePlan};
 
@@ -465,7 +466,11 @@ fn tail_hint(session: &Session) -> Option<String> {
     {
         return None;
     }
-    let root = session.dataset.truth().node(crate::data::NodeId::ROOT);
+    let root = session
+        .dataset
+        .truth()
+        .for_diagnostic(Diagnostic::Panel)
+        .node(crate::data::NodeId::ROOT);
     let large: u64 = root
         .pairs()
         .iter()

@@ -11,6 +11,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use crate::data::NodeId;
 use crate::inspect::LevelSummary;
+use crate::privacy::Diagnostic;
 use crate::release::plan::MaxSize;
 
 use super::super::action::{Action, Context};
@@ -48,7 +49,11 @@ pub fn spread(groups: &[u64]) -> (u64, u64, u64) {
 
 /// What the plan's K means for this dataset (confidential: uses the largest true size).
 fn max_size_text(session: &Session) -> Vec<Span<'static>> {
-    let root = session.dataset.truth().node(NodeId::ROOT);
+    let root = session
+        .dataset
+        .truth()
+        .for_diagnostic(Diagnostic::Inspect)
+        .node(NodeId::ROOT);
     let largest = root.max_size().unwrap_or(0);
     match &session.plan.max_size {
         MaxSize::Fixed(k) => {

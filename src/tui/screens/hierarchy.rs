@@ -10,6 +10,7 @@ use ratatui::widgets::Paragraph;
 
 use crate::data::{Hierarchy, NodeId};
 use crate::histogram::Size;
+use crate::privacy::Diagnostic;
 
 use super::super::action::{Action, Context};
 use super::super::app::{App, InputPurpose};
@@ -262,7 +263,11 @@ fn render_node(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let h = &session.dataset.hierarchy;
     let id = app.hierarchy.selected;
     let node = h.node(id);
-    let truth = session.dataset.truth().node(id);
+    let truth = session
+        .dataset
+        .truth()
+        .for_diagnostic(Diagnostic::Inspect)
+        .node(id);
     let block = widgets::block(widgets::confidential_title(&format!(
         "{} · true histogram",
         node.label()

@@ -13,6 +13,7 @@ use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Ta
 use crate::data::NodeId;
 use crate::histogram::CountOfCounts;
 use crate::preview::{PreviewOptions, PreviewProgress, PreviewReport, fmt_num};
+use crate::privacy::Diagnostic;
 
 use super::super::action::{Action, Context};
 use super::super::app::{App, Command, DEFAULT_PREVIEW_SEED, InputPurpose};
@@ -422,7 +423,11 @@ fn render_overlay(
     let Some(last) = &report.last_trial else {
         return;
     };
-    let truth = session.dataset.truth().node(id);
+    let truth = session
+        .dataset
+        .truth()
+        .for_diagnostic(Diagnostic::Panel)
+        .node(id);
     let noisy = &last.independent[id.index()];
     let consistent = &last.consistent[id.index()];
     let [legend, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);

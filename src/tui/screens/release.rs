@@ -14,7 +14,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use crate::data::{Dataset, LevelId, NodeId};
+use crate::histogram::Size;
 use crate::noise::Randomness;
+use crate::release::checks::Checks;
 use crate::release::export::check_output;
 use crate::release::manifest::Manifest;
 use crate::release::plan::{MaxSize, ReleasePlan};
@@ -512,7 +514,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
                 Span::styled("UNDECIDED ", theme::warning()),
                 Span::raw(format!(
                     "draw of ε = {}: {a_key} approves and exports it, {x_key} discards it (its ε stays spent either way)",
-                    d.draw.epsilon
+                    d.draw.epsilon()
                 )),
             ]),
             Decision::Exported { out, manifest } => Line::from(vec![
@@ -531,7 +533,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
                 Span::styled("DISCARDED ", theme::warning()),
                 Span::raw(format!(
                     "recorded in the ledger: ε = {} stays spent. {d_key} draws again (spends ε again).",
-                    d.draw.epsilon
+                    d.draw.epsilon()
                 )),
             ]),
             Decision::RecordedNotWritten { message } => Line::from(vec![
@@ -585,7 +587,7 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) 
         .take(visible)
         .map(|&id| {
             let node = h.node(id);
-            let hist = &drawn.draw.histograms[id.index()];
+            let hist = &drawn.draw.histograms()[id.index()];
             let mut cells = vec![Cell::from(node.display_id.clone())];
             if with_names {
                 cells.push(Cell::from(node.name.clone().unwrap_or_default()));
@@ -617,7 +619,43 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) 
 /// The structural checks and how the draw was made.
 fn check_lines(drawn: &DrawnRelease) -> Vec<Line<'static>> {
     let d = &drawn.draw;
-    let c = &d.checks;
+    let c = d.checks();
+    let checks = checks_line(c, d.max_size());
+    let mut lines = vec![
+        Line::from(checks),
+        Line::from(
+            [
+                widgets::field("ε (from the measurements)", d.epsilon().to_string()),
+                widgets::field(" · consistency", d.consistency().name()),
+                widgets::field(
+                    " · noise",
+                    match d.randomness() {
+                        Randomness::Os => "fresh OS randomness".to_string(),
+                        Randomness::Seeded { seed } => format!("seed {seed}"),
+                    },
+                ),
+            ]
+            .concat(),
+        ),
+    ];
+    if d.randomness().is_reproducible() {
+        lines.push(Line::styled(
+            "seeded noise: reproducible, NOT FOR PUBLICATION",
+            theme::error(),
+        ));
+    }
+    if let Some(f) = d.fallback() {
+        lines.push(Line::styled(f.to_string(), theme::warning()));
+    }
+    for w in d.warnings() {
+        lines.push(Line::styled(w.clone(), theme::warning()));
+    }
+    lines.extend(problem_lines(c));
+    lines
+}
+
+/// One mark per structural check: green ✓ or red ✗.
+fn checks_line(c: &Checks, max_size: Size) -> Vec<Span<'static>> {
     let mut checks = vec![Span::styled("Checks ", theme::heading())];
     for (name, ok) in [
         ("integral".to_string(), c.integral),
@@ -625,7 +663,7 @@ fn check_lines(drawn: &DrawnRelease) -> Vec<Line<'static>> {
         ("totals = public G".to_string(), c.group_totals),
         ("parents = Σ children".to_string(), c.consistent),
         (
-            format!("sizes ≤ K = {}", int(u64::from(d.max_size))),
+            format!("sizes ≤ K = {}", int(u64::from(max_size))),
             c.within_max_size,
         ),
     ] {
@@ -638,37 +676,62 @@ fn check_lines(drawn: &DrawnRelease) -> Vec<Line<'static>> {
         ));
         checks.push(Span::raw(name));
     }
-    let mut lines = vec![
-        Line::from(checks),
-        Line::from(
-            [
-                widgets::field("ε (from the measurements)", d.epsilon.to_string()),
-                widgets::field(" · consistency", d.consistency.name()),
-                widgets::field(
-                    " · noise",
-                    match d.randomness {
-                        Randomness::Os => "fresh OS randomness".to_string(),
-                        Randomness::Seeded { seed } => format!("seed {seed}"),
-                    },
-                ),
-            ]
-            .concat(),
-        ),
-    ];
-    if d.randomness.is_reproducible() {
-        lines.push(Line::styled(
-            "seeded noise: reproducible, NOT FOR PUBLICATION",
-            theme::error(),
-        ));
+    checks
+}
+
+/// The first few problems the checks found, in red.
+fn problem_lines(c: &Checks) -> impl Iterator<Item = Line<'static>> + '_ {
+    c.problems
+        .iter()
+        .take(4)
+        .map(|p| Line::styled(p.clone(), theme::error()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::histogram::CountOfCounts;
+    use crate::release::checks::check_release;
+    use ratatui::style::Color;
+
+    /// A release whose parents do not add up shows a red ✗ beside that check, green ✓
+    /// beside the others, and the problem in red. (A `Draw` cannot be altered, so the
+    /// rendering is tested on the checks of altered tables.)
+    #[test]
+    fn a_failing_check_is_red_and_named() {
+        let d = Dataset::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households"),
+        )
+        .unwrap();
+        let truth = d.truth().for_diagnostic(crate::privacy::Diagnostic::Oracle);
+        let mut hists = truth.all().to_vec();
+        let leaf = d
+            .hierarchy
+            .level_nodes(d.hierarchy.leaf_level())
+            .next()
+            .unwrap();
+        let mut pairs = hists[leaf.index()].pairs().to_vec();
+        pairs[0].1 -= 1;
+        pairs.push((pairs.last().unwrap().0 + 1, 1));
+        hists[leaf.index()] = CountOfCounts::from_pairs_summing(pairs).unwrap();
+        let checks = check_release(d.public(), &hists, 10_000);
+        assert!(!checks.consistent && checks.integral);
+        let spans = checks_line(&checks, 10_000);
+        let mark = |name: &str| {
+            let i = spans.iter().position(|s| s.content == name).unwrap();
+            (spans[i - 1].content.to_string(), spans[i - 1].style.fg)
+        };
+        assert_eq!(
+            mark("parents = Σ children"),
+            ("✗ ".into(), Some(Color::Red))
+        );
+        assert_eq!(mark("integral"), ("✓ ".into(), Some(Color::Green)));
+        let problems: Vec<Line> = problem_lines(&checks).collect();
+        assert!(
+            problems[0]
+                .to_string()
+                .contains("differs from the sum of its children")
+        );
+        assert_eq!(problems[0].style.fg, Some(Color::Red));
     }
-    if let Some(f) = &d.fallback {
-        lines.push(Line::styled(f.clone(), theme::warning()));
-    }
-    for w in &d.warnings {
-        lines.push(Line::styled(w.clone(), theme::warning()));
-    }
-    for p in c.problems.iter().take(4) {
-        lines.push(Line::styled(p.clone(), theme::error()));
-    }
-    lines
 }

@@ -1,0 +1,72 @@
+//! The privacy boundary in types: confidential data lives behind [`Confidential`], which
+//! only two kinds of code can open.
+//!
+//! - The measurement step ([`crate::release::run`], through [`crate::estimate::measure`]):
+//!   [`Confidential::for_measurement`] is crate-private, and what it reads leaves only
+//!   with noise added.
+//! - Operator diagnostics, each named by a [`Diagnostic`] at the call site so an audit can
+//!   list them (`grep for_diagnostic`): `coco inspect`, the preview's errors against the
+//!   truth, the TUI's confidential panels, the content digest kept in the agency's ledger,
+//!   and test oracles. What they show is labelled confidential and never published.
+//!
+//! A release cannot be built from what a diagnostic reads: a
+//! [`Draw`](crate::release::run::Draw) is constructible only by the measurement path
+//! ([`crate::release::run::draw`]), and only a `Draw` is written or recorded.
+
+/// Why confidential data is read outside the measurement step. Each use names one, so
+/// the places that read the truth can be listed and reviewed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Diagnostic {
+    /// `coco inspect`, the generators' summaries and the TUI's Dataset and Hierarchy
+    /// screens: the truth itself, shown to the operator as confidential.
+    Inspect,
+    /// Preview and Trade-off: errors of trial releases against the truth (confidential).
+    Preview,
+    /// The TUI's confidential panels beside a release or a plan (labelled so).
+    Panel,
+    /// The content digest that keys spending in the agency's ledger (never published).
+    Provenance,
+    /// Tests and fuzzing: the truth as an oracle for post-processing.
+    Oracle,
+}
+
+/// A value computed from the confidential data without noise. It has no `Display`,
+/// `Serialize` or comparison, and its `Debug` shows nothing of it.
+#[derive(Clone)]
+pub struct Confidential<T>(T);
+
+impl<T> Confidential<T> {
+    pub(crate) fn new(value: T) -> Confidential<T> {
+        Confidential(value)
+    }
+
+    /// For the measurement step only: what it reads leaves with noise added.
+    pub(crate) fn for_measurement(&self) -> &T {
+        &self.0
+    }
+
+    /// For an operator diagnostic named by `why` (see [`Diagnostic`]); what it shows is
+    /// confidential.
+    pub fn for_diagnostic(&self, why: Diagnostic) -> &T {
+        let _ = why;
+        &self.0
+    }
+}
+
+impl<T> std::fmt::Debug for Confidential<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Confidential(…)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_nothing_of_the_value() {
+        let c = Confidential::new(vec![1234567u64]);
+        assert_eq!(format!("{c:?}"), "Confidential(…)");
+        assert_eq!(c.for_diagnostic(Diagnostic::Oracle), &vec![1234567u64]);
+    }
+}
