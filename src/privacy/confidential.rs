@@ -12,6 +12,65 @@
 //! A release cannot be built from what a diagnostic reads: a
 //! [`Draw`](crate::release::run::Draw) is constructible only by the measurement path
 //! ([`crate::release::run::draw`]), and only a `Draw` is written or recorded.
+//!
+//! What the types allow, and what they refuse (these examples are compiled by
+//! `cargo test`):
+//!
+//! ```
+//! use coco::data::Dataset;
+//! use coco::histogram::CountOfCounts;
+//! use coco::privacy::Diagnostic;
+//! use coco::release::run::Draw;
+//!
+//! // A diagnostic names itself to read the truth.
+//! fn root_groups(d: &Dataset) -> u64 {
+//!     d.truth().for_diagnostic(Diagnostic::Inspect).all()[0].groups()
+//! }
+//! // A release is read, never made or changed, outside the measurement path.
+//! fn tables(d: &Draw) -> &[CountOfCounts] {
+//!     d.histograms()
+//! }
+//! ```
+//!
+//! The truth is not a released histogram's type:
+//!
+//! ```compile_fail
+//! fn leak(d: &coco::data::Dataset) -> &coco::data::TrueHistograms {
+//!     d.truth()
+//! }
+//! ```
+//!
+//! The measurement step's opening is not public:
+//!
+//! ```compile_fail
+//! fn leak(d: &coco::data::Dataset) -> &coco::data::TrueHistograms {
+//!     d.truth().for_measurement()
+//! }
+//! ```
+//!
+//! A release's tables cannot be replaced (say, by the truth):
+//!
+//! ```compile_fail
+//! fn tamper(d: &mut coco::release::run::Draw, t: Vec<coco::histogram::CountOfCounts>) {
+//!     d.histograms = t;
+//! }
+//! ```
+//!
+//! Nor can a release be built by hand:
+//!
+//! ```compile_fail
+//! fn forge(d: &coco::release::run::Draw) -> coco::release::run::Draw {
+//!     coco::release::run::Draw { ..d.clone() }
+//! }
+//! ```
+//!
+//! Nor a measurement's noisy vector changed after it was measured:
+//!
+//! ```compile_fail
+//! fn tamper(m: &mut coco::estimate::NodeMeasurement, n: coco::estimate::Noisy) {
+//!     m.noisy = n;
+//! }
+//! ```
 
 /// Why confidential data is read outside the measurement step. Each use names one, so
 /// the places that read the truth can be listed and reviewed.
