@@ -19,7 +19,7 @@ use coco::noise::NoiseSource;
 use coco::preview::{self, PreviewOptions};
 use coco::privacy::Epsilon;
 use coco::release::ledger::{Ledger, Tool};
-use coco::release::plan::ReleasePlan;
+use coco::release::plan::{MaxSize, ReleasePlan};
 use coco::release::transaction::Reservation;
 use criterion::{Criterion, criterion_group};
 
@@ -51,9 +51,10 @@ fn plan(dataset: &Dataset, consistency: Consistency, method: Method) -> ReleaseP
         &dataset.hierarchy,
         &Epsilon::parse("1").unwrap(),
         method,
-        10_000,
-    );
-    p.consistency = consistency;
+        MaxSize::Fixed(10_000),
+    )
+    .unwrap();
+    p.set_consistency(consistency);
     p
 }
 

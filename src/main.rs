@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use std::sync::Arc;
@@ -312,47 +312,53 @@ fn plan_command(args: PlanArgs) -> Result<()> {
     let method = match (method, tail) {
         (MethodArg::Hc, None) => Method::Hc,
         (MethodArg::Hg, None) => Method::Hg,
-        (MethodArg::Hc, Some(above)) => {
-            if estimate_max_size.is_none() && above >= max_size {
-                bail!("--tail {above}: expected a size below --max-size ({max_size})");
-            }
-            if !(1..=coco::estimate::tail::MAX_GROUPS).contains(&tail_groups) {
-                bail!(
-                    "--tail-groups {tail_groups}: expected a whole number from 1 to {}",
-                    coco::estimate::tail::MAX_GROUPS
-                );
-            }
-            Method::HcTail(coco::estimate::Tail {
-                above,
-                groups: tail_groups,
-            })
-        }
+        (MethodArg::Hc, Some(above)) => Method::HcTail(coco::estimate::Tail {
+            above,
+            groups: tail_groups,
+        }),
         (MethodArg::Hg, Some(_)) => {
             bail!("--tail goes with --method hc (it extends the cumulative histogram)")
         }
     };
     let budgets = match budgets {
-        Some(list) => {
-            if list.len() != h.depth() {
-                bail!(
-                    "--budgets has {} value(s) but the hierarchy has {} levels ({}): give one ε per level, root first",
-                    list.len(),
-                    h.depth(),
-                    h.level_names().join(", ")
-                );
-            }
-            list.iter()
-                .map(|b| Epsilon::parse(b).with_context(|| format!("--budgets {b}")))
-                .collect::<Result<Vec<_>>>()?
-        }
+        Some(list) => list
+            .iter()
+            .map(|b| Epsilon::parse(b).with_context(|| format!("--budgets {b}")))
+            .collect::<Result<Vec<_>>>()?,
         None => allocate(&total, h.depth(), allocation),
     };
-    let mut plan = ReleasePlan::with_budgets(h, budgets, method, max_size);
-    if let Some(e) = estimate_max_size {
-        plan.max_size = MaxSize::Estimate {
+    let max_size = match estimate_max_size {
+        Some(e) => MaxSize::Estimate {
             epsilon: Epsilon::parse(&e).context("--estimate-max-size")?,
-        };
-    }
+        },
+        None => MaxSize::Fixed(max_size),
+    };
+    // The plan model checks every rule; the CLI only says which flag broke it.
+    let plan = ReleasePlan::with_budgets(h, budgets, method, max_size).map_err(|e| {
+        use coco::release::plan::PlanRuleError as R;
+        match e {
+            R::TailNotBelowK { above, k, .. } => {
+                anyhow!("--tail {above}: expected a size below --max-size ({k})")
+            }
+            R::TailAbove { above, .. } => anyhow!(
+                "--tail {above}: expected a size below --max-size ({})",
+                coco::release::plan::MAX_K
+            ),
+            R::TailGroups { groups, .. } => anyhow!(
+                "--tail-groups {groups}: expected a whole number from 1 to {}",
+                coco::estimate::tail::MAX_GROUPS
+            ),
+            R::MaxSize { k } => anyhow!(
+                "--max-size {k}: expected a whole number from 1 to {}",
+                coco::release::plan::MAX_K
+            ),
+            R::MaxSizeEpsilon { reason, .. } => anyhow!("--estimate-max-size: {reason}"),
+            R::LevelCount { given, levels, names } => anyhow!(
+                "--budgets has {given} value(s) but the hierarchy has {levels} levels ({names}): give one ε per level, root first"
+            ),
+            e => anyhow!("{e}"),
+        }
+    })?;
     let text = plan.to_toml();
     match &out {
         Some(path) => std::fs::write(path, &text)
@@ -360,22 +366,22 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         None => print!("{text}"),
     }
     // The cost table goes to stderr so stdout stays a valid plan.
-    let k_for_cost = match plan.max_size {
-        MaxSize::Fixed(k) => k,
+    let k_for_cost = match plan.max_size() {
+        MaxSize::Fixed(k) => *k,
         MaxSize::Estimate { .. } => 10_000,
     };
     let samples = plan.noise_samples(h, |id| dataset.groups(id), k_for_cost);
     let plan_total = plan.total_epsilon().expect("levels");
     eprintln!("\nlevel          nodes        ε    share  method       noise samples");
-    for ((l, level), s) in plan.levels.iter().zip(h.levels()).zip(samples) {
-        let share = l.epsilon.to_f64() / plan_total.to_f64() * 100.0;
+    for ((l, level), s) in plan.levels().iter().zip(h.levels()).zip(samples) {
+        let share = l.epsilon().to_f64() / plan_total.to_f64() * 100.0;
         eprintln!(
             "{:<12} {:>7} {:>8} {:>7.1}%  {:<10} {:>15}",
-            l.name,
+            l.name(),
             h.level_len(level),
-            l.epsilon.to_string(),
+            l.epsilon().to_string(),
             share,
-            l.method.label(),
+            l.method().label(),
             preview::fmt_num(s as f64)
         );
     }
@@ -451,8 +457,8 @@ fn sweep_command(args: PreviewArgs) -> Result<()> {
     } = args;
     let dataset = Dataset::load(&dir)?;
     let plan = load_plan(&dataset, &config)?;
-    let total =
-        Epsilon::sum(plan.levels.iter().map(|l| &l.epsilon)).expect("validated plans have levels");
+    let total = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon()))
+        .expect("validated plans have levels");
     let shares: Vec<Epsilon> = match shares {
         Some(list) => list
             .iter()

@@ -156,13 +156,16 @@ pub enum PreviewError {
     Run(#[from] RunError),
     #[error(transparent)]
     Randomness(#[from] OsRandomnessError),
+    /// A point of a sweep breaks a plan rule (an ε its noise cannot use).
+    #[error(transparent)]
+    Plan(#[from] crate::release::plan::PlanRuleError),
 }
 
 /// The variants a preview reports: the plan's, then (with `compare`) the others.
 pub fn variants(plan: &ReleasePlan, compare: bool) -> Vec<Variant> {
     let own = Variant {
-        consistency: plan.consistency,
-        merge: plan.merge,
+        consistency: plan.consistency(),
+        merge: plan.merge(),
     };
     let mut out = vec![own];
     if compare {
@@ -306,10 +309,10 @@ pub fn preview(
         .map(|l| {
             let lp = plan.level(l);
             LevelDiagnostics {
-                level: lp.name.clone(),
+                level: lp.name().to_string(),
                 nodes: h.level_len(l),
-                epsilon: lp.epsilon.to_string(),
-                method: lp.method.label(),
+                epsilon: lp.epsilon().to_string(),
+                method: lp.method().label(),
                 independent: Stat::of(&independent[l.0]),
                 consistent: variants
                     .iter()
@@ -320,7 +323,7 @@ pub fn preview(
                     })
                     .collect(),
                 bottom_up: Stat::of(&bottom_up[l.0]),
-                omniscient: omniscient(dataset, l, &lp.epsilon, max_size),
+                omniscient: omniscient(dataset, l, lp.epsilon(), max_size),
             }
         })
         .collect();
@@ -332,7 +335,7 @@ pub fn preview(
             .map(|e| e.to_string())
             .unwrap_or_default(),
         max_size,
-        max_size_estimated: matches!(plan.max_size, MaxSize::Estimate { .. }),
+        max_size_estimated: matches!(plan.max_size(), MaxSize::Estimate { .. }),
         trials,
         randomness: base.randomness().describe(),
         levels,

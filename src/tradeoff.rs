@@ -94,11 +94,11 @@ pub fn sweep_level(
     let mut points = Vec::with_capacity(factors.len());
     for (i, &(n, d)) in factors.iter().enumerate() {
         let mut p = plan.clone();
-        let eps = p.levels[level.0]
-            .epsilon
+        let eps = p.levels()[level.0]
+            .epsilon()
             .mul_ratio(n, d)
             .expect("positive factor");
-        p.levels[level.0].epsilon = eps.clone();
+        p.set_epsilon(level, eps.clone())?;
         let consistent = run_point(dataset, &p, run, &|t| {
             progress(SweepProgress {
                 point: i,
@@ -107,7 +107,7 @@ pub fn sweep_level(
             })
         })?;
         points.push(AllocationPoint {
-            budgets: p.levels.iter().map(|l| l.epsilon.to_string()).collect(),
+            budgets: p.levels().iter().map(|l| l.epsilon().to_string()).collect(),
             x: eps.to_f64(),
             consistent,
         });
@@ -186,13 +186,7 @@ pub fn frontier(
     let mut points = Vec::with_capacity(shares.len());
     for (i, share) in shares.iter().enumerate() {
         let mut p = plan.clone();
-        for (l, e) in p
-            .levels
-            .iter_mut()
-            .zip(budgets_with_leaf_share(total, h.depth(), share))
-        {
-            l.epsilon = e;
-        }
+        p.set_budgets(budgets_with_leaf_share(total, h.depth(), share))?;
         let consistent = run_point(dataset, &p, run, &|t| {
             progress(SweepProgress {
                 point: i,
@@ -201,20 +195,14 @@ pub fn frontier(
             })
         })?;
         points.push(AllocationPoint {
-            budgets: p.levels.iter().map(|l| l.epsilon.to_string()).collect(),
+            budgets: p.levels().iter().map(|l| l.epsilon().to_string()).collect(),
             x: share.to_f64(),
             consistent,
         });
     }
     // Bottom-up at the same total: the plan with these budgets draws it alongside.
     let mut p = plan.clone();
-    for (l, e) in p
-        .levels
-        .iter_mut()
-        .zip(budgets_with_leaf_share(total, h.depth(), &shares[0]))
-    {
-        l.epsilon = e;
-    }
+    p.set_budgets(budgets_with_leaf_share(total, h.depth(), &shares[0]))?;
     let options = PreviewOptions {
         trials,
         seed,

@@ -60,6 +60,7 @@ use coco::histogram::{CountOfCounts, Size};
 use coco::noise::{DiscreteLaplace, NoiseSource, StreamId};
 use coco::privacy::Epsilon;
 use coco::release::ReleasePlan;
+use coco::release::plan::MaxSize;
 use coco::release::run;
 use rayon::prelude::*;
 
@@ -691,9 +692,10 @@ fn release_plan(
         &dataset.hierarchy,
         budgets.iter().map(|b| eps(b)).collect(),
         method,
-        RELEASE_K,
-    );
-    plan.consistency = consistency;
+        MaxSize::Fixed(RELEASE_K),
+    )
+    .unwrap();
+    plan.set_consistency(consistency);
     plan.validate(&dataset.hierarchy, Path::new("audit plan"))
         .unwrap();
     plan

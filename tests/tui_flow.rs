@@ -104,7 +104,7 @@ fn edit_preview_draw_approve_and_export() {
     answer(&mut rt, "0.5");
     assert!(rt.app.overlay.is_none(), "{:?}", rt.app.overlay);
     let session = rt.app.session.as_ref().unwrap();
-    assert_eq!(session.plan.levels[2].epsilon, e("0.5"));
+    assert_eq!(session.plan.levels()[2].epsilon(), &e("0.5"));
     assert_eq!(session.total(), e("1/3").add(&e("1/3")).add(&e("0.5")));
 
     // A preview of that plan.
@@ -323,7 +323,11 @@ fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
     let budgets = f.recommendation.as_ref().unwrap().budgets.clone();
     act(&mut rt, &[Action::ApplyRecommendation]);
     let plan = &rt.app.session.as_ref().unwrap().plan;
-    let now: Vec<String> = plan.levels.iter().map(|l| l.epsilon.to_string()).collect();
+    let now: Vec<String> = plan
+        .levels()
+        .iter()
+        .map(|l| l.epsilon().to_string())
+        .collect();
     assert_eq!(now, budgets);
     assert_eq!(rt.app.session.as_ref().unwrap().total(), e("1"));
     // The sweep of the leaf level marks the current plan's point.
@@ -480,17 +484,32 @@ fn plans_save_and_load_as_release_toml() {
     let saved = rt.app.session.as_ref().unwrap().plan.clone();
     let read = ReleasePlan::load(&file).unwrap();
     assert_eq!(
-        read.levels.iter().map(|l| &l.epsilon).collect::<Vec<_>>(),
-        saved.levels.iter().map(|l| &l.epsilon).collect::<Vec<_>>()
+        read.levels()
+            .iter()
+            .map(|l| l.epsilon())
+            .collect::<Vec<_>>(),
+        saved
+            .levels()
+            .iter()
+            .map(|l| l.epsilon())
+            .collect::<Vec<_>>()
     );
-    assert_eq!(read.consistency, saved.consistency);
+    assert_eq!(read.consistency(), saved.consistency());
     // Change the plan, load the file back.
     act(&mut rt, &[Action::PresetUniform, Action::LoadPlan]);
     answer(&mut rt, file.to_str().unwrap());
     let loaded = &rt.app.session.as_ref().unwrap().plan;
     assert_eq!(
-        loaded.levels.iter().map(|l| &l.epsilon).collect::<Vec<_>>(),
-        saved.levels.iter().map(|l| &l.epsilon).collect::<Vec<_>>()
+        loaded
+            .levels()
+            .iter()
+            .map(|l| l.epsilon())
+            .collect::<Vec<_>>(),
+        saved
+            .levels()
+            .iter()
+            .map(|l| l.epsilon())
+            .collect::<Vec<_>>()
     );
     // A plan for another hierarchy is refused with the file and line.
     let bad = dir.path().join("bad.toml");
@@ -528,36 +547,36 @@ fn budget_keys_step_toggle_and_estimate_k() {
         ],
     );
     let s = rt.app.session.as_ref().unwrap();
-    assert_eq!(s.plan.levels[2].epsilon, e("0.35"));
+    assert_eq!(s.plan.levels()[2].epsilon(), &e("0.35"));
     act(&mut rt, &[Action::ToggleMethod]);
     let s = rt.app.session.as_ref().unwrap();
     assert_eq!(
-        s.plan.levels[2].method,
+        s.plan.levels()[2].method(),
         coco::estimate::Method::HcTail(coco::estimate::Tail::DEFAULT)
     );
     // The tail's parameters are typed: L, or L,m; a bad value keeps the field open.
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "10000");
     assert!(
-        matches!(&rt.app.overlay, Some(Overlay::Input(i)) if i.error.as_ref().unwrap().contains("expected a size below K = 10000"))
+        matches!(&rt.app.overlay, Some(Overlay::Input(i)) if i.error.as_ref().unwrap().contains("with K = 10000: expected L below K"))
     );
     answer(&mut rt, "50,200");
     let tail =
         |above, groups| coco::estimate::Method::HcTail(coco::estimate::Tail { above, groups });
     assert_eq!(
-        rt.app.session.as_ref().unwrap().plan.levels[2].method,
+        rt.app.session.as_ref().unwrap().plan.levels()[2].method(),
         tail(50, 200)
     );
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "30");
     assert_eq!(
-        rt.app.session.as_ref().unwrap().plan.levels[2].method,
+        rt.app.session.as_ref().unwrap().plan.levels()[2].method(),
         tail(30, coco::estimate::Tail::DEFAULT.groups)
     );
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "none");
     assert_eq!(
-        rt.app.session.as_ref().unwrap().plan.levels[2].method,
+        rt.app.session.as_ref().unwrap().plan.levels()[2].method(),
         coco::estimate::Method::Hc
     );
     act(&mut rt, &[Action::ToggleMethod]);
@@ -571,8 +590,8 @@ fn budget_keys_step_toggle_and_estimate_k() {
     );
     answer(&mut rt, "0.01");
     let s = rt.app.session.as_ref().unwrap();
-    assert_eq!(s.plan.levels[2].method, coco::estimate::Method::Hg);
-    assert_eq!(s.plan.merge, coco::consistency::MergeRule::Average);
+    assert_eq!(s.plan.levels()[2].method(), coco::estimate::Method::Hg);
+    assert_eq!(s.plan.merge(), coco::consistency::MergeRule::Average);
     assert_eq!(
         s.total(),
         e("1/3").add(&e("1/3")).add(&e("0.35")).add(&e("0.01"))
@@ -584,9 +603,77 @@ fn budget_keys_step_toggle_and_estimate_k() {
     );
     answer(&mut rt, "5,000");
     assert_eq!(
-        rt.app.session.as_ref().unwrap().plan.max_size,
-        coco::release::plan::MaxSize::Fixed(5000)
+        rt.app.session.as_ref().unwrap().plan.max_size(),
+        &coco::release::plan::MaxSize::Fixed(5000)
     );
+}
+
+/// Problem 7 of the accounting issue: a tail above 20 set on the Budget screen, then K
+/// lowered to 10, was accepted, drawn, and saved as a plan that failed to load. Now the
+/// plan model refuses the edit that would break the rule, whichever comes first, with
+/// the rule's message, and what the editor holds always saves and loads back.
+#[test]
+fn k_below_a_tail_is_refused_whichever_comes_first() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    let plan = |rt: &Runtime| rt.app.session.as_ref().unwrap().plan.clone();
+    let error = |rt: &Runtime| match &rt.app.overlay {
+        Some(Overlay::Input(i)) => i.error.clone().unwrap_or_default(),
+        _ => String::new(),
+    };
+    let fixed = coco::release::plan::MaxSize::Fixed;
+    // Tail first, then K.
+    act(
+        &mut rt,
+        &[
+            Action::ScreenBudget,
+            Action::Down,
+            Action::Down,
+            Action::SetTail,
+        ],
+    );
+    answer(&mut rt, "20");
+    let before = plan(&rt);
+    act(&mut rt, &[Action::SetMaxSize]);
+    answer(&mut rt, "10");
+    assert!(
+        error(&rt).contains("a tail above L = 20 with K = 10: expected L below K"),
+        "{}",
+        error(&rt)
+    );
+    act(&mut rt, &[Action::Cancel]);
+    assert_eq!(
+        plan(&rt),
+        before,
+        "a refused edit leaves the plan as it was"
+    );
+    assert_eq!(plan(&rt).max_size(), &fixed(10_000));
+    // K first, then the tail.
+    act(&mut rt, &[Action::SetTail]);
+    answer(&mut rt, "none");
+    act(&mut rt, &[Action::SetMaxSize]);
+    answer(&mut rt, "10");
+    assert_eq!(plan(&rt).max_size(), &fixed(10));
+    act(&mut rt, &[Action::SetTail]);
+    answer(&mut rt, "20");
+    assert!(
+        error(&rt).contains("a tail above L = 20 with K = 10: expected L below K"),
+        "{}",
+        error(&rt)
+    );
+    act(&mut rt, &[Action::Cancel]);
+    assert_eq!(plan(&rt).levels()[2].method(), coco::estimate::Method::Hc);
+    // A tail below K is fine; the plan saves and loads back as it is.
+    act(&mut rt, &[Action::SetTail]);
+    answer(&mut rt, "5");
+    let file = dir.path().join("plan.toml");
+    act(&mut rt, &[Action::SavePlan]);
+    answer(&mut rt, file.to_str().unwrap());
+    let loaded = ReleasePlan::load(&file).unwrap();
+    let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
+    loaded.validate(&dataset.hierarchy, &file).unwrap();
+    assert_eq!(loaded, plan(&rt));
 }
 
 #[test]

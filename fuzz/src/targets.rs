@@ -207,21 +207,31 @@ pub fn plan(data: &[u8]) {
         .validate(&dataset.hierarchy, &path)
         .expect("a written plan validates");
     assert_eq!(again.total_epsilon(), Some(total));
-    assert_eq!(again.max_size, plan.max_size);
+    assert_eq!(again.max_size(), plan.max_size());
     assert_eq!(
-        (again.consistency, again.merge, again.hc_fit, again.hg_fit),
-        (plan.consistency, plan.merge, plan.hc_fit, plan.hg_fit)
+        (
+            again.consistency(),
+            again.merge(),
+            again.hc_fit(),
+            again.hg_fit()
+        ),
+        (
+            plan.consistency(),
+            plan.merge(),
+            plan.hc_fit(),
+            plan.hg_fit()
+        )
     );
-    for (a, b) in again.levels.iter().zip(&plan.levels) {
+    for (a, b) in again.levels().iter().zip(plan.levels()) {
         assert_eq!(
-            (&a.name, &a.epsilon, a.method),
-            (&b.name, &b.epsilon, b.method)
+            (&a.name(), &a.epsilon(), a.method()),
+            (&b.name(), &b.epsilon(), b.method())
         );
     }
     // What a run computes before it measures anything.
     let settings = run::plan_settings(&plan);
-    let k = match plan.max_size {
-        coco::release::MaxSize::Fixed(k) => k,
+    let k = match plan.max_size() {
+        coco::release::MaxSize::Fixed(k) => *k,
         coco::release::MaxSize::Estimate { .. } => 1,
     };
     let needs = resources::plan_needs(
@@ -229,7 +239,7 @@ pub fn plan(data: &[u8]) {
         &settings,
         k,
         &plan.estimate_options(),
-        plan.consistency,
+        plan.consistency(),
     );
     assert!(needs.bytes > 0);
 }

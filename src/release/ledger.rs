@@ -393,17 +393,17 @@ impl LedgerEntry {
     ) -> LedgerEntry {
         let levels = match spend.levels {
             true => plan
-                .levels
+                .levels()
                 .iter()
                 .map(|l| LevelRecord {
-                    name: l.name.clone(),
-                    epsilon: l.epsilon.clone(),
-                    method: match l.method {
+                    name: l.name().to_string(),
+                    epsilon: l.epsilon().clone(),
+                    method: match l.method() {
                         Method::Hc | Method::HcTail(_) => MethodKind::Hc,
                         Method::Hg => MethodKind::Hg,
                         Method::Naive => MethodKind::Naive,
                     },
-                    tail: l.method.tail().map(|t| TailRecord {
+                    tail: l.method().tail().map(|t| TailRecord {
                         above: t.above,
                         groups: Some(t.groups),
                     }),
@@ -429,7 +429,7 @@ impl LedgerEntry {
                     .collect(),
             },
             levels,
-            max_size_epsilon: match &plan.max_size {
+            max_size_epsilon: match &plan.max_size() {
                 MaxSize::Estimate { epsilon } => Some(epsilon.clone()),
                 MaxSize::Fixed(_) => None,
             },
@@ -1433,8 +1433,13 @@ mod tests {
     }
 
     fn entry(d: &Dataset, eps: &str, status: Status) -> LedgerEntry {
-        let plan =
-            ReleasePlan::uniform(&d.hierarchy, &Epsilon::parse(eps).unwrap(), Method::Hc, 100);
+        let plan = ReleasePlan::uniform(
+            &d.hierarchy,
+            &Epsilon::parse(eps).unwrap(),
+            Method::Hc,
+            crate::release::plan::MaxSize::Fixed(100),
+        )
+        .unwrap();
         let id = new_id();
         LedgerEntry::for_draw(
             d,

@@ -102,16 +102,16 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
     let h = &dataset.hierarchy;
     let samples = plan.noise_samples(h, |id| dataset.groups(id), draw.max_size());
     let levels = plan
-        .levels
+        .levels()
         .iter()
         .zip(h.levels())
         .zip(samples)
         .map(|((l, level), noise_samples)| ManifestLevel {
-            name: l.name.clone(),
-            epsilon: l.epsilon.to_f64(),
-            epsilon_exact: l.epsilon.to_string(),
-            method: l.method.name().to_string(),
-            tail: l.method.tail().map(|t| ManifestTail {
+            name: l.name().to_string(),
+            epsilon: l.epsilon().to_f64(),
+            epsilon_exact: l.epsilon().to_string(),
+            method: l.method().name().to_string(),
+            tail: l.method().tail().map(|t| ManifestTail {
                 above: t.above,
                 groups: t.groups,
             }),
@@ -119,7 +119,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
             noise_samples,
         })
         .collect();
-    let (max_size_source, max_size_epsilon) = match &plan.max_size {
+    let (max_size_source, max_size_epsilon) = match &plan.max_size() {
         MaxSize::Fixed(_) => ("operator".to_string(), None),
         MaxSize::Estimate { epsilon } => ("estimated".to_string(), Some(epsilon.to_string())),
     };
@@ -156,10 +156,10 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         max_size: draw.max_size(),
         max_size_source,
         max_size_epsilon,
-        consistency: plan.consistency,
-        merge: plan.merge,
-        hc_fit: plan.hc_fit,
-        hg_fit: plan.hg_fit,
+        consistency: plan.consistency(),
+        merge: plan.merge(),
+        hc_fit: plan.hc_fit(),
+        hg_fit: plan.hg_fit(),
         levels,
         outputs: Vec::new(),
         checks: draw.checks().clone(),

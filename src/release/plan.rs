@@ -54,25 +54,105 @@ impl MaxSize {
     }
 }
 
-/// One level's budget and method.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One level's budget and method. Two levels are equal when their name, ε and method
+/// are: where a level was read from does not change the plan.
+#[derive(Clone, Debug)]
 pub struct LevelPlan {
-    pub name: String,
-    pub epsilon: Epsilon,
-    pub method: Method,
+    name: String,
+    epsilon: Epsilon,
+    method: Method,
     /// The line of its `[[level]]` header in the plan file (0 when built in code).
-    pub line: usize,
+    line: usize,
 }
 
-/// A complete release plan.
+impl PartialEq for LevelPlan {
+    fn eq(&self, other: &LevelPlan) -> bool {
+        self.name == other.name && self.epsilon == other.epsilon && self.method == other.method
+    }
+}
+
+impl Eq for LevelPlan {}
+
+impl LevelPlan {
+    /// The level's name, as in hierarchy.csv's header.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn epsilon(&self) -> &Epsilon {
+        &self.epsilon
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+
+    /// The line of its `[[level]]` header in the plan file (0 when built in code).
+    pub fn line(&self) -> usize {
+        self.line
+    }
+}
+
+/// A complete release plan, valid by construction: every constructor (the TOML reader,
+/// [`ReleasePlan::uniform`], [`ReleasePlan::with_budgets`]) and every edit (`set_…`)
+/// checks the same rules ([`ReleasePlan::check_rules`]), and an edit that would break one
+/// is refused and leaves the plan as it was. The CLI's flags and the TUI's editor build
+/// and change plans only through these, so a plan coco accepts is one it can save and
+/// load again.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ReleasePlan {
-    pub max_size: MaxSize,
-    pub levels: Vec<LevelPlan>,
-    pub consistency: Consistency,
-    pub merge: MergeRule,
-    pub hc_fit: IsotonicFit,
-    pub hg_fit: IsotonicFit,
+    max_size: MaxSize,
+    levels: Vec<LevelPlan>,
+    consistency: Consistency,
+    merge: MergeRule,
+    hc_fit: IsotonicFit,
+    hg_fit: IsotonicFit,
+}
+
+/// A plan that breaks one of the plan model's rules: what and where.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum PlanRuleError {
+    #[error("K = {k}: expected a whole number from 1 to {MAX_K}")]
+    MaxSize { k: Size },
+    #[error("K estimated with ε = {epsilon}: {reason}")]
+    MaxSizeEpsilon { epsilon: String, reason: String },
+    #[error("level {level:?}: ε = {epsilon}: {reason}")]
+    Epsilon {
+        level: String,
+        epsilon: String,
+        reason: String,
+    },
+    #[error(
+        "level {level:?}: a tail above L = {above} with K = {k}: expected L below K (the tail holds the sizes above L; tail.above below max_size)"
+    )]
+    TailNotBelowK { level: String, above: Size, k: Size },
+    #[error("level {level:?}: a tail above L = {above}: expected L from 0 to {}", MAX_K - 1)]
+    TailAbove { level: String, above: Size },
+    #[error(
+        "level {level:?}: a tail of {groups} groups: expected a whole number from 1 to {MAX_GROUPS}"
+    )]
+    TailGroups { level: String, groups: u32 },
+    #[error("{given} budget(s) for {levels} level(s) ({names}): give one ε per level, root first")]
+    LevelCount {
+        given: usize,
+        levels: usize,
+        names: String,
+    },
+    #[error("no level {index}: the plan has {levels} level(s)")]
+    NoSuchLevel { index: usize, levels: usize },
+}
+
+impl PlanRuleError {
+    /// The level the rule is about, by name, if any.
+    pub fn level(&self) -> Option<&str> {
+        match self {
+            PlanRuleError::Epsilon { level, .. }
+            | PlanRuleError::TailNotBelowK { level, .. }
+            | PlanRuleError::TailAbove { level, .. }
+            | PlanRuleError::TailGroups { level, .. } => Some(level),
+            _ => None,
+        }
+    }
 }
 
 /// A plan file that cannot be used: where, and what is wrong.
@@ -123,6 +203,8 @@ pub enum PlanErrorKind {
     MissingLevel { name: String, expected: String },
     #[error("level {name:?} is out of order: list levels root first ({expected})")]
     LevelOrder { name: String, expected: String },
+    #[error("{0}")]
+    Rule(#[from] PlanRuleError),
 }
 
 const TOP_KEYS: &str = "max_size, level, consistency, merge, hc_fit, hg_fit";
@@ -276,29 +358,187 @@ impl ReleasePlan {
                 levels
             }
         };
-        if let MaxSize::Fixed(k) = max_size {
-            for level in &levels {
-                if let Some(t) = level.method.tail().filter(|t| t.above >= k) {
-                    return Err(PlanError {
-                        file: file.to_path_buf(),
-                        line: Some(level.line).filter(|&l| l > 0),
-                        kind: PlanErrorKind::BadValue {
-                            key: "tail.above",
-                            found: format!("{} with max_size = {k}", t.above),
-                            expected: "a size below max_size (the tail holds the sizes above it)",
-                        },
-                    });
-                }
-            }
-        }
-        Ok(ReleasePlan {
+        let plan = ReleasePlan {
             max_size,
             levels,
             consistency,
             merge,
             hc_fit: fits[0],
             hg_fit: fits[1],
+        };
+        plan.check_rules().map_err(|rule| {
+            let line = rule
+                .level()
+                .and_then(|name| plan.levels.iter().find(|l| l.name == name))
+                .map(|l| l.line)
+                .filter(|&l| l > 0);
+            PlanError {
+                file: file.to_path_buf(),
+                line,
+                kind: PlanErrorKind::Rule(rule),
+            }
+        })?;
+        Ok(plan)
+    }
+
+    /// The rules every plan keeps, whatever built or changed it: `K` from 1 to
+    /// [`MAX_K`] (or estimated with a usable ε), every level's ε usable by its method's
+    /// noise, every tail's `L` below `K` and its group count in range.
+    pub fn check_rules(&self) -> Result<(), PlanRuleError> {
+        let k = match &self.max_size {
+            MaxSize::Fixed(k) => {
+                if !(1..=MAX_K).contains(k) {
+                    return Err(PlanRuleError::MaxSize { k: *k });
+                }
+                Some(*k)
+            }
+            MaxSize::Estimate { epsilon } => {
+                crate::noise::DiscreteLaplace::new(crate::estimate::max_size::SENSITIVITY, epsilon)
+                    .map_err(|e| PlanRuleError::MaxSizeEpsilon {
+                        epsilon: epsilon.to_string(),
+                        reason: e.to_string(),
+                    })?;
+                None
+            }
+        };
+        for level in &self.levels {
+            crate::noise::DiscreteLaplace::new(level.method.sensitivity(), &level.epsilon)
+                .map_err(|e| PlanRuleError::Epsilon {
+                    level: level.name.clone(),
+                    epsilon: level.epsilon.to_string(),
+                    reason: e.to_string(),
+                })?;
+            if let Some(t) = level.method.tail() {
+                if t.above >= MAX_K {
+                    return Err(PlanRuleError::TailAbove {
+                        level: level.name.clone(),
+                        above: t.above,
+                    });
+                }
+                if !(1..=MAX_GROUPS).contains(&t.groups) {
+                    return Err(PlanRuleError::TailGroups {
+                        level: level.name.clone(),
+                        groups: t.groups,
+                    });
+                }
+                if let Some(k) = k
+                    && t.above >= k
+                {
+                    return Err(PlanRuleError::TailNotBelowK {
+                        level: level.name.clone(),
+                        above: t.above,
+                        k,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies `change` to a copy, checks the rules and keeps the copy only if they
+    /// hold: a refused edit leaves the plan as it was.
+    fn edit(&mut self, change: impl FnOnce(&mut ReleasePlan)) -> Result<(), PlanRuleError> {
+        let mut next = self.clone();
+        change(&mut next);
+        next.check_rules()?;
+        *self = next;
+        Ok(())
+    }
+
+    fn level_index(&self, level: LevelId) -> Result<usize, PlanRuleError> {
+        if level.0 < self.levels.len() {
+            Ok(level.0)
+        } else {
+            Err(PlanRuleError::NoSuchLevel {
+                index: level.0,
+                levels: self.levels.len(),
+            })
+        }
+    }
+
+    /// Sets one level's ε.
+    pub fn set_epsilon(&mut self, level: LevelId, epsilon: Epsilon) -> Result<(), PlanRuleError> {
+        let i = self.level_index(level)?;
+        self.edit(|p| p.levels[i].epsilon = epsilon)
+    }
+
+    /// Sets every level's ε at once, root first.
+    pub fn set_budgets(&mut self, budgets: Vec<Epsilon>) -> Result<(), PlanRuleError> {
+        if budgets.len() != self.levels.len() {
+            return Err(PlanRuleError::LevelCount {
+                given: budgets.len(),
+                levels: self.levels.len(),
+                names: self.level_names().join(", "),
+            });
+        }
+        self.edit(|p| {
+            for (l, e) in p.levels.iter_mut().zip(budgets) {
+                l.epsilon = e;
+            }
         })
+    }
+
+    /// Sets one level's method (with its tail, for `hc` with a tail).
+    pub fn set_method(&mut self, level: LevelId, method: Method) -> Result<(), PlanRuleError> {
+        let i = self.level_index(level)?;
+        self.edit(|p| p.levels[i].method = method)
+    }
+
+    /// Sets the method of every level.
+    pub fn set_method_everywhere(&mut self, method: Method) -> Result<(), PlanRuleError> {
+        self.edit(|p| {
+            for l in &mut p.levels {
+                l.method = method;
+            }
+        })
+    }
+
+    /// Sets where `K` comes from.
+    pub fn set_max_size(&mut self, max_size: MaxSize) -> Result<(), PlanRuleError> {
+        self.edit(|p| p.max_size = max_size)
+    }
+
+    pub fn set_consistency(&mut self, consistency: Consistency) {
+        self.consistency = consistency;
+    }
+
+    pub fn set_merge(&mut self, merge: MergeRule) {
+        self.merge = merge;
+    }
+
+    /// The isotonic fits of `hc` and `hg` measurements.
+    pub fn set_fits(&mut self, hc_fit: IsotonicFit, hg_fit: IsotonicFit) {
+        self.hc_fit = hc_fit;
+        self.hg_fit = hg_fit;
+    }
+
+    pub fn max_size(&self) -> &MaxSize {
+        &self.max_size
+    }
+
+    /// The levels, root first (after [`ReleasePlan::validate`], in hierarchy order).
+    pub fn levels(&self) -> &[LevelPlan] {
+        &self.levels
+    }
+
+    fn level_names(&self) -> Vec<&str> {
+        self.levels.iter().map(|l| l.name.as_str()).collect()
+    }
+
+    pub fn consistency(&self) -> Consistency {
+        self.consistency
+    }
+
+    pub fn merge(&self) -> MergeRule {
+        self.merge
+    }
+
+    pub fn hc_fit(&self) -> IsotonicFit {
+        self.hc_fit
+    }
+
+    pub fn hg_fit(&self) -> IsotonicFit {
+        self.hg_fit
     }
 
     /// Checks the plan against the hierarchy: every level exactly once, root first.
@@ -392,8 +632,8 @@ impl ReleasePlan {
         hierarchy: &Hierarchy,
         total: &Epsilon,
         method: Method,
-        max_size: Size,
-    ) -> ReleasePlan {
+        max_size: MaxSize,
+    ) -> Result<ReleasePlan, PlanRuleError> {
         let shares = allocate(total, hierarchy.depth(), Allocation::Uniform);
         Self::with_budgets(hierarchy, shares, method, max_size)
     }
@@ -403,8 +643,15 @@ impl ReleasePlan {
         hierarchy: &Hierarchy,
         budgets: Vec<Epsilon>,
         method: Method,
-        max_size: Size,
-    ) -> ReleasePlan {
+        max_size: MaxSize,
+    ) -> Result<ReleasePlan, PlanRuleError> {
+        if budgets.len() != hierarchy.depth() {
+            return Err(PlanRuleError::LevelCount {
+                given: budgets.len(),
+                levels: hierarchy.depth(),
+                names: hierarchy.level_names().join(", "),
+            });
+        }
         let levels = hierarchy
             .level_names()
             .iter()
@@ -417,14 +664,16 @@ impl ReleasePlan {
             })
             .collect();
         let defaults = EstimateOptions::default();
-        ReleasePlan {
-            max_size: MaxSize::Fixed(max_size),
+        let plan = ReleasePlan {
+            max_size,
             levels,
             consistency: Consistency::default(),
             merge: MergeRule::default(),
             hc_fit: defaults.cumulative_fit,
             hg_fit: defaults.unattributed_fit,
-        }
+        };
+        plan.check_rules()?;
+        Ok(plan)
     }
 
     /// The plan as TOML text that [`ReleasePlan::parse`] reads back to the same plan.
@@ -507,11 +756,16 @@ fn fit_name(fit: IsotonicFit) -> &'static str {
     }
 }
 
-/// An ε as TOML: a bare decimal when exact, else a quoted fraction.
+/// An ε as TOML: a bare decimal when it is exact and short enough for the reader
+/// (17 significant digits), else a quoted fraction. Every ε the plan rules accept
+/// (terms up to 10^18, what the noise can use) is read back exactly.
 fn toml_epsilon(e: &Epsilon) -> String {
     let s = e.to_string();
+    let fraction = || format!("\"{}/{}\"", e.numer(), e.denom());
     if s.contains('/') {
         format!("\"{s}\"")
+    } else if Epsilon::parse(&s).is_err() {
+        fraction()
     } else if s.contains('.') {
         s
     } else {
@@ -983,7 +1237,7 @@ method = "hc"
         };
         assert_eq!(
             with("tail = { above = 100 }"),
-            "plan.toml:2: tail.above = 100 with max_size = 100: expected a size below max_size (the tail holds the sizes above it)"
+            "plan.toml:2: level \"nation\": a tail above L = 100 with K = 100: expected L below K (the tail holds the sizes above L; tail.above below max_size)"
         );
         assert!(
             with("tail = { groups = 5 }").starts_with("plan.toml:6: missing key \"tail.above\"")

@@ -83,7 +83,7 @@ pub fn resolve_max_size(
     plan: &ReleasePlan,
     source: &NoiseSource,
 ) -> Result<(Size, Option<Charge>), RunError> {
-    match &plan.max_size {
+    match &plan.max_size() {
         MaxSize::Fixed(k) => Ok((*k, None)),
         MaxSize::Estimate { epsilon } => {
             let mut stream = source.stream(StreamId::node(PURPOSE_MAX_SIZE, 0));
@@ -206,12 +206,12 @@ pub fn estimate_nodes(
 
 /// The plan's per-level settings, in hierarchy order (the plan must be validated).
 pub fn plan_settings(plan: &ReleasePlan) -> Vec<Option<LevelSetting>> {
-    plan.levels
+    plan.levels()
         .iter()
         .map(|l| {
             Some(LevelSetting {
-                method: l.method,
-                epsilon: l.epsilon.clone(),
+                method: l.method(),
+                epsilon: l.epsilon().clone(),
             })
         })
         .collect()
@@ -233,7 +233,7 @@ pub fn estimate_plan(
     cancel: Option<&AtomicBool>,
     progress: Option<Progress<'_>>,
 ) -> Result<PlanEstimates, RunError> {
-    if plan.levels.is_empty() {
+    if plan.levels().is_empty() {
         return Err(RunError::EmptyPlan);
     }
     let settings = plan_settings(plan);
@@ -245,20 +245,20 @@ pub fn estimate_plan(
                 &settings,
                 k,
                 &plan.estimate_options(),
-                plan.consistency,
+                plan.consistency(),
             ),
             resources::available_memory(),
             resources::advice(
                 &settings,
-                Some(plan.consistency),
-                matches!(plan.max_size, MaxSize::Estimate { .. }),
+                Some(plan.consistency()),
+                matches!(plan.max_size(), MaxSize::Estimate { .. }),
             ),
         )
     };
     // Before any measurement: with a fixed K the check is exact; with a private K, what
     // does not fit even at the smallest K is refused before K is drawn.
-    guard(match plan.max_size {
-        MaxSize::Fixed(k) => k,
+    guard(match plan.max_size() {
+        MaxSize::Fixed(k) => *k,
         MaxSize::Estimate { .. } => max_size::MIN_K,
     })?;
     let (max_size, k_charge) = resolve_max_size(dataset, plan, source)?;
@@ -372,7 +372,7 @@ pub fn draw(
     let est = estimate_plan(dataset, plan, source, cancel, progress)?;
     let epsilon = verified_guarantee(dataset, plan, &est.charges)?;
     let consistent = consistency::make_consistent(
-        plan.consistency,
+        plan.consistency(),
         &dataset.hierarchy,
         &est.estimates,
         est.max_size,
@@ -403,7 +403,7 @@ pub fn saturated_tails(
 ) -> Vec<String> {
     let mut out = Vec::new();
     for level in hierarchy.levels() {
-        let Some(tail) = plan.level(level).method.tail() else {
+        let Some(tail) = plan.level(level).method().tail() else {
             continue;
         };
         let saturated = hierarchy
@@ -419,7 +419,7 @@ pub fn saturated_tails(
         if saturated > 0 {
             out.push(format!(
                 "{}: the tail is saturated in {saturated} of {} regions (all {} listed groups lie above size {}; any more were put at {}): raise tail.groups, raise tail.above, or use plain hc where many groups are large",
-                plan.level(level).name,
+                plan.level(level).name(),
                 hierarchy.level_len(level),
                 tail.groups,
                 tail.above,
@@ -458,10 +458,11 @@ pub fn bottom_up(
 ) -> Result<Vec<CountOfCounts>, RunError> {
     let h = &dataset.hierarchy;
     let leaf_level = h.leaf_level();
-    let total = Epsilon::sum(plan.levels.iter().map(|l| &l.epsilon)).ok_or(RunError::EmptyPlan)?;
+    let total =
+        Epsilon::sum(plan.levels().iter().map(|l| l.epsilon())).ok_or(RunError::EmptyPlan)?;
     let mut settings: Vec<Option<LevelSetting>> = vec![None; h.depth()];
     settings[leaf_level.0] = Some(LevelSetting {
-        method: plan.level(leaf_level).method,
+        method: plan.level(leaf_level).method(),
         epsilon: total,
     });
     let leaves: Vec<NodeId> = h.level_nodes(leaf_level).collect();

@@ -11,11 +11,11 @@ use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{Method, Tail, noise_variance};
 use crate::histogram::Size;
 use crate::inspect::Summary;
-use crate::noise::DiscreteLaplace;
+
 use crate::preview;
 use crate::privacy::Epsilon;
 use crate::release::ledger::{DatasetIdentity, Ledger};
-use crate::release::plan::{Allocation, MAX_K, MaxSize, ReleasePlan, allocate};
+use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
 
 /// The K of a new plan (the same default as `coco plan`).
 pub const DEFAULT_MAX_SIZE: Size = 10_000;
@@ -190,7 +190,13 @@ pub struct Session {
 impl Session {
     /// A session with a uniform plan of total ε = 1, `hc` everywhere, K = 10000.
     pub fn new(dataset: Arc<Dataset>, ledger: Option<&Ledger>) -> Session {
-        let plan = ReleasePlan::uniform(&dataset.hierarchy, &one(), Method::Hc, DEFAULT_MAX_SIZE);
+        let plan = ReleasePlan::uniform(
+            &dataset.hierarchy,
+            &one(),
+            Method::Hc,
+            MaxSize::Fixed(DEFAULT_MAX_SIZE),
+        )
+        .expect("ε = 1 split over the levels, hc, K = 10000 keeps every plan rule");
         let identity = DatasetIdentity::of(&dataset);
         let status = LedgerStatus::read(ledger, &identity);
         let mut s = Session {
@@ -216,7 +222,7 @@ impl Session {
 
     /// The levels' total, without the budget for estimating K.
     pub fn levels_total(&self) -> Epsilon {
-        Epsilon::sum(self.plan.levels.iter().map(|l| &l.epsilon)).expect("levels")
+        Epsilon::sum(self.plan.levels().iter().map(|l| l.epsilon())).expect("levels")
     }
 
     pub fn depth(&self) -> usize {
@@ -225,8 +231,8 @@ impl Session {
 
     /// K as known before any draw: the fixed bound, or `None` when it is estimated.
     pub fn fixed_max_size(&self) -> Option<Size> {
-        match self.plan.max_size {
-            MaxSize::Fixed(k) => Some(k),
+        match self.plan.max_size() {
+            MaxSize::Fixed(k) => Some(*k),
             MaxSize::Estimate { .. } => None,
         }
     }
@@ -241,9 +247,9 @@ impl Session {
         let total = self.levels_total().to_f64();
         let k = self.fixed_max_size();
         h.levels()
-            .zip(&self.plan.levels)
+            .zip(self.plan.levels())
             .map(|(level, lp)| LevelFigures {
-                noise_samples: match (lp.method, k) {
+                noise_samples: match (lp.method(), k) {
                     (Method::Hg, _) => Some(self.dataset.groups(NodeId::ROOT)),
                     (m @ Method::HcTail(_), Some(k)) => Some(
                         h.level_nodes(level)
@@ -253,17 +259,18 @@ impl Session {
                     (m, Some(k)) => Some(h.level_len(level) as u64 * m.noise_samples(0, k)),
                     (_, None) => None,
                 },
-                noise_sd: noise_variance(lp.method.sensitivity(), &lp.epsilon).sqrt(),
-                omniscient: k.map(|k| preview::omniscient(&self.dataset, level, &lp.epsilon, k)),
-                share: lp.epsilon.to_f64() / total * 100.0,
+                noise_sd: noise_variance(lp.method().sensitivity(), lp.epsilon()).sqrt(),
+                omniscient: k.map(|k| preview::omniscient(&self.dataset, level, lp.epsilon(), k)),
+                share: lp.epsilon().to_f64() / total * 100.0,
             })
             .collect()
     }
 
     /// Sets one level's ε (the preset becomes custom).
     pub fn set_epsilon(&mut self, level: LevelId, epsilon: Epsilon) -> Result<(), String> {
-        check_epsilon(&epsilon, self.plan.levels[level.0].method)?;
-        self.plan.levels[level.0].epsilon = epsilon;
+        self.plan
+            .set_epsilon(level, epsilon)
+            .map_err(|e| e.to_string())?;
         self.preset = Preset::Custom;
         self.changed();
         Ok(())
@@ -271,7 +278,7 @@ impl Session {
 
     /// Moves one level's ε to the next value of [`EPSILON_STEPS`] above or below it.
     pub fn step_epsilon(&mut self, level: LevelId, up: bool) -> Result<(), String> {
-        let current = &self.plan.levels[level.0].epsilon;
+        let current = &self.plan.levels()[level.0].epsilon();
         let next = step(current, up).ok_or_else(|| {
             if up {
                 format!("ε = {current} is already at the top of the steps")
@@ -298,10 +305,10 @@ impl Session {
             ),
             Preset::Custom => {
                 let old = self.levels_total();
-                let mut b: Vec<Epsilon> = self.plan.levels[..levels - 1]
+                let mut b: Vec<Epsilon> = self.plan.levels()[..levels - 1]
                     .iter()
                     .map(|l| {
-                        l.epsilon
+                        l.epsilon()
                             .mul_big(&total)
                             .div_big(&old)
                             .round_down_significant(6)
@@ -322,12 +329,7 @@ impl Session {
 
     /// Sets every level's budget at once (root first), keeping the preset.
     pub fn set_budgets(&mut self, budgets: Vec<Epsilon>) -> Result<(), String> {
-        for (lp, e) in self.plan.levels.iter().zip(&budgets) {
-            check_epsilon(e, lp.method).map_err(|m| format!("level {}: {m}", lp.name))?;
-        }
-        for (lp, e) in self.plan.levels.iter_mut().zip(budgets) {
-            lp.epsilon = e;
-        }
+        self.plan.set_budgets(budgets).map_err(|e| e.to_string())?;
         self.changed();
         Ok(())
     }
@@ -364,68 +366,50 @@ impl Session {
     /// hc → hc + tail → hg → hc at one level (a naive level becomes hc). The tail
     /// starts at [`Tail::DEFAULT`], or just below K when K is smaller.
     pub fn toggle_method(&mut self, level: LevelId) -> Result<(), String> {
-        let lp = &self.plan.levels[level.0];
-        let method = match lp.method {
-            Method::Hc => Method::HcTail(Tail::DEFAULT.below(self.plan.max_size.bound())),
+        let method = match self.plan.levels()[level.0].method() {
+            Method::Hc => Method::HcTail(Tail::DEFAULT.below(self.plan.max_size().bound())),
             Method::HcTail(_) => Method::Hg,
             Method::Hg | Method::Naive => Method::Hc,
         };
-        check_epsilon(&lp.epsilon, method)?;
-        self.plan.levels[level.0].method = method;
-        self.changed();
-        Ok(())
+        self.set_method(level, method)
     }
 
     /// Gives one level a tail (method hc with a tail), or plain hc with `None`.
     pub fn set_tail(&mut self, level: LevelId, tail: Option<Tail>) -> Result<(), String> {
-        let method = match tail {
-            None => Method::Hc,
-            Some(t) => {
-                if let Some(k) = self.plan.max_size.bound()
-                    && t.above >= k
-                {
-                    return Err(format!(
-                        "L = {}: expected a size below K = {k} (the tail holds the sizes above L)",
-                        t.above
-                    ));
-                }
-                Method::HcTail(t)
-            }
-        };
-        check_epsilon(&self.plan.levels[level.0].epsilon, method)?;
-        self.plan.levels[level.0].method = method;
+        self.set_method(level, tail.map_or(Method::Hc, Method::HcTail))
+    }
+
+    fn set_method(&mut self, level: LevelId, method: Method) -> Result<(), String> {
+        self.plan
+            .set_method(level, method)
+            .map_err(|e| e.to_string())?;
         self.changed();
         Ok(())
     }
 
+    /// Sets where K comes from; refused (the plan unchanged) if a level's tail would
+    /// not lie below it.
     pub fn set_max_size(&mut self, max_size: MaxSize) -> Result<(), String> {
-        match &max_size {
-            MaxSize::Fixed(k) if !(1..=MAX_K).contains(k) => {
-                return Err(format!(
-                    "K = {k}: expected a whole number from 1 to {MAX_K}"
-                ));
-            }
-            MaxSize::Estimate { epsilon } => check_epsilon(epsilon, Method::Hc)?,
-            MaxSize::Fixed(_) => {}
-        }
-        self.plan.max_size = max_size;
+        self.plan
+            .set_max_size(max_size)
+            .map_err(|e| e.to_string())?;
         self.changed();
         Ok(())
     }
 
     pub fn toggle_consistency(&mut self) {
-        self.plan.consistency = match self.plan.consistency {
+        self.plan.set_consistency(match self.plan.consistency() {
             Consistency::TopDown => Consistency::Wls,
             Consistency::Wls => Consistency::TopDown,
-        };
+        });
         self.changed();
     }
 
     pub fn toggle_merge(&mut self) {
-        self.plan.merge = match self.plan.merge {
+        self.plan.set_merge(match self.plan.merge() {
             MergeRule::Weighted => MergeRule::Average,
             MergeRule::Average => MergeRule::Weighted,
-        };
+        });
         self.changed();
     }
 
@@ -440,13 +424,6 @@ impl Session {
     pub fn refresh_ledger(&mut self, ledger: Option<&Ledger>) {
         self.ledger = LedgerStatus::read(ledger, &self.identity);
     }
-}
-
-/// Whether the noise for this ε can be drawn (the sampler's range).
-fn check_epsilon(epsilon: &Epsilon, method: Method) -> Result<(), String> {
-    DiscreteLaplace::new(method.sensitivity(), epsilon)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
 }
 
 /// The ladder of ε values that stepping moves along.
@@ -504,7 +481,7 @@ mod tests {
         assert_eq!(s.total(), e("2"));
         assert_eq!(s.revision, 2);
         s.apply_preset(Preset::Uniform).unwrap();
-        assert!(s.plan.levels.iter().all(|l| l.epsilon == e("2/3")));
+        assert!(s.plan.levels().iter().all(|l| *l.epsilon() == e("2/3")));
         s.step_ratio(true).unwrap();
         assert!(matches!(s.preset, Preset::Geometric { .. }));
         assert_eq!(s.total(), e("2"));

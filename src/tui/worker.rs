@@ -466,7 +466,7 @@ fn frontier(
     cancel: &AtomicBool,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Frontier, String> {
-    let total = Epsilon::sum(plan.levels.iter().map(|l| &l.epsilon))
+    let total = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon()))
         .ok_or_else(|| "the plan has no levels".to_string())?;
     let depth = dataset.hierarchy.depth();
     let shares = tradeoff::default_shares(depth);

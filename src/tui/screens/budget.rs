@@ -47,7 +47,7 @@ pub fn update(app: &mut App, action: Action) {
     };
     let depth = session.depth();
     let level = LevelId(app.budget.level.min(depth - 1));
-    let name = session.plan.levels[level.0].name.clone();
+    let name = session.plan.levels()[level.0].name().to_string();
     match action {
         Action::Up => app.budget.level = app.budget.level.saturating_sub(1),
         Action::Down => app.budget.level = (app.budget.level + 1).min(depth - 1),
@@ -60,7 +60,7 @@ pub fn update(app: &mut App, action: Action) {
             );
         }
         Action::TypeEpsilon => {
-            let current = session.plan.levels[level.0].epsilon.to_string();
+            let current = session.plan.levels()[level.0].epsilon().to_string();
             app.ask(
                 InputPurpose::LevelEpsilon(level.0),
                 format!("ε for level {name} (a decimal like 0.5 or a fraction like 1/3):"),
@@ -81,10 +81,10 @@ pub fn update(app: &mut App, action: Action) {
             done(app, r);
         }
         Action::SetTail => {
-            let current = match session.plan.levels[level.0].method.tail() {
+            let current = match session.plan.levels()[level.0].method().tail() {
                 Some(t) => format!("{},{}", t.above, t.groups),
                 None => {
-                    let t = Tail::DEFAULT.below(session.plan.max_size.bound());
+                    let t = Tail::DEFAULT.below(session.plan.max_size().bound());
                     format!("{},{}", t.above, t.groups)
                 }
             };
@@ -123,7 +123,7 @@ pub fn update(app: &mut App, action: Action) {
             );
         }
         Action::EstimateMaxSize => {
-            let current = match &session.plan.max_size {
+            let current = match &session.plan.max_size() {
                 MaxSize::Estimate { epsilon } => epsilon.to_string(),
                 MaxSize::Fixed(_) => DEFAULT_MAX_SIZE_EPSILON.to_string(),
             };
@@ -180,12 +180,8 @@ fn parse_tail(text: &str) -> Result<Option<Tail>, String> {
         .ok_or_else(bad)?;
     let groups = match parts.next().filter(|g| !g.is_empty()) {
         None => Tail::DEFAULT.groups,
-        Some(g) => g
-            .replace('_', "")
-            .parse::<u32>()
-            .ok()
-            .filter(|g| (1..=crate::estimate::tail::MAX_GROUPS).contains(g))
-            .ok_or_else(bad)?,
+        // The range is the plan model's rule, checked when the tail is set.
+        Some(g) => g.replace('_', "").parse::<u32>().ok().ok_or_else(bad)?,
     };
     Ok(Some(Tail { above, groups }))
 }
@@ -271,17 +267,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 
 fn render_summary(frame: &mut Frame, area: Rect, session: &Session) {
     let plan = &session.plan;
-    let k = match &plan.max_size {
+    let k = match &plan.max_size() {
         MaxSize::Fixed(k) => format!("{} (fixed)", int(u64::from(*k))),
         MaxSize::Estimate { epsilon } => format!("estimated privately with ε = {epsilon}"),
     };
-    let merge = if plan.consistency.uses_merge() {
-        plan.merge.name().to_string()
+    let merge = if plan.consistency().uses_merge() {
+        plan.merge().name().to_string()
     } else {
         format!(
             "{} (unused by {})",
-            plan.merge.name(),
-            plan.consistency.name()
+            plan.merge().name(),
+            plan.consistency().name()
         )
     };
     let lines = vec![
@@ -296,7 +292,7 @@ fn render_summary(frame: &mut Frame, area: Rect, session: &Session) {
         ),
         Line::from(
             [
-                widgets::field("consistency", plan.consistency.name()),
+                widgets::field("consistency", plan.consistency().name()),
                 widgets::field(" · merge", merge),
                 widgets::field(
                     " · file",
@@ -336,17 +332,17 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     )));
     let rows: Vec<Row> = session
         .plan
-        .levels
+        .levels()
         .iter()
         .zip(&session.figures)
         .zip(h.levels())
         .map(|((lp, f), level)| {
             let mut cells = vec![
-                Cell::from(lp.name.clone()),
+                Cell::from(lp.name().to_string()),
                 Cell::from(int(h.level_len(level) as u64)),
-                Cell::from(lp.epsilon.to_string()),
+                Cell::from(lp.epsilon().to_string()),
                 Cell::from(format!("{:.1}%", f.share)),
-                Cell::from(lp.method.label()),
+                Cell::from(lp.method().label()),
                 Cell::from(
                     f.noise_samples
                         .map_or_else(|| "nodes × (K+1)".to_string(), int),
@@ -432,12 +428,12 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
             ));
         }
     }
-    if session.plan.consistency == Consistency::Wls
+    if session.plan.consistency() == Consistency::Wls
         && session
             .plan
-            .levels
+            .levels()
             .iter()
-            .any(|l| !l.method.is_cumulative())
+            .any(|l| !l.method().is_cumulative())
     {
         lines.push(Line::styled(
             "wls needs hc at every level: draws with this plan fall back to topdown",
@@ -459,10 +455,10 @@ fn tail_hint(session: &Session) -> Option<String> {
     let above = crate::estimate::Tail::DEFAULT.above;
     if !session
         .plan
-        .levels
+        .levels()
         .iter()
-        .any(|l| l.method == crate::estimate::Method::Hc)
-        || session.plan.max_size.bound().is_some_and(|k| k <= above)
+        .any(|l| l.method() == crate::estimate::Method::Hc)
+        || session.plan.max_size().bound().is_some_and(|k| k <= above)
     {
         return None;
     }

@@ -55,7 +55,7 @@ fn max_size_text(session: &Session) -> Vec<Span<'static>> {
         .for_diagnostic(Diagnostic::Inspect)
         .node(NodeId::ROOT);
     let largest = root.max_size().unwrap_or(0);
-    match &session.plan.max_size {
+    match &session.plan.max_size() {
         MaxSize::Fixed(k) => {
             let above: u64 = root
                 .pairs()

@@ -399,15 +399,15 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         .as_ref()
         .map_or(&session.plan, |d| &d.plan);
     let levels: Vec<String> = plan
-        .levels
+        .levels()
         .iter()
-        .map(|l| format!("{} {} {}", l.name, l.epsilon, l.method.label()))
+        .map(|l| format!("{} {} {}", l.name(), l.epsilon(), l.method().label()))
         .collect();
     let total = plan
         .total_epsilon()
         .map(|t| t.to_string())
         .unwrap_or_default();
-    let k = match &plan.max_size {
+    let k = match &plan.max_size() {
         MaxSize::Fixed(k) => int(u64::from(*k)),
         MaxSize::Estimate { epsilon } => format!("estimated with ε = {epsilon}"),
     };
@@ -425,7 +425,7 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 )],
                 widgets::field("total ε =", total),
                 widgets::field(" · K", k),
-                widgets::field(" · consistency", plan.consistency.name()),
+                widgets::field(" · consistency", plan.consistency().name()),
             ]
             .concat(),
         ),
