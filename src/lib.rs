@@ -7,6 +7,8 @@
 //! The library never imports a terminal UI crate; [`tui`] is a sibling of the batch
 //! commands over the same core.
 
+#![forbid(unsafe_code)]
+
 pub mod consistency;
 pub mod data;
 pub mod emd;

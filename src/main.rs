@@ -1,5 +1,7 @@
 //! The `coco` command: argument parsing and dispatch over the library.
 
+#![forbid(unsafe_code)]
+
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

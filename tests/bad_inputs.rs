@@ -83,6 +83,13 @@ const BAD: &[Bad] = &[
     bad("empty-code", ALL, "hierarchy.csv", Some(2), "empty state code"),
     bad("wrong-groups-header", ALL, "groups.csv", Some(1), "missing column \"group_id\""),
     bad("unknown-named-region", ALL, "names.csv", Some(3), "region \"US/Z\" is not in hierarchy.csv"),
+    // Text a spreadsheet would run, or that breaks lines (issue: what is published is private).
+    bad("formula-in-code", ALL, "hierarchy.csv", Some(4), "code \"=1+1\" begins with '=', which a spreadsheet runs as a formula"),
+    bad("formula-in-name", ALL, "names.csv", Some(3), "name \"@SUM(A1)\" begins with '@', which a spreadsheet runs as a formula"),
+    bad("nul-in-code", ALL, "hierarchy.csv", Some(3), "holds a control character (U+0000 NUL at character 2)"),
+    bad("line-break-in-level-name", ALL, "hierarchy.csv", Some(1), "level name \"sta\\nte\" holds a control character (U+000A line feed"),
+    // Counts past what the arithmetic holds: refused at load, not a panic after the noise.
+    bad("count-2-pow-63", ALL, "histograms.csv", Some(2), "the counts add up to more than 1000000000000000000 groups"),
     // Plans.
     bad("k-zero", PLAN, "plan.toml", Some(1), "max_size = 0: expected a whole number from 1 to 100000000"),
     bad("k-above-1e8", PLAN, "plan.toml", Some(1), "max_size = 100000001: expected a whole number from 1"),
@@ -101,7 +108,7 @@ const BAD: &[Bad] = &[
     bad("plan-non-utf8", PLAN, "plan.toml", Some(4), "invalid UTF-8 (byte 0xef)"),
     bad("plan-empty", PLAN, "plan.toml", None, "missing key \"max_size\""),
     bad("missing-plan-file", PLAN, "plan.toml", None, "file not found: expected a release plan"),
-    // A valid dataset whose root holds 10^18 groups, with hg at every level.
+    // A valid dataset whose root holds 10^18 groups (the most a dataset may hold), with hg at every level.
     bad("huge-region", PLAN, "", None, "not enough memory: this plan needs about"),
     // The ledger's configuration.
     bad("bad-ledger-config", RELEASE, "config.toml", Some(3), "ε \"one half\" is not a number"),
@@ -306,7 +313,7 @@ fn generated(root: &Path, name: &str, files: &[(&str, Vec<u8>)]) -> PathBuf {
 }
 
 #[test]
-fn million_column_lines_fail_quickly_with_one_line() {
+fn million_column_lines_and_long_fields_fail_quickly_with_one_short_line() {
     // Generated here rather than committed: each file is several megabytes.
     let root = tempfile::tempdir().unwrap();
     let hierarchy = b"nation,state,county\nUS,A,a1\nUS,A,a2\nUS,B,b1\n".to_vec();
@@ -327,7 +334,49 @@ fn million_column_lines_fail_quickly_with_one_line() {
             .into_bytes(),
     );
     wide_header.push(b'\n');
+    let mut stray_columns = b"group_id,region,size".to_vec();
+    for i in 0..1_000_000 {
+        stray_columns.extend(format!(",x{i}").bytes());
+    }
+    stray_columns.extend(b"\ng1,a1,1\n");
+    let mut long_field = b"group_id,region,size\ng1,".to_vec();
+    long_field.extend(std::iter::repeat_n(b'a', 5000));
+    long_field.extend(b",1\n");
     let cases = [
+        (
+            generated(
+                root.path(),
+                "stray-columns",
+                &[
+                    ("hierarchy.csv", hierarchy.clone()),
+                    ("groups.csv", stray_columns),
+                ],
+            ),
+            Bad {
+                case: "stray-columns",
+                fails: ALL,
+                file: "groups.csv",
+                line: Some(1),
+                says: "and 999996 more problem(s) (1000003 columns in all)",
+            },
+        ),
+        (
+            generated(
+                root.path(),
+                "long-field",
+                &[
+                    ("hierarchy.csv", hierarchy.clone()),
+                    ("groups.csv", long_field),
+                ],
+            ),
+            Bad {
+                case: "long-field",
+                fails: ALL,
+                file: "groups.csv",
+                line: Some(2),
+                says: "a field of 5000 bytes: expected at most 1024 bytes",
+            },
+        ),
         (
             generated(
                 root.path(),
@@ -367,6 +416,14 @@ fn million_column_lines_fail_quickly_with_one_line() {
             let home = home_for(case.case, run_root.path());
             let out = run_root.path().join("out");
             let output = run(cmd, dir, &fixtures().join("valid-plan.toml"), &home, &out);
+            // One readable line, not the whole header (it was 29 MB).
+            if output.stderr.len() > 600 {
+                failures.push(format!(
+                    "{} {cmd:?}: {} bytes on standard error",
+                    case.case,
+                    output.stderr.len()
+                ));
+            }
             failures.extend(check_failure(case, cmd, &output, run_root.path(), &home));
         }
     }

@@ -13,6 +13,7 @@ use csv::ByteRecord;
 use sha2::{Digest, Sha256};
 
 use super::load::{LoadError, LoadErrorKind, LoadProgress};
+use super::text::MAX_FIELD_BYTES;
 use super::{InputFile, hex};
 
 /// Progress is reported at most once per this many bytes.
@@ -148,6 +149,7 @@ impl<'p> CsvFile<'p> {
                 },
             ));
         }
+        file.check_field_lengths()?;
         let mut header = Vec::with_capacity(file.record.len());
         for i in 0..file.record.len() {
             header.push(file.text(i)?.to_string());
@@ -190,7 +192,21 @@ impl<'p> CsvFile<'p> {
         if problems.is_empty() {
             return Ok(found);
         }
-        let mut problem = problems.join(", ");
+        // A header of a million stray columns gets a message of a few lines.
+        const SHOWN: usize = 4;
+        let more = problems.len().saturating_sub(SHOWN);
+        let mut problem = problems
+            .iter()
+            .take(SHOWN)
+            .map(|p| shown_name(p))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if more > 0 {
+            problem.push_str(&format!(
+                " and {more} more problem(s) ({} columns in all)",
+                self.header.len()
+            ));
+        }
         problem.push_str(hint);
         Err(LoadError::at(
             &self.path,
@@ -253,6 +269,7 @@ impl<'p> CsvFile<'p> {
                 },
             ));
         }
+        self.check_field_lengths()?;
         // Almost every row is ASCII, checked in one pass over the row's bytes.
         if !self.record.as_slice().is_ascii() {
             for i in 0..self.record.len() {
@@ -260,6 +277,22 @@ impl<'p> CsvFile<'p> {
             }
         }
         Ok(true)
+    }
+
+    /// Every field of the current row holds at most [`MAX_FIELD_BYTES`] bytes.
+    fn check_field_lengths(&self) -> Result<(), LoadError> {
+        if self.record.as_slice().len() <= MAX_FIELD_BYTES {
+            return Ok(());
+        }
+        match self.record.iter().position(|f| f.len() > MAX_FIELD_BYTES) {
+            Some(i) => Err(self.error(
+                Some(i),
+                LoadErrorKind::FieldTooLong {
+                    bytes: self.record[i].len(),
+                },
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The 1-based line where the current row starts.

@@ -315,6 +315,7 @@ pub(crate) fn read_histograms(
         // Parents add their children's counts: a total past u64 would overflow there.
         total = total
             .checked_add(count)
+            .filter(|&t| t <= super::load::MAX_TOTAL_GROUPS)
             .ok_or_else(|| f.error(Some(count_col), LoadErrorKind::TooManyGroups))?;
         cells.push((leaf as u32, size, count, f.line()));
     }

@@ -106,6 +106,10 @@ impl LoadError {
 /// header (a line of a million columns) would otherwise cost memory quadratic in it.
 pub const MAX_LEVELS: usize = 100;
 
+/// The most groups a dataset may hold: 10^18 (below 2^60), so that every count, sum and
+/// noisy count fits in 64 bits with room for the noise.
+pub const MAX_TOTAL_GROUPS: u64 = 1_000_000_000_000_000_000;
+
 /// The expected groups forms, as listed in messages.
 const FORMS: &str = "groups.csv (group_id,region,size), groups.csv (group_id,region) with \
                      entities.csv (entity_id,group_id), or histograms.csv (region,size,count)";
@@ -234,10 +238,21 @@ pub enum LoadErrorKind {
         first_line: u64,
     },
     #[error(
-        "the counts add up to more than {max} groups: expected a total that fits in 64 bits",
-        max = u64::MAX
+        "the counts add up to more than {max} groups: expected at most 10^18 groups in the dataset (a bound that keeps every sum and noisy count exact)",
+        max = MAX_TOTAL_GROUPS
     )]
     TooManyGroups,
+    #[error("{what} \"{text}\" {problem}")]
+    BadText {
+        what: &'static str,
+        text: String,
+        problem: super::text::TextProblem,
+    },
+    #[error(
+        "a field of {bytes} bytes: expected at most {max} bytes in a field (codes, names and numbers are short)",
+        max = super::text::MAX_FIELD_BYTES
+    )]
+    FieldTooLong { bytes: usize },
     #[error(
         "region {region:?} is not in hierarchy.csv: expected a display id such as {example:?} or a leaf code"
     )]
@@ -393,6 +408,18 @@ fn read_hierarchy(
                 LoadErrorKind::EmptyLevelName,
             ));
         }
+        if let Err(problem) = super::text::check_label(name) {
+            return Err(LoadError::at(
+                f.path(),
+                1,
+                Some(i + 1),
+                LoadErrorKind::BadText {
+                    what: "level name",
+                    text: super::csv_input::shown_name(name),
+                    problem,
+                },
+            ));
+        }
         if let Some(first) = levels[..i].iter().position(|n| n == name) {
             return Err(LoadError::at(
                 f.path(),
@@ -426,6 +453,16 @@ fn read_hierarchy(
                     Some(i),
                     LoadErrorKind::SlashInCode {
                         code: super::csv_input::shown(code.as_bytes()),
+                    },
+                ));
+            }
+            if let Err(problem) = super::text::check_label(code) {
+                return Err(f.error(
+                    Some(i),
+                    LoadErrorKind::BadText {
+                        what: "code",
+                        text: super::csv_input::shown_name(code),
+                        problem,
                     },
                 ));
             }

@@ -15,6 +15,7 @@ pub mod hierarchy;
 mod ids;
 pub mod load;
 mod names;
+pub mod text;
 
 use std::path::{Path, PathBuf};
 

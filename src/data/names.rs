@@ -48,6 +48,16 @@ pub(crate) fn apply(
             ));
         }
         let name = f.text(name_col)?;
+        if let Err(problem) = super::text::check_label(name) {
+            return Err(f.error(
+                Some(name_col),
+                LoadErrorKind::BadText {
+                    what: "name",
+                    text: shown_name(name),
+                    problem,
+                },
+            ));
+        }
         if name.is_empty() {
             return Err(f.error(
                 Some(name_col),

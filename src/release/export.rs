@@ -180,10 +180,13 @@ fn write_wide(
     csv.flush()
 }
 
-/// A file name for a level's table: its index and a safe version of its name.
+/// A file name for a level's table: its index and a safe version of its name (ASCII
+/// letters, digits, `-` and `_`; cut to 100 characters, so that a level name of up to
+/// the 1024 bytes a field may hold still gives a valid file name).
 fn table_name(index: usize, level: &str) -> String {
     let safe: String = level
         .chars()
+        .take(100)
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
                 c
@@ -386,4 +389,20 @@ fn fill_release_dir(
         w.write_all(b"\n")
     })?;
     Ok(manifest)
+}
+
+#[cfg(test)]
+mod table_name_tests {
+    use super::table_name;
+
+    #[test]
+    fn table_names_are_safe_and_short() {
+        assert_eq!(table_name(0, "nation"), "tables/0-nation.csv");
+        assert_eq!(
+            table_name(2, "Ortsteil/Bezirk é"),
+            "tables/2-Ortsteil_Bezirk__.csv"
+        );
+        let long = table_name(1, &"x".repeat(1024));
+        assert!(long.len() < 255 - "tables/".len(), "{}", long.len());
+    }
 }
