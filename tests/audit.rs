@@ -21,9 +21,17 @@
 //!   `ε·‖v − v'‖₁/Δ = ε`, so the audit is tight: `ε_lower` comes within a few hundredths
 //!   of ε. A sensitivity larger than claimed, or noise of too small a scale, shows as
 //!   `ε_lower > ε`.
-//! * whole releases ([`run::draw`] with `topdown` and `wls`): chosen on a separate
-//!   pilot sample among thresholds on every released count and cumulative count, so the
-//!   choice does not bias the test sample.
+//! * whole releases ([`run::draw`] with `topdown`, `wls`, `wls` with a tail, and `wls`
+//!   with a privately estimated `K`): chosen on a separate pilot sample among thresholds
+//!   on every released count and cumulative count of every region, on *joint* features
+//!   over two regions (the difference and the sum of the same count in two regions: a
+//!   noise stream shared across regions cancels in a difference) and on the released
+//!   `K`, so the choice does not bias the test sample. A companion gives every region
+//!   the same stream (the bug in the paper's own code) and must be caught; another test
+//!   checks that every node of a real release draws its own stream. Changing the one
+//!   line in `src/release/run.rs` that names each node's stream to share one stream
+//!   fails `whole_releases_stay_within_epsilon` (ε_lower ≈ 4 against ε = 1), the
+//!   own-stream test and `the_spelled_out_release_is_run_draw`.
 //!
 //! # False-failure rate
 //! Every claim uses `β = ALPHA_PER_CLAIM / 2` per bound, and the tests that run by
@@ -58,7 +66,7 @@ use coco::data::{Dataset, GroupsForm, Hierarchy, NodeId};
 use coco::estimate::{self, Method, Noisy, Tail, max_size};
 use coco::histogram::{CountOfCounts, Size};
 use coco::noise::{DiscreteLaplace, NoiseSource, StreamId};
-use coco::privacy::Epsilon;
+use coco::privacy::{Diagnostic, Epsilon};
 use coco::release::ReleasePlan;
 use coco::release::plan::MaxSize;
 use coco::release::run;
@@ -632,13 +640,24 @@ const RELEASE_K: Size = 3;
 /// A two-level dataset (`R` with leaves `a` and `b`), and its neighbour where a group of
 /// size 1 in `a` gains an entity.
 fn release_datasets() -> (Dataset, Dataset) {
+    release_pair([&[1, 2, 2], &[0, 3]], [&[2, 2, 2], &[0, 3]])
+}
+
+/// For the scenario with a private `K`: the neighbour's largest group (in `b`) gains an
+/// entity, so the noisy maximum that sets `K` sees the change too.
+fn release_datasets_growing_max() -> (Dataset, Dataset) {
+    release_pair([&[1, 2, 2], &[0, 3]], [&[1, 2, 2], &[0, 4]])
+}
+
+/// Leaves `a` and `b` of `R` with the given group sizes, for `D` and `D'`.
+fn release_pair(d: [&[Size]; 2], d_prime: [&[Size]; 2]) -> (Dataset, Dataset) {
     let names = vec!["region".to_string(), "district".to_string()];
     let rows: Vec<Vec<String>> = [["R", "a"], ["R", "b"]]
         .iter()
         .map(|r| r.iter().map(|s| s.to_string()).collect())
         .collect();
     let h = Hierarchy::from_leaf_paths(names, &rows).unwrap();
-    let build = |a: &[Size]| {
+    let build = |[a, b]: [&[Size]; 2]| {
         Dataset::from_leaf_histograms(
             PathBuf::new(),
             h.clone(),
@@ -646,40 +665,74 @@ fn release_datasets() -> (Dataset, Dataset) {
             vec![],
             vec![
                 CountOfCounts::from_sizes(a.iter().copied()),
-                CountOfCounts::from_sizes([0, 3]),
+                CountOfCounts::from_sizes(b.iter().copied()),
             ],
         )
     };
-    (build(&[1, 2, 2]), build(&[2, 2, 2]))
+    (build(d), build(d_prime))
 }
 
-/// A release's output as features: for every node, the released count at each size
-/// `0..=K` and the cumulative count up to each size `0..K`.
-fn features(hists: &[CountOfCounts], k: Size) -> Vec<i64> {
-    let mut out = Vec::new();
+/// Features per node: the released count at each size `0..=k` (sizes above `k` counted
+/// at `k`) and the cumulative count up to each size `0..k`.
+const PER_NODE: usize = 2 * RELEASE_K as usize + 1;
+/// The nodes of the release scenarios, in [`NodeId`] order.
+const RELEASE_NODES: [&str; 3] = ["R", "R/a", "R/b"];
+/// The pairs of nodes whose features are combined into joint features.
+const NODE_PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
+
+/// A release's output as features: every node's own ([`PER_NODE`] each), then *joint*
+/// features over two regions — for each pair of nodes and each position, the difference
+/// and the sum of their features — then the released `K`. Joint features see noise that
+/// is correlated across regions (a shared stream cancels in a difference), which no
+/// single-region event can.
+fn features(max_size: Size, hists: &[CountOfCounts], k: Size) -> Vec<i64> {
+    let mut own = Vec::with_capacity(hists.len() * PER_NODE);
     for h in hists {
+        let h = h.top_coded(k);
         let mut cumulative = 0i64;
         for j in 0..=k {
             let c = h.count(j) as i64;
-            out.push(c);
+            own.push(c);
             cumulative += c;
             if j < k {
-                out.push(cumulative);
+                own.push(cumulative);
             }
         }
     }
+    let mut out = own.clone();
+    for (p, q) in NODE_PAIRS {
+        for j in 0..PER_NODE {
+            let (x, y) = (own[p * PER_NODE + j], own[q * PER_NODE + j]);
+            out.push(x - y);
+            out.push(x + y);
+        }
+    }
+    out.push(i64::from(max_size));
     out
 }
 
 fn feature_name(i: usize, k: Size) -> String {
-    let per_node = 2 * k as usize + 1;
-    let node = ["R", "R/a", "R/b"][i / per_node];
-    let j = i % per_node;
-    if j.is_multiple_of(2) {
-        format!("{node} count at size {}", j / 2)
-    } else {
-        format!("{node} count at sizes ≤ {}", j / 2)
+    let own = |i: usize| {
+        let j = i % PER_NODE;
+        if j.is_multiple_of(2) {
+            format!("count at size {}", j / 2)
+        } else {
+            format!("count at sizes ≤ {}", j / 2)
+        }
+    };
+    let singles = RELEASE_NODES.len() * PER_NODE;
+    if i < singles {
+        return format!("{} {}", RELEASE_NODES[i / PER_NODE], own(i));
     }
+    let joint = i - singles;
+    if joint >= NODE_PAIRS.len() * PER_NODE * 2 {
+        return "released K".to_string();
+    }
+    let (p, q) = NODE_PAIRS[joint / (2 * PER_NODE)];
+    let j = (joint / 2) % PER_NODE;
+    let op = if joint.is_multiple_of(2) { "−" } else { "+" };
+    debug_assert!(k == RELEASE_K);
+    format!("{} {op} {} {}", RELEASE_NODES[p], RELEASE_NODES[q], own(j))
 }
 
 /// A two-level plan with `K` fixed, the given budgets, method and consistency step.
@@ -708,7 +761,7 @@ fn release_mechanism<'a>(
     move |source: &NoiseSource| {
         let draw = run::draw(dataset, plan, source, None, None).unwrap();
         assert!(draw.checks().passed(), "{:?}", draw.checks());
-        features(draw.histograms(), RELEASE_K)
+        features(draw.max_size(), draw.histograms(), RELEASE_K)
     }
 }
 
@@ -776,10 +829,21 @@ fn audit_release(plan_d: &ReleasePlan, scale: u64, seed: u64) -> Vec<Outcome> {
     let (d, d_prime) = release_datasets();
     let on_d = release_mechanism(&d, plan_d);
     let on_d_prime = release_mechanism(&d_prime, plan_d);
-    let pilot = outputs(&on_d, PILOT_SAMPLES, seed + 2);
-    let pilot_prime = outputs(&on_d_prime, PILOT_SAMPLES, seed + 3);
+    audit_mechanisms(&on_d, &on_d_prime, scale, seed)
+}
+
+/// Audits a release mechanism on `D` and `D'`: events chosen on a pilot sample (seeds
+/// `seed + 2`, `seed + 3`), tested on a fresh one (seeds `seed`, `seed + 1`).
+fn audit_mechanisms(
+    on_d: &Mechanism<'_>,
+    on_d_prime: &Mechanism<'_>,
+    scale: u64,
+    seed: u64,
+) -> Vec<Outcome> {
+    let pilot = outputs(on_d, PILOT_SAMPLES, seed + 2);
+    let pilot_prime = outputs(on_d_prime, PILOT_SAMPLES, seed + 3);
     let claims = choose_claims(&pilot, &pilot_prime, RELEASE_CLAIMS);
-    audit(&on_d, &on_d_prime, &claims, RELEASE_SAMPLES * scale, seed)
+    audit(on_d, on_d_prime, &claims, RELEASE_SAMPLES * scale, seed)
 }
 
 /// The release scenarios: both consistency steps, with most of the budget on the
@@ -835,6 +899,146 @@ fn audit_catches_a_release_with_noise_of_half_the_scale() {
     }
 }
 
+/// The budget of the scenario with a private `K`: the noisy maximum's ε, added to the
+/// levels' (the manifest publishes the `K` it drew, so it is a feature too).
+const RELEASE_K_EPSILON: &str = "1/2";
+
+/// A plan whose `K` is estimated privately, the levels as in [`RELEASE_BUDGETS`].
+fn release_plan_private_k(dataset: &Dataset) -> ReleasePlan {
+    let mut plan = release_plan(dataset, RELEASE_BUDGETS, (Consistency::Wls, Method::Hc));
+    plan.set_max_size(MaxSize::Estimate {
+        epsilon: eps(RELEASE_K_EPSILON),
+    })
+    .unwrap();
+    plan
+}
+
+#[test]
+fn a_release_with_a_private_k_stays_within_epsilon() {
+    let (d, d_prime) = release_datasets_growing_max();
+    let plan = release_plan_private_k(&d);
+    let on_d = release_mechanism(&d, &plan);
+    let on_d_prime = release_mechanism(&d_prime, &plan);
+    let outcomes = audit_mechanisms(&on_d, &on_d_prime, 1, 4500);
+    assert_private(
+        "release with wls, hc and a private K",
+        &plan.total_epsilon().unwrap(),
+        &outcomes,
+    );
+}
+
+/// The release path spelled out from its public steps (measure each node, estimate,
+/// make consistent), so that a test can choose the noise streams: with `shared =
+/// false` it is exactly [`run::draw`] (`the_spelled_out_release_is_run_draw`); with
+/// `shared = true` every node draws the same stream — the bug in the paper's own code
+/// that the README describes, which a single-region event cannot see.
+fn release_with_streams<'a>(
+    dataset: &'a Dataset,
+    plan: &'a ReleasePlan,
+    shared: bool,
+) -> impl Fn(&NoiseSource) -> Vec<i64> + Sync + 'a {
+    move |source: &NoiseSource| {
+        let h = &dataset.hierarchy;
+        let k = plan.max_size().bound().expect("a fixed K");
+        let truth = dataset.truth().for_diagnostic(Diagnostic::Oracle);
+        let estimates: Vec<_> = (0..h.len() as u32)
+            .map(NodeId)
+            .map(|id| {
+                let level = plan.level(h.node(id).level);
+                let stream = if shared { 0 } else { id.0 };
+                let mut rng = source.stream(StreamId::node(run::PURPOSE_RELEASE, stream));
+                let m = estimate::measure(
+                    level.method(),
+                    truth.node(id),
+                    id,
+                    dataset.groups(id),
+                    k,
+                    level.epsilon(),
+                    &mut rng,
+                )
+                .unwrap();
+                estimate::estimate(&m, &plan.estimate_options())
+            })
+            .collect();
+        let consistent = coco::consistency::make_consistent(
+            plan.consistency(),
+            h,
+            &estimates,
+            k,
+            &plan.consistency_options(),
+        )
+        .unwrap();
+        features(k, &consistent.histograms, RELEASE_K)
+    }
+}
+
+#[test]
+fn the_spelled_out_release_is_run_draw() {
+    let (d, _) = release_datasets();
+    for (i, &case) in RELEASE_CASES.iter().enumerate() {
+        let plan = release_plan(&d, RELEASE_BUDGETS, case);
+        let real = release_mechanism(&d, &plan);
+        let spelled = release_with_streams(&d, &plan, false);
+        for t in 0..200 {
+            let source = trial_source(6000 + i as u64, t);
+            assert_eq!(real(&source), spelled(&source), "{case:?}, trial {t}");
+        }
+    }
+}
+
+#[test]
+fn audit_catches_a_release_whose_regions_share_a_noise_stream() {
+    // The budgets as claimed; only the streams are wrong. Single-region events alone
+    // pass this mechanism; the joint ones (differences and sums over two regions) do not.
+    let (d, d_prime) = release_datasets();
+    let case = (Consistency::Wls, Method::Hc);
+    let plan = release_plan(&d, RELEASE_BUDGETS, case);
+    let on_d = release_with_streams(&d, &plan, true);
+    let on_d_prime = release_with_streams(&d_prime, &plan, true);
+    let outcomes = audit_mechanisms(&on_d, &on_d_prime, 1, 6500);
+    assert_caught(
+        "release with wls and hc whose regions share one noise stream",
+        &plan.total_epsilon().unwrap(),
+        &outcomes,
+    );
+}
+
+/// Every node of a real release draws its own stream. Two leaves with the same truth
+/// measured with one shared stream would get the same estimate in every draw; with
+/// their own streams they differ in most.
+#[test]
+fn every_node_of_a_release_uses_its_own_noise_stream() {
+    let (d, _) = release_pair([&[1, 2, 2], &[1, 2, 2]], [&[1, 2, 2], &[1, 2, 2]]);
+    let plan = release_plan(&d, RELEASE_BUDGETS, (Consistency::Wls, Method::Hc));
+    let (a, b) = (1, 2);
+    let draws = 200;
+    let same = (0..draws)
+        .filter(|&t| {
+            let e = run::estimate_plan(&d, &plan, &trial_source(6600, t), None, None).unwrap();
+            e.estimates[a] == e.estimates[b]
+        })
+        .count();
+    assert!(
+        same < draws as usize / 2,
+        "{same} of {draws} draws gave the two identical leaves the same estimate"
+    );
+    // And the streams themselves: the first draws of every node's stream differ.
+    let source = NoiseSource::seeded(6601);
+    let firsts: Vec<Vec<u64>> = (0..64u32)
+        .map(|node| {
+            let mut rng = source.stream(StreamId::node(run::PURPOSE_RELEASE, node));
+            (0..4)
+                .map(|_| rand::RngExt::random::<u64>(&mut rng))
+                .collect()
+        })
+        .collect();
+    for i in 0..firsts.len() {
+        for j in 0..i {
+            assert_ne!(firsts[i], firsts[j], "nodes {i} and {j} share a stream");
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------
 // The budget, the statistics, and the long version.
 
@@ -842,7 +1046,8 @@ fn audit_catches_a_release_with_noise_of_half_the_scale() {
 fn claims_fit_the_budget() {
     let node_claims = 2 * node_cases().len();
     let max_size_claims = 2;
-    let release_claims = RELEASE_CLAIMS * RELEASE_CASES.len();
+    // The release cases, and the one with a private K.
+    let release_claims = RELEASE_CLAIMS * (RELEASE_CASES.len() + 1);
     let total = node_claims + max_size_claims + release_claims;
     assert!(total <= MAX_CLAIMS, "{total} claims > {MAX_CLAIMS}");
     assert!(MAX_CLAIMS as f64 * ALPHA_PER_CLAIM <= FALSE_FAILURE_RATE * (1.0 + 1e-12));
@@ -924,4 +1129,14 @@ fn long_audit() {
             &outcomes,
         );
     }
+    let (d, d_prime) = release_datasets_growing_max();
+    let plan = release_plan_private_k(&d);
+    let on_d = release_mechanism(&d, &plan);
+    let on_d_prime = release_mechanism(&d_prime, &plan);
+    let outcomes = audit_mechanisms(&on_d, &on_d_prime, LONG_FACTOR, 9500);
+    assert_private(
+        "long: release with a private K",
+        &plan.total_epsilon().unwrap(),
+        &outcomes,
+    );
 }
