@@ -30,8 +30,12 @@ pub struct Summary {
     pub form: GroupsForm,
     pub form_description: &'static str,
     pub inputs: Vec<InputFile>,
-    /// [`Dataset::fingerprint`]: identifies the dataset in ledgers and manifests.
+    /// [`Dataset::fingerprint`]: the exact input bytes (coco 0.1 keyed its ledger and
+    /// manifests by it; caps set on it still apply).
     pub fingerprint: String,
+    /// [`Dataset::content_digest`]: the key of ε spending in the ledger (the leaves'
+    /// count-of-counts, whatever the form, order, names or formatting). Confidential.
+    pub content_digest: String,
     /// From the root down.
     pub levels: Vec<LevelSummary>,
     pub root: NodeSummary,
@@ -120,6 +124,7 @@ impl Summary {
             form_description: dataset.form.describe(),
             inputs: dataset.inputs.clone(),
             fingerprint: dataset.fingerprint(),
+            content_digest: dataset.content_digest(),
             levels: dataset
                 .hierarchy
                 .levels()
@@ -156,7 +161,11 @@ impl Summary {
             out.push_str(&format!("{label:<14}{line}\n"));
         }
         out.push_str(&format!(
-            "Fingerprint   {}…\n\n",
+            "Ledger key    {}… (content digest: ε spending is keyed by it)\n",
+            &self.content_digest[..self.content_digest.len().min(12)]
+        ));
+        out.push_str(&format!(
+            "Fingerprint   {}… (the exact input bytes)\n\n",
             &self.fingerprint[..self.fingerprint.len().min(16)]
         ));
 

@@ -115,7 +115,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Line::from(
             [
                 widgets::field("Groups form", summary.form_description),
-                widgets::field(" · fingerprint", format!("{}…", &summary.fingerprint[..16])),
+                widgets::field(
+                    " · ledger key",
+                    format!("{}… (content)", &summary.content_digest[..12]),
+                ),
             ]
             .concat(),
         ),
