@@ -622,6 +622,8 @@ pub struct LedgerRead {
     pub problems: Vec<Problem>,
     /// The line number of a torn last line, if the file ends in one.
     pub torn_tail: Option<usize>,
+    /// How many lines the file holds (readable or not).
+    pub line_count: usize,
     /// The hash the next line chains to.
     next_prev: String,
     /// Whether the file is empty or ends with a line break.
@@ -691,6 +693,7 @@ fn parse_ledger(bytes: &[u8]) -> LedgerRead {
         segments.pop();
     }
     let last = segments.len();
+    read.line_count = last;
     let mut chained = false;
     // id → (index of its first line, the latest status).
     let mut ids: HashMap<String, usize> = HashMap::new();
@@ -706,6 +709,8 @@ fn parse_ledger(bytes: &[u8]) -> LedgerRead {
                 } else {
                     read.problems.push(problem(message));
                 }
+                // The next line chains to this one as it is, readable or not.
+                read.next_prev = sha256_hex(raw);
                 continue;
             }
         };
@@ -713,7 +718,7 @@ fn parse_ledger(bytes: &[u8]) -> LedgerRead {
             if entry.prev != read.next_prev {
                 read.problems.push(problem(format!(
                     "the hash chain is broken: this line follows a line whose SHA-256 is {}, but records {} (a line before it was changed, removed or inserted)",
-                    read.next_prev,
+                    cut(&read.next_prev),
                     cut(&entry.prev)
                 )));
             }
@@ -1227,7 +1232,7 @@ impl Ledger {
         let read = self.read()?;
         Ok(Verification {
             ledger: self.path(),
-            lines: read.lines.len() + read.problems.len() + usize::from(read.torn_tail.is_some()),
+            lines: read.line_count,
             draws: read.draws().len(),
             problems: read.problems.clone(),
             torn_tail: read.torn_tail,
@@ -1547,6 +1552,13 @@ mod tests {
         let e = ledger.read_strict().unwrap_err();
         assert!(e.is_policy());
         assert!(e.to_string().contains("ledger.jsonl:2: not JSON"), "{e}");
+        // After an unreadable line, the next one chains to that line as it is (so the
+        // message names its real digest), and every line is counted once.
+        let read = ledger.read().unwrap();
+        assert_eq!(read.line_count, 3);
+        assert_eq!(read.problems.len(), 2);
+        assert!(read.problems[1].message.contains(&cut(&sha256_hex(b"x"))));
+        assert_eq!(ledger.verify().unwrap().lines, 3);
         // Non-ASCII text in a field is read, not sliced.
         std::fs::write(
             ledger.path(),
