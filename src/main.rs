@@ -36,7 +36,7 @@ const EXIT_CODES: &str = "Exit codes:
   3  input error (dataset, plan, configuration or output path)
   4  refused by policy (a privacy-budget cap, a ledger that needs repair, a seeded release without --not-private)
   5  refused for resources (not enough memory for the plan)
-  6  the release failed its checks (not written; its ε is spent)";
+  6  the release failed its checks (not written; its ε is spent), or coco verify found a problem";
 
 /// Exit codes (see [`EXIT_CODES`]).
 mod exit {
@@ -89,6 +89,19 @@ enum Command {
     Tui {
         /// Dataset directory (hierarchy.csv plus groups in one of three forms).
         dir: Option<PathBuf>,
+    },
+    /// Verify a release directory: its files against the manifest, its ledger entry
+    /// (written, here, with this ε) and, with --dataset, the data it was drawn from.
+    Verify {
+        /// The release directory (written by coco release).
+        out: PathBuf,
+        /// The dataset it should have been drawn from: its content and files are
+        /// compared with the ledger's record, counts.csv with its public group counts.
+        #[arg(long)]
+        dataset: Option<PathBuf>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
     },
     /// Show the privacy-loss ledger: every release drawn, ε spent per dataset and the
     /// cap that binds; verify or repair it.
@@ -631,6 +644,73 @@ fn head(text: &str, n: usize) -> String {
     text.chars().take(n).collect()
 }
 
+/// `coco verify OUT [--dataset DIR] [--json]`.
+fn verify_command(out: &Path, dataset: Option<&Path>, json: bool) -> Result<()> {
+    let ledger = Ledger::open_default()?;
+    let dataset = dataset.map(Dataset::load).transpose()?;
+    let v = coco::release::verify::verify_release(out, &ledger, dataset.as_ref())?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "release {} (manifest version {})",
+            v.release, v.manifest_version
+        );
+        let ok = v.files.iter().filter(|f| f.state == "ok").count();
+        println!("files: {ok} of {} match manifest.json", v.files.len());
+        match &v.recorded {
+            Some(r) => {
+                println!(
+                    "ledger {}: draw {} {} at {}, total ε = {}",
+                    v.ledger,
+                    v.ledger_entry,
+                    r.status.label(),
+                    r.time,
+                    r.total_epsilon
+                );
+                println!(
+                    "  drawn from (confidential): {}, content {}",
+                    r.dataset.dir,
+                    r.dataset.key()
+                );
+                for i in &r.dataset.inputs {
+                    println!("    {}  sha256 {}", i.path, i.sha256);
+                }
+            }
+            None => println!("ledger {}: draw {} not found", v.ledger, v.ledger_entry),
+        }
+        if let Some(d) = &v.dataset {
+            let yes_no = |b: Option<bool>| match b {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "not recorded",
+            };
+            println!(
+                "dataset {}: same content {}, same input files {}",
+                d.directory,
+                yes_no(d.same_content),
+                yes_no(d.same_inputs)
+            );
+            if let Some(c) = &d.counts {
+                println!(
+                    "counts.csv against its public group counts: integral {}, nonnegative {}, group totals {}, consistent {}, within K {}",
+                    c.integral, c.nonnegative, c.group_totals, c.consistent, c.within_max_size
+                );
+            }
+        }
+        for p in &v.problems {
+            println!("problem: {p}");
+        }
+        if v.ok() {
+            println!("ok: the release is what coco wrote and the ledger records");
+        }
+    }
+    if !v.ok() {
+        return Err(ExitWith(exit::CHECKS).into());
+    }
+    Ok(())
+}
+
 fn ledger_command(
     action: Option<LedgerAction>,
     json: bool,
@@ -824,6 +904,13 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(x) = cause.downcast_ref::<ExportError>() {
             return export(x);
         }
+        if let Some(v) = cause.downcast_ref::<coco::release::verify::VerifyError>() {
+            use coco::release::verify::VerifyError;
+            return match v {
+                VerifyError::Io { .. } | VerifyError::Manifest { .. } => exit::INPUT,
+                VerifyError::Ledger(l) => ledger(l),
+            };
+        }
         if let Some(l) = cause.downcast_ref::<LedgerError>() {
             return ledger(l);
         }
@@ -911,6 +998,9 @@ fn run(cli: Cli) -> Result<()> {
             json,
             set_cap,
         }) => ledger_command(action, json, set_cap),
+        Some(Command::Verify { out, dataset, json }) => {
+            verify_command(&out, dataset.as_deref(), json)
+        }
     }
 }
 

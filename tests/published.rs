@@ -247,3 +247,95 @@ fn a_seeded_release_is_refused_unless_asked_for_and_then_unmistakable() {
     let text = v.to_string();
     assert!(text.contains("\"seeded\""), "{text}");
 }
+
+/// The provenance the manifest no longer carries is checked against the ledger:
+/// `coco verify OUT [--dataset DIR]` (exit 0 when the release is what coco wrote and
+/// the ledger records, 6 when not, 3 when OUT holds no manifest).
+#[test]
+fn coco_verify_checks_files_ledger_and_dataset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let data = sample();
+    let p = plan(tmp.path(), &data, &home);
+    let out = tmp.path().join("r");
+    let o = coco(
+        &["release", &s(&data), "--config", &s(&p), "--out", &s(&out)],
+        &home,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let verify = |args: &[&str], home: &Path| {
+        let mut a = vec!["verify"];
+        a.extend_from_slice(args);
+        coco(&a, home)
+    };
+    // As written.
+    let o = verify(&[&s(&out), "--dataset", &s(&data), "--json"], &home);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["problems"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(v["recorded"]["status"], "written");
+    assert_eq!(v["dataset"]["same_content"], true);
+    assert_eq!(v["dataset"]["same_inputs"], true);
+    assert_eq!(v["dataset"]["counts"]["consistent"], true);
+    let d = coco::data::Dataset::load(&data).unwrap();
+    assert_eq!(v["recorded"]["dataset"]["content"], d.content_digest());
+    // The same data in another form: same content, other files.
+    let taxi = tmp.path().join("taxi");
+    assert!(
+        coco(&["gen", "taxi", "--out", &s(&taxi)], &home)
+            .status
+            .success()
+    );
+    let o = verify(&[&s(&out), "--dataset", &s(&taxi)], &home);
+    assert_eq!(o.status.code(), Some(6), "{}", text(&o));
+    assert!(text(&o).contains("holds other data than the release was drawn from"));
+    // Another ledger: the draw is not there.
+    let o = verify(&[&s(&out)], &tmp.path().join("other-home"));
+    assert_eq!(o.status.code(), Some(6));
+    assert!(text(&o).contains("is not in the ledger"), "{}", text(&o));
+    // Moved: the ledger says where it was written.
+    let moved = tmp.path().join("moved");
+    std::fs::rename(&out, &moved).unwrap();
+    let o = verify(&[&s(&moved)], &home);
+    assert_eq!(o.status.code(), Some(6));
+    assert!(text(&o).contains("moved or copied since"), "{}", text(&o));
+    std::fs::rename(&moved, &out).unwrap();
+    // A changed table and a file added.
+    let table = out.join("tables/0-country.csv");
+    let mut bytes = std::fs::read(&table).unwrap();
+    bytes.extend(b"x\n");
+    std::fs::write(&table, bytes).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    let o = verify(&[&s(&out)], &home);
+    assert_eq!(o.status.code(), Some(6));
+    let t = text(&o);
+    assert!(
+        t.contains("tables/0-country.csv: changed since it was written"),
+        "{t}"
+    );
+    assert!(t.contains("notes.txt: not listed in manifest.json"), "{t}");
+    // No manifest: an input error naming the file.
+    let o = verify(&[&s(&tmp.path().join("nothing"))], &home);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(text(&o).contains("manifest.json: cannot read it"));
+    // A seeded release never verifies as publishable.
+    let seeded = tmp.path().join("seeded");
+    let o = coco(
+        &[
+            "release",
+            &s(&data),
+            "--config",
+            &s(&p),
+            "--out",
+            &s(&seeded),
+            "--seed",
+            "3",
+            "--not-private",
+        ],
+        &home,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = verify(&[&s(&seeded)], &home);
+    assert_eq!(o.status.code(), Some(6));
+    assert!(text(&o).contains("must never be published"));
+}

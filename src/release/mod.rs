@@ -8,6 +8,7 @@ pub mod plan;
 pub mod resources;
 pub mod run;
 pub mod transaction;
+pub mod verify;
 
 pub use checks::{Checks, check_counts, check_release};
 pub use plan::{Allocation, LevelPlan, MaxSize, PlanError, PlanErrorKind, ReleasePlan, allocate};
