@@ -78,6 +78,10 @@ enum Command {
         /// Seed for the generator (the same seed gives the same files).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// For us-blocks: the share of each county's households kept, in (0, 1]; the
+        /// tracts and blocks scale with them (0.01: about 80,000 blocks).
+        #[arg(long)]
+        scale: Option<f64>,
     },
     /// Write a release plan (TOML) from an allocation rule, and show what it costs.
     Plan(PlanArgs),
@@ -958,17 +962,35 @@ fn run(cli: Cli) -> Result<()> {
             tui(Some(dir.unwrap_or_else(sample_dir)))
         }
         Some(Command::Inspect { dir, json }) => inspect(&dir, json),
-        Some(Command::Gen { preset, out, seed }) => {
-            let report = generate::generate(preset, &out, seed).with_context(|| {
-                format!(
-                    "could not generate {} into {}",
-                    preset
-                        .to_possible_value()
-                        .map(|v| v.get_name().to_string())
-                        .unwrap_or_default(),
-                    out.display()
-                )
-            })?;
+        Some(Command::Gen {
+            preset,
+            out,
+            seed,
+            scale,
+        }) => {
+            let show = std::io::stderr().is_terminal();
+            let mut last = 0usize;
+            let mut progress = |done: usize, total: usize| {
+                let pct = done * 100 / total.max(1);
+                if show && pct != last {
+                    last = pct;
+                    eprint!("\rgen: {pct}% ({done} of {total} counties)");
+                    if done == total {
+                        eprintln!();
+                    }
+                }
+            };
+            let report = generate::generate_into(preset, &out, seed, scale, &mut progress)
+                .with_context(|| {
+                    format!(
+                        "could not generate {} into {}",
+                        preset
+                            .to_possible_value()
+                            .map(|v| v.get_name().to_string())
+                            .unwrap_or_default(),
+                        out.display()
+                    )
+                })?;
             eprintln!(
                 "wrote {} groups in {} leaves to {}",
                 report.groups,

@@ -19,6 +19,7 @@ pub mod portable_math;
 pub mod random;
 pub mod sample;
 pub mod taxi;
+pub mod us_blocks;
 pub mod us_counties;
 mod write;
 
@@ -38,6 +39,10 @@ pub enum Preset {
     UsCounties,
     /// A dense taxi-like city: 1 → 2 → 28 neighbourhoods, sizes (pick-ups) 1..6,000.
     Taxi,
+    /// Nation → states → counties → tracts → blocks from the real county household
+    /// totals: about 8 million blocks and 122 million households (--scale 0.01 for a
+    /// hundredth).
+    UsBlocks,
 }
 
 impl Preset {
@@ -47,6 +52,7 @@ impl Preset {
             Preset::Sample => sample::generate(seed),
             Preset::UsCounties => us_counties::generate(seed),
             Preset::Taxi => taxi::generate(seed),
+            Preset::UsBlocks => Err(GenerateError::StreamedOnly),
         }
     }
 }
@@ -66,6 +72,17 @@ pub enum GenerateError {
     NotEmpty { path: PathBuf },
     #[error("{path} exists and is not a directory: expected a new path or an empty directory")]
     NotADirectory { path: PathBuf },
+    /// `us-blocks` is written as it is drawn, never held in memory whole.
+    #[error(
+        "us-blocks is written to files as it is drawn: use generate_into (coco gen us-blocks --out DIR)"
+    )]
+    StreamedOnly,
+    #[error("--scale applies to us-blocks only")]
+    ScaleNotApplicable,
+    #[error(
+        "--scale {scale}: expected a share of the households above 0 and at most 1 (e.g. 0.01)"
+    )]
+    BadScale { scale: f64 },
     #[error("{path} has no directory name: expected a path like ./my-dataset")]
     NoName { path: PathBuf },
     /// A data file built into the binary is broken: a build problem, not a user one.
@@ -210,8 +227,36 @@ impl Generated {
     }
 }
 
+/// Writes the dataset `preset` into `out` (created; must be empty or absent), at
+/// `scale` for `us-blocks` (default 1), reporting `(done, total)` steps for the large
+/// presets.
+pub fn generate_into(
+    preset: Preset,
+    out: &Path,
+    seed: u64,
+    scale: Option<f64>,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<GenerateReport, GenerateError> {
+    match (preset, scale) {
+        (Preset::UsBlocks, scale) => Ok(us_blocks::write(
+            out,
+            us_blocks::Options {
+                seed,
+                scale: scale.unwrap_or(1.0),
+            },
+            progress,
+        )?
+        .report),
+        (_, Some(_)) => Err(GenerateError::ScaleNotApplicable),
+        (preset, None) => generate(preset, out, seed),
+    }
+}
+
 /// Writes the dataset `preset` into `out` (created; must be empty or absent).
 pub fn generate(preset: Preset, out: &Path, seed: u64) -> Result<GenerateReport, GenerateError> {
+    if preset == Preset::UsBlocks {
+        return generate_into(preset, out, seed, None, &mut |_, _| {});
+    }
     // Fail before drawing anything if the target is taken.
     write::check_target(out)?;
     let data = preset.build(seed)?;

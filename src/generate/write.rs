@@ -33,8 +33,8 @@ pub(super) fn check_target(out: &Path) -> Result<(), GenerateError> {
 }
 
 /// A directory removed on drop unless kept: the half-written dataset of a failure.
-struct TempDir {
-    path: PathBuf,
+pub(super) struct TempDir {
+    pub(super) path: PathBuf,
     keep: bool,
 }
 
@@ -49,7 +49,7 @@ impl Drop for TempDir {
 
 /// Creates a fresh hidden directory beside `out` (same file system, so the final
 /// rename is atomic).
-fn temp_dir_beside(out: &Path) -> Result<TempDir, GenerateError> {
+pub(super) fn temp_dir_beside(out: &Path) -> Result<TempDir, GenerateError> {
     let name = out
         .file_name()
         .ok_or_else(|| GenerateError::NoName {
@@ -125,6 +125,13 @@ pub(super) fn write_dataset(data: &Generated, out: &Path) -> Result<Vec<String>,
         files.push("names.csv".to_string());
     }
 
+    commit(tmp, out)?;
+    Ok(files)
+}
+
+/// Moves a fully written temporary directory to `out` (which must still be absent or
+/// empty), keeping it only when that succeeds.
+pub(super) fn commit(tmp: TempDir, out: &Path) -> Result<(), GenerateError> {
     // The target may have become non-empty while we wrote.
     check_target(out)?;
     if out.exists() {
@@ -140,7 +147,7 @@ pub(super) fn write_dataset(data: &Generated, out: &Path) -> Result<Vec<String>,
     })?;
     let mut tmp = tmp;
     tmp.keep = true;
-    Ok(files)
+    Ok(())
 }
 
 /// One CSV file: header, rows, `\n` line ends, quoting only where needed.
