@@ -264,13 +264,24 @@ pub enum Tool {
     Tui,
 }
 
-/// A level's method, one spelling.
+/// A level's method, one spelling (in the ledger and the manifest; a tail is recorded
+/// beside it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MethodKind {
     Hc,
     Hg,
     Naive,
+}
+
+impl MethodKind {
+    pub fn of(method: Method) -> MethodKind {
+        match method {
+            Method::Hc | Method::HcTail(_) => MethodKind::Hc,
+            Method::Hg => MethodKind::Hg,
+            Method::Naive => MethodKind::Naive,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -398,11 +409,7 @@ impl LedgerEntry {
                 .map(|l| LevelRecord {
                     name: l.name().to_string(),
                     epsilon: l.epsilon().clone(),
-                    method: match l.method() {
-                        Method::Hc | Method::HcTail(_) => MethodKind::Hc,
-                        Method::Hg => MethodKind::Hg,
-                        Method::Naive => MethodKind::Naive,
-                    },
+                    method: MethodKind::of(l.method()),
                     tail: l.method().tail().map(|t| TailRecord {
                         above: t.above,
                         groups: Some(t.groups),

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::checks::Checks;
+use super::ledger::MethodKind;
 use super::plan::{MaxSize, ReleasePlan};
 use super::run::Draw;
 use crate::consistency::{Consistency, MergeRule};
@@ -31,7 +32,7 @@ pub struct ManifestLevel {
     pub epsilon: f64,
     /// ε exactly, as a decimal or `a/b`.
     pub epsilon_exact: String,
-    pub method: String,
+    pub method: MethodKind,
     /// For `method = "hc"` with a tail: sizes above `above` were measured as the sorted
     /// sizes of each region's `groups` largest groups (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,12 +56,21 @@ pub struct ManifestPrivacy {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ManifestRandomness {
-    /// `os` or `seeded`.
-    pub source: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
+    /// `"source": "os"`, or `"source": "seeded"` with its `seed`.
+    #[serde(flatten)]
+    pub source: Randomness,
     pub generator: String,
     pub sampler: String,
+}
+
+/// Where `K` came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MaxSizeSource {
+    /// Set by the operator (public).
+    Operator,
+    /// Estimated privately; its ε is `max_size_epsilon`.
+    Estimated,
 }
 
 /// The contents of `manifest.json`.
@@ -75,8 +85,7 @@ pub struct Manifest {
     pub total_epsilon_exact: String,
     pub privacy: ManifestPrivacy,
     pub max_size: Size,
-    /// `operator` or `estimated`.
-    pub max_size_source: String,
+    pub max_size_source: MaxSizeSource,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_size_epsilon: Option<String>,
     pub consistency: Consistency,
@@ -110,7 +119,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
             name: l.name().to_string(),
             epsilon: l.epsilon().to_f64(),
             epsilon_exact: l.epsilon().to_string(),
-            method: l.method().name().to_string(),
+            method: MethodKind::of(l.method()),
             tail: l.method().tail().map(|t| ManifestTail {
                 above: t.above,
                 groups: t.groups,
@@ -120,27 +129,13 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         })
         .collect();
     let (max_size_source, max_size_epsilon) = match &plan.max_size() {
-        MaxSize::Fixed(_) => ("operator".to_string(), None),
-        MaxSize::Estimate { epsilon } => ("estimated".to_string(), Some(epsilon.to_string())),
-    };
-    let randomness = match draw.randomness() {
-        Randomness::Os => ManifestRandomness {
-            source: "os".into(),
-            seed: None,
-            generator: String::new(),
-            sampler: String::new(),
-        },
-        Randomness::Seeded { seed } => ManifestRandomness {
-            source: "seeded".into(),
-            seed: Some(seed),
-            generator: String::new(),
-            sampler: String::new(),
-        },
+        MaxSize::Fixed(_) => (MaxSizeSource::Operator, None),
+        MaxSize::Estimate { epsilon } => (MaxSizeSource::Estimated, Some(epsilon.to_string())),
     };
     let randomness = ManifestRandomness {
+        source: draw.randomness(),
         generator: "ChaCha20, one stream per measured region, keyed from the operating system (getrandom) unless seeded".into(),
         sampler: "exact two-sided geometric (discrete Laplace), integer arithmetic only".into(),
-        ..randomness
     };
     Manifest {
         version: MANIFEST_VERSION,
