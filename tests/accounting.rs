@@ -5,35 +5,12 @@
 //! test here that failed before and passes now.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use coco::release::ledger::{Ledger, Status};
 
-const COCO: &str = env!("CARGO_BIN_EXE_coco");
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households")
-}
-
-fn coco(args: &[&str], home: &Path) -> Output {
-    Command::new(COCO)
-        .args(args)
-        .env("COCO_HOME", home)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
+mod common;
+use common::cli::{coco, s, sample, text};
 
 /// A copy of the sample in `dir`.
 fn copy_sample(dir: &Path) -> PathBuf {

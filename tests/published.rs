@@ -7,35 +7,12 @@
 //! file names, its manifest and its ledger line.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-const COCO: &str = env!("CARGO_BIN_EXE_coco");
-
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households")
-}
-
-fn coco(args: &[&str], home: &Path) -> Output {
-    Command::new(COCO)
-        .args(args)
-        .env("COCO_HOME", home)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn s(p: &Path) -> String {
-    p.display().to_string()
-}
+mod common;
+use common::cli::{COCO, coco, s, sample, text};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()

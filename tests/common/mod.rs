@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+pub mod cli;
+
 use coco::data::{Dataset, GroupsForm, Hierarchy};
 use coco::histogram::{CountOfCounts, Size};
 use proptest::prelude::*;
