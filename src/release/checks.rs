@@ -109,9 +109,11 @@ pub fn check_release(
 /// Checks published rows `(level, region, size, count)` as text, the form they are
 /// written in: every count must parse as a nonnegative integer, every region and level
 /// must exist, then the histograms they describe are checked with [`check_release`].
-pub fn check_counts<'a>(
+/// The rows are read once, as they come (a file can be streamed through): memory
+/// follows the cells, not the text.
+pub fn check_counts<S: AsRef<str>>(
     public: PublicData<'_>,
-    rows: impl IntoIterator<Item = [&'a str; 4]>,
+    rows: impl IntoIterator<Item = [S; 4]>,
     max_size: Size,
 ) -> Checks {
     let h = public.hierarchy;
@@ -130,7 +132,13 @@ pub fn check_counts<'a>(
         .map(|(i, n)| (n.display_id.as_str(), NodeId(i as u32)))
         .collect();
     let mut pairs: Vec<Vec<(Size, Count)>> = vec![Vec::new(); h.len()];
-    for [level, region, size, count] in rows {
+    for row in rows {
+        let [level, region, size, count] = [
+            row[0].as_ref(),
+            row[1].as_ref(),
+            row[2].as_ref(),
+            row[3].as_ref(),
+        ];
         let Some(&id) = ids.get(region) else {
             checks.group_totals = false;
             checks.fail(format!("unknown region {region:?}"));

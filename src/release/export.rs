@@ -200,19 +200,31 @@ fn table_name(index: usize, level: &str) -> String {
 
 /// Reads `counts.csv` back and checks it.
 fn verify_counts(path: &Path, dataset: &Dataset, max_size: Size) -> Result<Checks, ExportError> {
-    let mut reader = csv::Reader::from_path(path).map_err(|e| io(path)(csv_error(e)))?;
-    let mut rows: Vec<[String; 4]> = Vec::new();
-    for record in reader.records() {
-        let r = record.map_err(|e| io(path)(csv_error(e)))?;
-        let field = |i: usize| r.get(i).unwrap_or("").to_string();
-        rows.push([field(0), field(1), field(2), field(3)]);
+    let reader = csv::Reader::from_path(path).map_err(|e| io(path)(csv_error(e)))?;
+    let mut failed = None;
+    let checks = check_counts(dataset.public(), counts_rows(reader, &mut failed), max_size);
+    match failed {
+        Some(e) => Err(io(path)(csv_error(e))),
+        None => Ok(checks),
     }
-    Ok(check_counts(
-        dataset.public(),
-        rows.iter()
-            .map(|r| [r[0].as_str(), r[1].as_str(), r[2].as_str(), r[3].as_str()]),
-        max_size,
-    ))
+}
+
+/// The rows of a `counts.csv` as they are read (streamed, not collected); the first
+/// read error ends them and is left in `failed`.
+pub(crate) fn counts_rows<'a, R: std::io::Read + 'a>(
+    reader: csv::Reader<R>,
+    failed: &'a mut Option<csv::Error>,
+) -> impl Iterator<Item = [String; 4]> + 'a {
+    reader.into_records().map_while(move |record| match record {
+        Ok(r) => {
+            let field = |i: usize| r.get(i).unwrap_or("").to_string();
+            Some([field(0), field(1), field(2), field(3)])
+        }
+        Err(e) => {
+            *failed = Some(e);
+            None
+        }
+    })
 }
 
 /// The longest output directory name accepted: the temporary directory beside it adds

@@ -267,14 +267,17 @@ pub fn verify_release(
             ),
             _ => {}
         }
-        let counts = read_counts(&out.join("counts.csv")).map(|rows| {
-            check_counts(
-                d.public(),
-                rows.iter()
-                    .map(|r| [r[0].as_str(), r[1].as_str(), r[2].as_str(), r[3].as_str()]),
-                manifest.max_size,
-            )
-        });
+        let counts = csv::Reader::from_path(out.join("counts.csv"))
+            .ok()
+            .and_then(|reader| {
+                let mut failed = None;
+                let checks = check_counts(
+                    d.public(),
+                    super::export::counts_rows(reader, &mut failed),
+                    manifest.max_size,
+                );
+                failed.is_none().then_some(checks)
+            });
         match &counts {
             Some(c) if !c.passed() => problems.push(format!(
                 "counts.csv fails its checks against {}: {}{}",
@@ -313,15 +316,4 @@ pub fn verify_release(
         dataset,
         problems,
     })
-}
-
-fn read_counts(path: &Path) -> Option<Vec<[String; 4]>> {
-    let mut reader = csv::Reader::from_path(path).ok()?;
-    let mut rows = Vec::new();
-    for record in reader.records() {
-        let r = record.ok()?;
-        let field = |i: usize| r.get(i).unwrap_or("").to_string();
-        rows.push([field(0), field(1), field(2), field(3)]);
-    }
-    Some(rows)
 }
