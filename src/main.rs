@@ -1026,6 +1026,21 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// The longest error line printed, in bytes.
+const MAX_ERROR_BYTES: usize = 1000;
+
+/// `message` cut at [`MAX_ERROR_BYTES`] on a character boundary, with a mark.
+fn cut_message(message: &str) -> String {
+    if message.len() <= MAX_ERROR_BYTES {
+        return message.to_string();
+    }
+    let mut end = MAX_ERROR_BYTES;
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes cut)", &message[..end], message.len() - end)
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let json = matches!(
@@ -1037,9 +1052,12 @@ fn main() -> ExitCode {
         Err(e) => {
             let code = exit_code(&e);
             if e.downcast_ref::<ExitWith>().is_none() {
-                eprintln!("error: {e:#}");
+                // Values quoted from input files are cut where they are quoted; this
+                // bounds whatever else a message lists (level names, columns, …).
+                let message = cut_message(&format!("{e:#}"));
+                eprintln!("error: {message}");
                 if json {
-                    let value = serde_json::json!({ "error": format!("{e:#}"), "exit_code": code });
+                    let value = serde_json::json!({ "error": message, "exit_code": code });
                     println!("{value}");
                 }
             }

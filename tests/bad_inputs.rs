@@ -526,6 +526,8 @@ const VALID: &[Valid] = &[
     Valid { case: "sizes-near-u32-max", levels: 3, leaves: 3, groups: 3, max_size: 4_294_967_295 },
     Valid { case: "twenty-levels", levels: 20, leaves: 2, groups: 2, max_size: 2 },
     Valid { case: "case-differing-codes", levels: 3, leaves: 2, groups: 3, max_size: 3 },
+    // A 1,000-byte level name: the table's file name is cut to fit the file system.
+    Valid { case: "long-level-name", levels: 3, leaves: 3, groups: 5, max_size: 4 },
 ];
 
 #[test]
@@ -585,4 +587,54 @@ fn valid_cases_load_preview_and_release() {
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// A message that lists what a file holds (here a plan error naming the hierarchy's
+/// 100 levels of 1,000 bytes each) is cut to one readable line.
+#[test]
+fn an_error_listing_long_names_is_cut() {
+    let root = tempfile::tempdir().unwrap();
+    let names: Vec<String> = (0..100)
+        .map(|i| format!("{i:03}{}", "l".repeat(997)))
+        .collect();
+    let mut hierarchy = names.join(",").into_bytes();
+    hierarchy.push(b'\n');
+    hierarchy.extend(
+        (0..100)
+            .map(|i| format!("c{i}"))
+            .collect::<Vec<_>>()
+            .join(",")
+            .bytes(),
+    );
+    hierarchy.push(b'\n');
+    let dir = generated(
+        root.path(),
+        "long-levels",
+        &[
+            ("hierarchy.csv", hierarchy),
+            ("groups.csv", b"group_id,region,size\ng1,c99,1\n".to_vec()),
+            (
+                "plan.toml",
+                b"max_size = 10\n[[level]]\nname = \"nation\"\nepsilon = 1.0\nmethod = \"hc\"\n"
+                    .to_vec(),
+            ),
+        ],
+    );
+    for cmd in [Cmd::Preview, Cmd::Release] {
+        let home = root.path().join("home");
+        let output = run(
+            cmd,
+            &dir,
+            &dir.join("plan.toml"),
+            &home,
+            &root.path().join("out"),
+        );
+        assert_eq!(output.status.code(), Some(3), "{cmd:?}");
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert!(err.len() < 1_100, "{cmd:?}: {} bytes", err.len());
+        assert!(
+            err.contains("is not in the hierarchy") && err.contains("bytes cut)"),
+            "{err}"
+        );
+    }
 }
