@@ -16,11 +16,11 @@
 //! # Citations
 //! Kuo et al., PVLDB 2018, Lemma 1, after Li, Li, Venkatasubramanian, "t-closeness", ICDE 2007.
 
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::histogram::{Count, HistRef, Size};
 
 /// The earth mover's distance between `a` and `b`.
-pub fn emd(a: &CountOfCounts, b: &CountOfCounts) -> u64 {
-    let (pa, pb) = (a.pairs(), b.pairs());
+pub fn emd<'a, 'b>(a: impl Into<HistRef<'a>>, b: impl Into<HistRef<'b>>) -> u64 {
+    let (pa, pb) = (a.into().pairs(), b.into().pairs());
     let (mut i, mut j) = (0, 0);
     let (mut ca, mut cb): (Count, Count) = (0, 0);
     let mut total: u64 = 0;
@@ -78,6 +78,7 @@ impl LevelEmd {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::histogram::CountOfCounts;
     use proptest::prelude::*;
 
     fn dense(v: &[Count]) -> CountOfCounts {

@@ -119,6 +119,11 @@ impl CountOfCounts {
         Self { pairs }
     }
 
+    /// The histogram as a borrowed view.
+    pub fn as_ref(&self) -> HistRef<'_> {
+        HistRef { pairs: &self.pairs }
+    }
+
     /// The sorted `(size, count)` pairs, every count > 0.
     pub fn pairs(&self) -> &[(Size, Count)] {
         &self.pairs
@@ -126,20 +131,17 @@ impl CountOfCounts {
 
     /// `G`: the number of groups.
     pub fn groups(&self) -> Count {
-        self.pairs.iter().map(|&(_, c)| c).sum()
+        self.as_ref().groups()
     }
 
     /// The number of entities: the sum of all group sizes.
     pub fn entities(&self) -> u128 {
-        self.pairs
-            .iter()
-            .map(|&(s, c)| u128::from(s) * u128::from(c))
-            .sum()
+        self.as_ref().entities()
     }
 
     /// The largest group size, or `None` for a region without groups.
     pub fn max_size(&self) -> Option<Size> {
-        self.pairs.last().map(|&(s, _)| s)
+        self.as_ref().max_size()
     }
 
     /// How many different sizes occur.
@@ -149,10 +151,7 @@ impl CountOfCounts {
 
     /// `H[size]`.
     pub fn count(&self, size: Size) -> Count {
-        match self.pairs.binary_search_by_key(&size, |&(s, _)| s) {
-            Ok(i) => self.pairs[i].1,
-            Err(_) => 0,
-        }
+        self.as_ref().count(size)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -160,17 +159,18 @@ impl CountOfCounts {
     }
 
     /// Adds `other` into `self` (the histogram of the union of two disjoint regions).
-    pub fn add(&mut self, other: &CountOfCounts) {
+    pub fn add<'a>(&mut self, other: impl Into<HistRef<'a>>) {
+        let other = other.into();
         if other.pairs.is_empty() {
             return;
         }
         if self.pairs.is_empty() {
-            self.pairs.clone_from(&other.pairs);
+            self.pairs.extend_from_slice(other.pairs);
             return;
         }
         let mut out = Vec::with_capacity(self.pairs.len().max(other.pairs.len()));
         let (mut i, mut j) = (0, 0);
-        let (a, b) = (&self.pairs, &other.pairs);
+        let (a, b) = (&self.pairs, other.pairs);
         while i < a.len() && j < b.len() {
             match a[i].0.cmp(&b[j].0) {
                 Ordering::Less => {
@@ -194,7 +194,7 @@ impl CountOfCounts {
     }
 
     /// The histogram of the union of disjoint regions.
-    pub fn sum<'a>(parts: impl IntoIterator<Item = &'a CountOfCounts>) -> CountOfCounts {
+    pub fn sum<'a, H: Into<HistRef<'a>>>(parts: impl IntoIterator<Item = H>) -> CountOfCounts {
         let mut total = CountOfCounts::new();
         for p in parts {
             total.add(p);
@@ -204,6 +204,84 @@ impl CountOfCounts {
 
     /// Top-codes sizes above `k` to `k` (Kuo et al. §4.1).
     pub fn top_coded(&self, k: Size) -> CountOfCounts {
+        self.as_ref().top_coded(k)
+    }
+
+    /// `Hc` over `0..=k`, with sizes above `k` top-coded to `k`.
+    pub fn cumulative(&self, k: Size) -> Cumulative {
+        self.as_ref().cumulative(k)
+    }
+
+    /// `Hg`, run-length encoded.
+    pub fn unattributed(&self) -> Unattributed {
+        self.as_ref().unattributed()
+    }
+
+    /// Iterates over the cumulative histogram at the sizes where it changes:
+    /// `(size, Hc[size])` for each size present.
+    pub fn cumulative_steps(&self) -> impl Iterator<Item = (Size, Count)> + '_ {
+        self.as_ref().cumulative_steps()
+    }
+}
+
+/// A borrowed `H`: sorted `(size, count)` pairs with every count > 0, as held by a
+/// [`CountOfCounts`] or by one region of a [`HistogramSet`]. Every read of a histogram
+/// goes through it, so an arena of millions of regions needs no histogram per region.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HistRef<'a> {
+    pairs: &'a [(Size, Count)],
+}
+
+impl<'a> HistRef<'a> {
+    /// The sorted `(size, count)` pairs, every count > 0.
+    pub fn pairs(self) -> &'a [(Size, Count)] {
+        self.pairs
+    }
+
+    /// `G`: the number of groups.
+    pub fn groups(self) -> Count {
+        self.pairs.iter().map(|&(_, c)| c).sum()
+    }
+
+    /// The number of entities: the sum of all group sizes.
+    pub fn entities(self) -> u128 {
+        self.pairs
+            .iter()
+            .map(|&(s, c)| u128::from(s) * u128::from(c))
+            .sum()
+    }
+
+    /// The largest group size, or `None` for a region without groups.
+    pub fn max_size(self) -> Option<Size> {
+        self.pairs.last().map(|&(s, _)| s)
+    }
+
+    /// How many different sizes occur.
+    pub fn distinct_sizes(self) -> usize {
+        self.pairs.len()
+    }
+
+    /// `H[size]`.
+    pub fn count(self, size: Size) -> Count {
+        match self.pairs.binary_search_by_key(&size, |&(s, _)| s) {
+            Ok(i) => self.pairs[i].1,
+            Err(_) => 0,
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.pairs.is_empty()
+    }
+
+    /// An owned copy.
+    pub fn to_owned(self) -> CountOfCounts {
+        CountOfCounts {
+            pairs: self.pairs.to_vec(),
+        }
+    }
+
+    /// Top-codes sizes above `k` to `k` (Kuo et al. §4.1).
+    pub fn top_coded(self, k: Size) -> CountOfCounts {
         let split = self.pairs.partition_point(|&(s, _)| s < k);
         let mut pairs = self.pairs[..split].to_vec();
         let above: Count = self.pairs[split..].iter().map(|&(_, c)| c).sum();
@@ -214,9 +292,9 @@ impl CountOfCounts {
     }
 
     /// `Hc` over `0..=k`, with sizes above `k` top-coded to `k`.
-    pub fn cumulative(&self, k: Size) -> Cumulative {
+    pub fn cumulative(self, k: Size) -> Cumulative {
         let mut values = vec![0; k as usize + 1];
-        for &(s, c) in &self.pairs {
+        for &(s, c) in self.pairs {
             values[s.min(k) as usize] += c;
         }
         let mut running = 0;
@@ -228,19 +306,192 @@ impl CountOfCounts {
     }
 
     /// `Hg`, run-length encoded.
-    pub fn unattributed(&self) -> Unattributed {
+    pub fn unattributed(self) -> Unattributed {
         Unattributed {
-            runs: self.pairs.clone(),
+            runs: self.pairs.to_vec(),
         }
     }
 
     /// Iterates over the cumulative histogram at the sizes where it changes:
     /// `(size, Hc[size])` for each size present.
-    pub fn cumulative_steps(&self) -> impl Iterator<Item = (Size, Count)> + '_ {
+    pub fn cumulative_steps(self) -> impl Iterator<Item = (Size, Count)> + 'a {
         self.pairs.iter().scan(0, |acc, &(s, c)| {
             *acc += c;
             Some((s, *acc))
         })
+    }
+}
+
+impl<'a> From<&'a CountOfCounts> for HistRef<'a> {
+    fn from(h: &'a CountOfCounts) -> Self {
+        h.as_ref()
+    }
+}
+
+/// The histograms of many regions in one arena (region `i`'s pairs are one slice), so
+/// that memory follows the distinct (region, size) cells: about 16 bytes per cell and 8
+/// per region, where a `Vec<CountOfCounts>` costs a heap allocation per region.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HistogramSet {
+    /// `offsets[i]..offsets[i + 1]` are region `i`'s pairs.
+    offsets: Vec<usize>,
+    pairs: Vec<(Size, Count)>,
+}
+
+impl Default for HistogramSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HistogramSet {
+    pub fn new() -> Self {
+        Self {
+            offsets: vec![0],
+            pairs: Vec::new(),
+        }
+    }
+
+    /// Room for `regions` histograms of `cells` pairs in all.
+    pub fn with_capacity(regions: usize, cells: usize) -> Self {
+        let mut offsets = Vec::with_capacity(regions + 1);
+        offsets.push(0);
+        Self {
+            offsets,
+            pairs: Vec::with_capacity(cells),
+        }
+    }
+
+    /// `n` empty histograms.
+    pub fn empty(n: usize) -> Self {
+        Self {
+            offsets: vec![0; n + 1],
+            pairs: Vec::new(),
+        }
+    }
+
+    /// The number of regions.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of (region, size) cells in all.
+    pub fn cells(&self) -> usize {
+        self.pairs.len()
+    }
+
+    /// Region `i`'s histogram.
+    pub fn get(&self, i: usize) -> HistRef<'_> {
+        HistRef {
+            pairs: &self.pairs[self.offsets[i]..self.offsets[i + 1]],
+        }
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = HistRef<'_>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// Appends a histogram.
+    pub fn push(&mut self, h: HistRef<'_>) {
+        self.pairs.extend_from_slice(h.pairs);
+        self.offsets.push(self.pairs.len());
+    }
+
+    /// Appends a histogram given as pairs that are already sorted by size, strictly
+    /// increasing, with counts > 0 (checked in debug builds).
+    pub fn push_sorted_pairs(&mut self, pairs: impl IntoIterator<Item = (Size, Count)>) {
+        let start = self.pairs.len();
+        self.pairs.extend(pairs);
+        debug_assert!(
+            self.pairs[start..].windows(2).all(|w| w[0].0 < w[1].0)
+                && self.pairs[start..].iter().all(|p| p.1 > 0)
+        );
+        self.offsets.push(self.pairs.len());
+    }
+
+    /// The sets one after the other (each part's regions in order). Memory: the result
+    /// is reserved once and each part freed as soon as it is copied.
+    pub fn concat(parts: Vec<HistogramSet>) -> HistogramSet {
+        let regions: usize = parts.iter().map(HistogramSet::len).sum();
+        let cells: usize = parts.iter().map(HistogramSet::cells).sum();
+        let mut out = HistogramSet::with_capacity(regions, cells);
+        for part in parts {
+            let base = out.pairs.len();
+            out.pairs.extend_from_slice(&part.pairs);
+            out.offsets
+                .extend(part.offsets[1..].iter().map(|&o| base + o));
+        }
+        out
+    }
+
+    /// Owned copies, one per region (for small datasets and tests).
+    pub fn to_vec(&self) -> Vec<CountOfCounts> {
+        self.iter().map(HistRef::to_owned).collect()
+    }
+
+    /// The bytes held.
+    pub fn memory_bytes(&self) -> u64 {
+        (self.offsets.capacity() * std::mem::size_of::<usize>()
+            + self.pairs.capacity() * std::mem::size_of::<(Size, Count)>()) as u64
+    }
+}
+
+/// Histograms indexed by region: an arena, or a slice of owned histograms.
+pub trait Histograms: Sync {
+    /// The number of regions.
+    fn regions(&self) -> usize;
+    /// Region `i`'s histogram.
+    fn hist(&self, i: usize) -> HistRef<'_>;
+}
+
+impl Histograms for HistogramSet {
+    fn regions(&self) -> usize {
+        self.len()
+    }
+    fn hist(&self, i: usize) -> HistRef<'_> {
+        self.get(i)
+    }
+}
+
+impl Histograms for [CountOfCounts] {
+    fn regions(&self) -> usize {
+        self.len()
+    }
+    fn hist(&self, i: usize) -> HistRef<'_> {
+        self[i].as_ref()
+    }
+}
+
+impl Histograms for Vec<CountOfCounts> {
+    fn regions(&self) -> usize {
+        self.len()
+    }
+    fn hist(&self, i: usize) -> HistRef<'_> {
+        self[i].as_ref()
+    }
+}
+
+impl FromIterator<CountOfCounts> for HistogramSet {
+    fn from_iter<I: IntoIterator<Item = CountOfCounts>>(iter: I) -> Self {
+        let mut out = HistogramSet::new();
+        for h in iter {
+            out.push(h.as_ref());
+        }
+        out
+    }
+}
+
+impl<'a> FromIterator<HistRef<'a>> for HistogramSet {
+    fn from_iter<I: IntoIterator<Item = HistRef<'a>>>(iter: I) -> Self {
+        let mut out = HistogramSet::new();
+        for h in iter {
+            out.push(h);
+        }
+        out
     }
 }
 

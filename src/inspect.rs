@@ -4,12 +4,10 @@
 //! number of groups `G` per region are public (Kuo et al. §3), but the entity totals,
 //! the group sizes and their spread are not, and the summary must not be published.
 
-use std::collections::BTreeSet;
-
 use serde::Serialize;
 
 use crate::data::{Dataset, GroupsForm, InputFile, LevelId, NodeId};
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::histogram::{Count, Size};
 use crate::privacy::Diagnostic;
 
 /// How many of a level's largest nodes are listed.
@@ -70,11 +68,10 @@ pub struct NodeSummary {
 
 impl NodeSummary {
     fn of(dataset: &Dataset, id: NodeId) -> NodeSummary {
-        let node = dataset.hierarchy.node(id);
         let h = dataset.truth().for_diagnostic(Diagnostic::Inspect).node(id);
         NodeSummary {
-            id: node.display_id.clone(),
-            name: node.name.clone(),
+            id: dataset.hierarchy.display_id(id),
+            name: dataset.hierarchy.name(id).map(str::to_string),
             groups: dataset.groups(id),
             entities: h.entities(),
             max_size: h.max_size(),
@@ -86,24 +83,26 @@ impl NodeSummary {
 impl LevelSummary {
     fn of(dataset: &Dataset, level: LevelId) -> LevelSummary {
         let h = &dataset.hierarchy;
-        let hists: Vec<&CountOfCounts> = h
-            .level_nodes(level)
-            .map(|id| dataset.truth().for_diagnostic(Diagnostic::Inspect).node(id))
-            .collect();
-        let sizes: BTreeSet<Size> = hists
-            .iter()
-            .flat_map(|h| h.pairs().iter().map(|&(s, _)| s))
-            .collect();
+        let truth = dataset.truth().for_diagnostic(Diagnostic::Inspect);
+        let hists = || h.level_nodes(level).map(|id| truth.node(id));
+        // The largest regions: a partial sort, not of every region.
+        let key = |id: &NodeId| (std::cmp::Reverse(dataset.groups(*id)), *id);
         let mut by_groups: Vec<NodeId> = h.level_nodes(level).collect();
-        by_groups.sort_by_key(|&id| (std::cmp::Reverse(dataset.groups(id)), id));
+        if by_groups.len() > TOP {
+            by_groups.select_nth_unstable_by_key(TOP, key);
+            by_groups.truncate(TOP);
+        }
+        by_groups.sort_by_key(key);
         LevelSummary {
             name: h.level_name(level).to_string(),
             nodes: h.level_len(level),
-            empty_nodes: hists.iter().filter(|h| h.is_empty()).count(),
+            empty_nodes: hists().filter(|h| h.is_empty()).count(),
             groups: h.level_nodes(level).map(|id| dataset.groups(id)).sum(),
-            entities: hists.iter().map(|h| h.entities()).sum(),
-            max_size: hists.iter().filter_map(|h| h.max_size()).max(),
-            distinct_sizes: sizes.len(),
+            entities: hists().map(|h| h.entities()).sum(),
+            max_size: hists().filter_map(|h| h.max_size()).max(),
+            // Every level holds every group once, so the sizes present at a level are
+            // the root's.
+            distinct_sizes: truth.node(NodeId::ROOT).distinct_sizes(),
             largest: by_groups
                 .into_iter()
                 .take(TOP)

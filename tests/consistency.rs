@@ -6,13 +6,13 @@ mod common;
 use coco::consistency::{MergeRule, bottom_up, top_down};
 use coco::data::NodeId;
 use coco::estimate::{GroupRun, NodeEstimate};
-use coco::histogram::{CountOfCounts, Size};
+use coco::histogram::{CountOfCounts, HistRef, Size};
 use coco::release::check_release;
 use proptest::prelude::*;
 
 const K: Size = 30;
 
-fn exact_estimate(h: &CountOfCounts, variance: f64) -> NodeEstimate {
+fn exact_estimate(h: HistRef<'_>, variance: f64) -> NodeEstimate {
     let top = h.top_coded(K);
     NodeEstimate {
         runs: top
@@ -31,7 +31,7 @@ fn exact_estimate(h: &CountOfCounts, variance: f64) -> NodeEstimate {
 
 /// A scrambled estimate with the right number of groups: sizes shifted by a
 /// node-dependent amount, variances varying by size.
-fn scrambled_estimate(h: &CountOfCounts, shift: u32) -> NodeEstimate {
+fn scrambled_estimate(h: HistRef<'_>, shift: u32) -> NodeEstimate {
     let sizes: Vec<Size> = h
         .unattributed()
         .iter()

@@ -293,7 +293,7 @@ fn sample_root() -> CountOfCounts {
         .truth()
         .for_diagnostic(coco::privacy::Diagnostic::Oracle)
         .node(NodeId::ROOT)
-        .clone()
+        .to_owned()
 }
 
 /// The mean EMD of `method`'s estimates of the bundled sample's root (K = 10,000) over

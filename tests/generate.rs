@@ -425,15 +425,15 @@ fn generated_data_builds_a_dataset_in_memory() {
     assert_eq!(h.len(), 1 + 52 + 3220);
     assert_eq!(dataset.groups(h.root()), US_HOUSEHOLDS + OUTLIERS as u64);
     let ca = h.find("US/06").unwrap();
-    assert_eq!(h.node(ca).name.as_deref(), Some("California"));
+    assert_eq!(h.name(ca), Some("California"));
     let la = h.find("06037").unwrap();
-    assert_eq!(h.node(la).name.as_deref(), Some("Los Angeles County"));
+    assert_eq!(h.name(la), Some("Los Angeles County"));
     assert_eq!(
         dataset
             .truth()
             .for_diagnostic(coco::privacy::Diagnostic::Oracle)
             .node(la),
-        &data.leaf_histograms()[data.leaves.iter().position(|p| p[2] == "06037").unwrap()]
+        data.leaf_histograms()[data.leaves.iter().position(|p| p[2] == "06037").unwrap()].as_ref()
     );
 
     let sample = Preset::Sample.build(1).unwrap().to_dataset().unwrap();

@@ -162,6 +162,11 @@ impl<'p> CsvFile<'p> {
         &self.path
     }
 
+    /// The file's size in bytes.
+    pub fn total_bytes(&self) -> u64 {
+        self.reader.get_ref().total
+    }
+
     /// The header's column names, trimmed.
     pub fn header(&self) -> &[String] {
         &self.header
@@ -351,6 +356,30 @@ impl<'p> CsvFile<'p> {
             sha256: hex(&hashing.sha.finalize()),
             bytes: hashing.bytes,
         })
+    }
+}
+
+/// The file line of each data row (0-based rows), kept as the points where
+/// `line − row` changes (a blank line, a quoted line break), so that a clean file of
+/// millions of rows costs one entry and an error can still name the line of any row.
+#[derive(Default)]
+pub(crate) struct RowLines {
+    /// `(row, line − row)` from that row on.
+    changes: Vec<(usize, u64)>,
+}
+
+impl RowLines {
+    pub fn record(&mut self, row: usize, line: u64) {
+        let offset = line.saturating_sub(row as u64);
+        if self.changes.last().is_none_or(|&(_, o)| o != offset) {
+            self.changes.push((row, offset));
+        }
+    }
+
+    pub fn line(&self, row: usize) -> u64 {
+        let i = self.changes.partition_point(|&(r, _)| r <= row);
+        let offset = i.checked_sub(1).map_or(1, |i| self.changes[i].1);
+        row as u64 + offset
     }
 }
 

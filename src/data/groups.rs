@@ -14,39 +14,33 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::csv_input::{CsvFile, shown, shown_name};
-use super::ids::{Duplicate, GroupIndex, IdHashes, ShortKeyMap};
+use rayon::slice::ParallelSliceMut;
+
+use super::csv_input::{CsvFile, RowLines, shown, shown_name};
+use super::ids::{Duplicate, GroupIndex, IdHashes};
 use super::load::{LoadError, LoadErrorKind, LoadProgress};
 use super::{Hierarchy, InputFile, NodeId};
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::histogram::{Count, CountOfCounts, HistogramSet, Size};
 
 /// Leaf histograms (in leaf order) and the files they were read from.
-pub(crate) type LeafHistograms = (Vec<CountOfCounts>, Vec<InputFile>);
+pub(crate) type LeafHistograms = (HistogramSet, Vec<InputFile>);
 
-/// Leaf codes → leaf positions (0-based within the leaf level).
+/// Leaf codes → leaf positions (0-based within the leaf level), through the
+/// hierarchy's own index of leaf codes.
 struct LeafCodes<'h> {
     hierarchy: &'h Hierarchy,
-    map: ShortKeyMap<u32>,
-    /// The last code looked up and its leaf: files are often sorted by region.
-    last: Option<(Vec<u8>, u32)>,
+    /// The first leaf's node id.
+    first: u32,
+    /// The leaf of the previous row: files are usually sorted by region, in the order
+    /// of `hierarchy.csv`, so a row names that leaf or one of the next few.
+    last: Option<u32>,
 }
 
 impl<'h> LeafCodes<'h> {
     fn new(hierarchy: &'h Hierarchy) -> Self {
-        let first = hierarchy
-            .level_nodes(hierarchy.leaf_level())
-            .next()
-            .map_or(0, |id| id.0);
-        let map = hierarchy
-            .level_nodes(hierarchy.leaf_level())
-            .map(|id| {
-                let code = hierarchy.node(id).code.as_bytes().into();
-                (code, id.0 - first)
-            })
-            .collect();
         LeafCodes {
             hierarchy,
-            map,
+            first: hierarchy.level_range(hierarchy.leaf_level()).start,
             last: None,
         }
     }
@@ -58,17 +52,21 @@ impl<'h> LeafCodes<'h> {
     /// The leaf named in field `column` of the current row of `f`.
     fn get(&mut self, f: &CsvFile, column: usize) -> Result<usize, LoadError> {
         let code = f.field(column);
-        if let Some((last, leaf)) = &self.last
-            && last.as_slice() == code
-        {
-            return Ok(*leaf as usize);
+        let is = |leaf: u32| {
+            (leaf as usize) < self.len()
+                && self.hierarchy.code(NodeId(self.first + leaf)).as_bytes() == code
+        };
+        if let Some(last) = self.last {
+            // The same leaf, or one of the next few (leaves without groups are skipped).
+            if let Some(leaf) = (last..last + 8).find(|&l| is(l)) {
+                self.last = Some(leaf);
+                return Ok(leaf as usize);
+            }
         }
-        match self.map.get(code) {
-            Some(&leaf) => {
-                let last = self.last.get_or_insert_with(|| (Vec::new(), 0));
-                last.0.clear();
-                last.0.extend_from_slice(code);
-                last.1 = leaf;
+        match self.hierarchy.leaf_bytes(code) {
+            Some(id) => {
+                let leaf = id.0 - self.first;
+                self.last = Some(leaf);
                 Ok(leaf as usize)
             }
             None => Err(f.error(Some(column), self.not_a_leaf(code))),
@@ -81,17 +79,21 @@ impl<'h> LeafCodes<'h> {
         let h = self.hierarchy;
         let leaf_level: Box<str> = shown_name(h.level_name(h.leaf_level())).into();
         let text = String::from_utf8_lossy(code);
-        if let Some(node) = h.nodes().iter().find(|n| n.code == text) {
+        if let Some(id) = (0..h.len() as u32)
+            .map(NodeId)
+            .find(|&id| h.code(id) == text)
+        {
             return LoadErrorKind::RegionNotLeaf {
                 code: shown(code),
-                level: shown_name(h.level_name(node.level)).into(),
+                level: shown_name(h.level_name(h.node(id).level)).into(),
                 leaf_level,
             };
         }
+        let lower = text.to_lowercase();
         let hint = h
             .level_nodes(h.leaf_level())
-            .map(|id| &h.node(id).code)
-            .find(|c| c.to_lowercase() == text.to_lowercase())
+            .map(|id| h.code(id))
+            .find(|c| c.to_lowercase() == lower)
             .map(|c| format!("; codes are case-sensitive, and hierarchy.csv has {c:?}"))
             .unwrap_or_default();
         LoadErrorKind::UnknownRegion {
@@ -134,6 +136,15 @@ impl Tally {
             .map(|(s, c)| (s as Size, c));
         CountOfCounts::from_pairs(dense.chain(self.sparse))
             .expect("dense and sparse sizes are disjoint")
+    }
+
+    /// The histograms of all leaves, in one arena.
+    fn into_set(tallies: Vec<Tally>) -> HistogramSet {
+        let mut set = HistogramSet::with_capacity(tallies.len(), 0);
+        for t in tallies {
+            set.push(t.into_histogram().as_ref());
+        }
+        set
     }
 }
 
@@ -190,8 +201,7 @@ pub(crate) fn read_group_sizes(
     if let Some(dup) = ids.find_duplicate(dir, "groups.csv", id_col)? {
         return Err(duplicate_error(&path, dup, duplicate_group));
     }
-    let hists = tallies.into_iter().map(Tally::into_histogram).collect();
-    Ok((hists, vec![file]))
+    Ok((Tally::into_set(tallies), vec![file]))
 }
 
 /// Form 2: `groups.csv` with `group_id,region` and `entities.csv` with
@@ -286,11 +296,17 @@ pub(crate) fn read_entities(
     for (leaf, size) in leaf_of.into_iter().zip(sizes) {
         tallies[leaf as usize].add(size);
     }
-    let hists = tallies.into_iter().map(Tally::into_histogram).collect();
-    Ok((hists, vec![groups_file, entities_file]))
+    Ok((Tally::into_set(tallies), vec![groups_file, entities_file]))
 }
 
 /// Form 3: `histograms.csv` with `region,size,count`.
+///
+/// Rows are kept as read, in runs of consecutive rows of one leaf, with nothing per row
+/// but the size and the count: a file sorted by region (as written by coco's generators
+/// and most exports) becomes the leaves' arena directly. Lines are kept only where
+/// `line − row` changes (blank lines), and the lines of a duplicate (region, size) pair
+/// are found from its rows. A leaf whose rows are split over several runs is handled by
+/// sorting all rows by (leaf, size), as is a file whose runs are out of leaf order.
 pub(crate) fn read_histograms(
     dir: &Path,
     hierarchy: &Hierarchy,
@@ -304,12 +320,16 @@ pub(crate) fn read_histograms(
     )?;
     let [region_col, size_col, count_col] = f.columns(["region", "size", "count"], "")?;
     let mut leaves = LeafCodes::new(hierarchy);
-    /// One row: leaf, size, count, line.
-    type Cell = (u32, Size, Count, u64);
-    let mut cells: Vec<Cell> = Vec::new();
+    let n = leaves.len();
+    // Each run: its leaf and where its rows start in `rows`.
+    let mut runs: Vec<(u32, usize)> = Vec::new();
+    let mut rows: Vec<(Size, Count)> = Vec::new();
+    let mut started = vec![false; n];
+    let mut split_leaf = false;
+    let mut lines = RowLines::default();
     let mut total: Count = 0;
     while f.next_row()? {
-        let leaf = leaves.get(&f, region_col)?;
+        let leaf = leaves.get(&f, region_col)? as u32;
         let size = f.uint(size_col, "size", u64::from(Size::MAX))? as Size;
         let count = f.uint(count_col, "count", Count::MAX)?;
         // Parents add their children's counts: a total past u64 would overflow there.
@@ -317,37 +337,105 @@ pub(crate) fn read_histograms(
             .checked_add(count)
             .filter(|&t| t <= super::load::MAX_TOTAL_GROUPS)
             .ok_or_else(|| f.error(Some(count_col), LoadErrorKind::TooManyGroups))?;
-        cells.push((leaf as u32, size, count, f.line()));
+        lines.record(rows.len(), f.line());
+        if runs.last().is_none_or(|&(l, _)| l != leaf) {
+            split_leaf |= std::mem::replace(&mut started[leaf as usize], true);
+            runs.push((leaf, rows.len()));
+        }
+        rows.push((size, count));
     }
+    drop(started);
     let path = f.path().to_path_buf();
     let file = f.finish()?;
-    cells.sort_unstable_by_key(|&(leaf, size, _, line)| (leaf, size, line));
-    // The duplicate whose second row comes first in the file.
-    let duplicate = cells
-        .windows(2)
-        .filter(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
-        .min_by_key(|w| w[1].3);
-    if let Some(w) = duplicate {
-        let leaf = hierarchy
-            .level_nodes(hierarchy.leaf_level())
-            .nth(w[1].0 as usize)
-            .unwrap_or(NodeId::ROOT);
-        return Err(LoadError::at(
+    let leaf_code = |leaf: u32| {
+        let id = hierarchy.level_range(hierarchy.leaf_level()).start + leaf;
+        shown(hierarchy.code(NodeId(id)).as_bytes())
+    };
+    let duplicate = |leaf: u32, size: Size, first_row: usize, row: usize| {
+        LoadError::at(
             &path,
-            w[1].3,
+            lines.line(row),
             Some(region_col + 1),
             LoadErrorKind::DuplicateCell {
-                region: shown(hierarchy.node(leaf).code.as_bytes()),
-                size: w[1].1,
-                first_line: w[0].3,
+                region: leaf_code(leaf),
+                size,
+                first_line: lines.line(first_row),
             },
-        ));
+        )
+    };
+    let in_order = !split_leaf && runs.windows(2).all(|w| w[0].0 < w[1].0);
+    if !in_order {
+        // Every row with its leaf: sort by (leaf, size, row).
+        let mut cells: Vec<(u32, Size, Count, usize)> = Vec::with_capacity(rows.len());
+        for (r, &(leaf, start)) in runs.iter().enumerate() {
+            let end = runs.get(r + 1).map_or(rows.len(), |&(_, s)| s);
+            cells.extend((start..end).map(|i| (leaf, rows[i].0, rows[i].1, i)));
+        }
+        drop(rows);
+        cells.par_sort_unstable_by_key(|&(leaf, size, _, row)| (leaf, size, row));
+        // The duplicate whose second row comes first in the file.
+        if let Some(w) = cells
+            .windows(2)
+            .filter(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
+            .min_by_key(|w| w[1].3)
+        {
+            return Err(duplicate(w[1].0, w[1].1, w[0].3, w[1].3));
+        }
+        let mut set = HistogramSet::with_capacity(n, cells.len());
+        let mut i = 0;
+        for leaf in 0..n as u32 {
+            let start = i;
+            while i < cells.len() && cells[i].0 == leaf {
+                i += 1;
+            }
+            set.push_sorted_pairs(
+                cells[start..i]
+                    .iter()
+                    .filter(|c| c.2 > 0)
+                    .map(|&(_, size, count, _)| (size, count)),
+            );
+        }
+        return Ok((set, vec![file]));
     }
-    let mut hists = vec![CountOfCounts::new(); leaves.len()];
-    for run in cells.chunk_by(|a, b| a.0 == b.0) {
-        let pairs = run.iter().map(|&(_, size, count, _)| (size, count));
-        hists[run[0].0 as usize] =
-            CountOfCounts::from_pairs(pairs).expect("duplicate sizes were rejected above");
+    // Runs in leaf order, one per leaf: sort each run by size where it is not sorted,
+    // and find duplicates within runs.
+    let mut first_duplicate: Option<(u32, Size, usize, usize)> = None;
+    for (r, &(leaf, start)) in runs.iter().enumerate() {
+        let end = runs.get(r + 1).map_or(rows.len(), |&(_, s)| s);
+        let run = &mut rows[start..end];
+        if run.windows(2).all(|w| w[0].0 < w[1].0) {
+            continue;
+        }
+        let mut keyed: Vec<(Size, usize)> = run
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p.0, start + i))
+            .collect();
+        keyed.sort_unstable();
+        if let Some(w) = keyed
+            .windows(2)
+            .filter(|w| w[0].0 == w[1].0)
+            .min_by_key(|w| w[1].1)
+            && first_duplicate.is_none_or(|d| w[1].1 < d.3)
+        {
+            first_duplicate = Some((leaf, w[1].0, w[0].1, w[1].1));
+        }
+        run.sort_unstable_by_key(|p| p.0);
     }
-    Ok((hists, vec![file]))
+    if let Some((leaf, size, first, second)) = first_duplicate {
+        return Err(duplicate(leaf, size, first, second));
+    }
+    let mut set = HistogramSet::with_capacity(n, rows.len());
+    let mut next_run = 0;
+    for leaf in 0..n as u32 {
+        match runs.get(next_run) {
+            Some(&(l, start)) if l == leaf => {
+                let end = runs.get(next_run + 1).map_or(rows.len(), |&(_, s)| s);
+                set.push_sorted_pairs(rows[start..end].iter().copied().filter(|p| p.1 > 0));
+                next_run += 1;
+            }
+            _ => set.push_sorted_pairs(std::iter::empty()),
+        }
+    }
+    Ok((set, vec![file]))
 }

@@ -27,7 +27,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 use rayon::slice::ParallelSliceMut;
-use xxhash_rust::xxh3::{xxh3_64, xxh3_64_with_seed, xxh3_128};
+use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 use super::csv_input::{CsvFile, shown};
 use super::load::{LoadError, LoadProgress};
@@ -53,28 +53,6 @@ impl Hasher for Prehashed {
 }
 
 type PrehashedMap<V> = HashMap<u64, V, BuildHasherDefault<Prehashed>>;
-
-/// Hashes a short byte key (a region code) with one xxh3 call: std's SipHash and the
-/// streaming xxh3 hasher cost several times more on keys of a few bytes.
-#[derive(Default)]
-pub(crate) struct ShortKey(u64);
-
-impl Hasher for ShortKey {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = xxh3_64_with_seed(bytes, self.0);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.0 ^= n as u64;
-    }
-}
-
-/// A map from short byte keys.
-pub(crate) type ShortKeyMap<V> = HashMap<Box<[u8]>, V, BuildHasherDefault<ShortKey>>;
 
 /// A duplicate id, confirmed on the real ids.
 #[derive(Debug, PartialEq, Eq)]

@@ -32,13 +32,13 @@
 //! the real ids by a second read of the file before it is reported, so a hash
 //! collision never produces a false error.
 
-use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-use super::csv_input::CsvFile;
+use super::csv_input::{CsvFile, RowLines};
+use super::hierarchy::HierarchyBuilder;
 use super::{Dataset, GroupsForm, Hierarchy, HierarchyError, groups, names};
 
 /// Progress of a load, for a progress indicator.
@@ -292,7 +292,7 @@ pub(crate) fn load(
         GroupsForm::Histograms => groups::read_histograms(dir, &hierarchy, progress)?,
     };
     inputs.extend(groups_files);
-    Ok(Dataset::from_leaf_histograms(
+    Ok(Dataset::from_leaf_set(
         dir.to_path_buf(),
         hierarchy,
         form,
@@ -432,14 +432,32 @@ fn read_hierarchy(
             ));
         }
     }
-    let leaf_col = levels.len() - 1;
-    let mut paths: Vec<Vec<String>> = Vec::new();
-    let mut lines: Vec<u64> = Vec::new();
-    let mut leaf_lines: HashMap<String, u64> = HashMap::new();
+    let depth = levels.len();
+    let leaf_col = depth - 1;
+    let path = f.path().to_path_buf();
+    let hierarchy_error = |line: u64, e: HierarchyError| LoadError {
+        file: path.clone(),
+        line: Some(line),
+        column: None,
+        kind: LoadErrorKind::Hierarchy(e),
+    };
+    let mut builder = HierarchyBuilder::new(levels.clone()).map_err(|e| hierarchy_error(1, e))?;
+    let mut lines = RowLines::default();
+    // The previous row's codes: a code seen on the row before was checked there.
+    let mut previous: Vec<String> = vec![String::new(); depth];
     while f.next_row()? {
-        let mut path = Vec::with_capacity(levels.len());
+        if builder.rows() == 0 {
+            // Reserve for as many rows as the file holds at the first row's length.
+            let row_bytes = (0..depth).map(|i| f.field(i).len() + 1).sum::<usize>() as u64;
+            let rows = f.total_bytes() / row_bytes.max(1);
+            builder.reserve_rows(rows.min(1 << 27) as usize);
+        }
+        lines.record(builder.rows(), f.line());
         for (i, level) in levels.iter().enumerate() {
             let code = f.text(i)?;
+            if code == previous[i] && !code.is_empty() {
+                continue;
+            }
             if code.is_empty() {
                 return Err(f.error(
                     Some(i),
@@ -466,49 +484,42 @@ fn read_hierarchy(
                     },
                 ));
             }
-            path.push(code.to_string());
+            previous[i].clear();
+            previous[i].push_str(code);
         }
-        if let Some(first) = paths.first()
-            && first[0] != path[0]
-        {
-            return Err(f.error(
-                Some(0),
-                LoadErrorKind::SecondRoot {
-                    found: super::csv_input::shown(path[0].as_bytes()),
-                    expected: super::csv_input::shown(first[0].as_bytes()),
-                    first_line: lines[0],
-                },
-            ));
+        let mut codes = [""; MAX_LEVELS];
+        for (i, code) in codes.iter_mut().enumerate().take(depth) {
+            *code = f.text(i)?;
         }
-        let line = f.line();
-        if let Some(&first_line) = leaf_lines.get(&path[leaf_col]) {
-            return Err(f.error(
-                Some(leaf_col),
-                LoadErrorKind::DuplicateLeaf {
-                    code: super::csv_input::shown(path[leaf_col].as_bytes()),
-                    first_line,
-                },
-            ));
+        if let Err(e) = builder.push(&codes[..depth]) {
+            return Err(match e {
+                HierarchyError::SecondRoot { expected, found } => f.error(
+                    Some(0),
+                    LoadErrorKind::SecondRoot {
+                        found: super::csv_input::shown(found.as_bytes()),
+                        expected: super::csv_input::shown(expected.as_bytes()),
+                        first_line: lines.line(0),
+                    },
+                ),
+                HierarchyError::DuplicateLeaf { code, first_row } => f.error(
+                    Some(leaf_col),
+                    LoadErrorKind::DuplicateLeaf {
+                        code: super::csv_input::shown(code.as_bytes()),
+                        first_line: lines.line(first_row),
+                    },
+                ),
+                e => hierarchy_error(f.line(), e),
+            });
         }
-        leaf_lines.insert(path[leaf_col].clone(), line);
-        paths.push(path);
-        lines.push(line);
     }
-    if paths.is_empty() {
+    if builder.rows() == 0 {
         return Err(LoadError::in_file(f.path(), LoadErrorKind::NoRegions));
     }
-    drop(leaf_lines);
-    let path = f.path().to_path_buf();
     let file = f.finish()?;
-    // The rows were checked above; this catches only what the checks might miss.
-    let hierarchy = Hierarchy::from_leaf_paths(levels, &paths).map_err(|(row, e)| LoadError {
-        file: path,
-        line: Some(row.map_or(1, |r| lines[r])),
-        column: None,
-        kind: LoadErrorKind::Hierarchy(e),
-    })?;
+    let hierarchy = builder.finish().map_err(|e| hierarchy_error(1, e))?;
     Ok((hierarchy, file))
 }
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,8 +26,8 @@ pub(crate) fn apply(
         let region = f.text(region_col)?;
         let Some(id) = hierarchy.find(region) else {
             let example = match hierarchy.node(hierarchy.root()).children().next() {
-                Some(child) => hierarchy.node(child).display_id.clone(),
-                None => hierarchy.node(hierarchy.root()).display_id.clone(),
+                Some(child) => hierarchy.display_id(child),
+                None => hierarchy.display_id(hierarchy.root()),
             };
             return Err(f.error(
                 Some(region_col),
@@ -42,7 +42,7 @@ pub(crate) fn apply(
                 Some(region_col),
                 LoadErrorKind::DuplicateName {
                     region: shown(region.as_bytes()),
-                    node: shown_name(&hierarchy.node(id).display_id),
+                    node: shown_name(&hierarchy.display_id(id)),
                     first_line,
                 },
             ));

@@ -20,7 +20,7 @@
 //! Kuo et al., PVLDB 2018, §4.3, footnote 6.
 
 use super::noise_variance;
-use crate::histogram::{CountOfCounts, Size};
+use crate::histogram::{HistRef, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
 use crate::privacy::Epsilon;
 
@@ -49,16 +49,18 @@ impl MaxSizeMeasurement {
 }
 
 /// `X`: the largest group size, 0 without groups. Confidential.
-pub fn true_value(root: &CountOfCounts) -> i64 {
+pub fn true_value<'a>(root: impl Into<HistRef<'a>>) -> i64 {
+    let root = root.into();
     root.max_size().map_or(0, i64::from)
 }
 
 /// `X` plus discrete Laplace noise with scale `1/ε`.
-pub fn measure(
-    root: &CountOfCounts,
+pub fn measure<'a>(
+    root: impl Into<HistRef<'a>>,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<MaxSizeMeasurement, NoiseError> {
+    let root = root.into();
     let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
     Ok(MaxSizeMeasurement {
         epsilon: epsilon.clone(),
@@ -77,11 +79,12 @@ pub fn estimate(noisy: i64, epsilon: &Epsilon) -> Size {
 }
 
 /// Measures `X` and derives `K` in one call.
-pub fn estimate_max_size(
-    root: &CountOfCounts,
+pub fn estimate_max_size<'a>(
+    root: impl Into<HistRef<'a>>,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<(MaxSizeMeasurement, Size), NoiseError> {
+    let root = root.into();
     let m = measure(root, epsilon, rng)?;
     let k = m.k();
     Ok((m, k))
@@ -90,6 +93,7 @@ pub fn estimate_max_size(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::histogram::CountOfCounts;
     use crate::noise::{NoiseSource, StreamId};
 
     fn eps(s: &str) -> Epsilon {

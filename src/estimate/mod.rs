@@ -34,7 +34,7 @@ pub use tail::Tail;
 use serde::{Deserialize, Serialize};
 
 use crate::data::NodeId;
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::histogram::{Count, CountOfCounts, HistRef, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
 use crate::privacy::Epsilon;
 
@@ -263,15 +263,16 @@ pub struct CumulativeFit {
 ///
 /// `groups` and `max_size` are the public `G` and `K`; the measured vector's length
 /// depends on them only. See [`true_vector`] for what is measured.
-pub fn measure(
+pub fn measure<'a>(
     method: Method,
-    truth: &CountOfCounts,
+    truth: impl Into<HistRef<'a>>,
     node: NodeId,
     groups: Count,
     max_size: Size,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<NodeMeasurement, NoiseError> {
+    let truth = truth.into();
     let noisy = measure_noisy(method, truth, groups, max_size, epsilon, rng)?;
     Ok(NodeMeasurement {
         node,
@@ -291,29 +292,31 @@ pub fn estimate(m: &NodeMeasurement, options: &EstimateOptions) -> NodeEstimate 
 }
 
 /// Measures and post-processes one node in one call (previews, tests, benchmarks).
-pub fn estimate_node(
+pub fn estimate_node<'a>(
     method: Method,
-    truth: &CountOfCounts,
+    truth: impl Into<HistRef<'a>>,
     groups: Count,
     max_size: Size,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
     options: &EstimateOptions,
 ) -> Result<NodeEstimate, NoiseError> {
+    let truth = truth.into();
     let noisy = measure_noisy(method, truth, groups, max_size, epsilon, rng)?;
     Ok(estimate_noisy(
         method, &noisy, groups, max_size, epsilon, options,
     ))
 }
 
-fn measure_noisy(
+fn measure_noisy<'a>(
     method: Method,
-    truth: &CountOfCounts,
+    truth: impl Into<HistRef<'a>>,
     groups: Count,
     max_size: Size,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<Noisy, NoiseError> {
+    let truth = truth.into();
     Ok(match method {
         Method::Hc => Noisy::Cumulative(cumulative::measure(truth, max_size, epsilon, rng)?),
         Method::Hg => Noisy::Unattributed(unattributed::measure(
@@ -357,12 +360,13 @@ fn estimate_noisy(
 /// Definition 2), as `i64`s: the top-coded `Hc[0..=K]`, the `G` sorted top-coded group
 /// sizes, or the top-coded `H[0..=K]`. **Confidential**: for sensitivity tests and
 /// audits. [`measure`] computes the same vector through the same per-method functions.
-pub fn true_vector(
+pub fn true_vector<'a>(
     method: Method,
-    truth: &CountOfCounts,
+    truth: impl Into<HistRef<'a>>,
     groups: Count,
     max_size: Size,
 ) -> Vec<i64> {
+    let truth = truth.into();
     match method {
         Method::Hc => cumulative::true_vector(truth, max_size),
         Method::Hg => unattributed::true_vector(truth, groups, max_size)

@@ -34,7 +34,7 @@
 //!   ℓ1-Ball for Learning in High Dimensions", ICML 2008, §3 and Figure 1.
 
 use super::{GroupRun, NodeEstimate, add_noise, all_at_size_zero, count_to_i64, noise_variance};
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::histogram::{Count, CountOfCounts, HistRef, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
 use crate::privacy::Epsilon;
 
@@ -42,7 +42,8 @@ use crate::privacy::Epsilon;
 pub const SENSITIVITY: u32 = 2;
 
 /// The top-coded `H'[0..=K]`: the vector [`measure`] adds noise to. Confidential.
-pub fn true_vector(truth: &CountOfCounts, k: Size) -> Vec<i64> {
+pub fn true_vector<'a>(truth: impl Into<HistRef<'a>>, k: Size) -> Vec<i64> {
+    let truth = truth.into();
     let mut cells = vec![0i64; k as usize + 1];
     for &(size, count) in truth.pairs() {
         let cell = &mut cells[size.min(k) as usize];
@@ -52,12 +53,13 @@ pub fn true_vector(truth: &CountOfCounts, k: Size) -> Vec<i64> {
 }
 
 /// `H'[0..=K]` plus independent discrete Laplace noise with scale `2/ε`.
-pub fn measure(
-    truth: &CountOfCounts,
+pub fn measure<'a>(
+    truth: impl Into<HistRef<'a>>,
     k: Size,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<Vec<i64>, NoiseError> {
+    let truth = truth.into();
     let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
     let mut cells = true_vector(truth, k);
     add_noise(&mut cells, &noise, rng);

@@ -47,7 +47,7 @@ use super::{
     CumulativeFit, GroupRun, NodeEstimate, add_noise, count_to_i64, cumulative, isotonic,
     noise_variance, unattributed,
 };
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::histogram::{Count, CountOfCounts, HistRef, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
 use crate::privacy::Epsilon;
 
@@ -100,12 +100,13 @@ impl Tail {
 
 /// The head `Hc[0..L)` and the tail `n` largest clamped sizes (ascending), the vectors
 /// [`measure`] adds noise to. Confidential.
-pub fn true_vectors(
-    truth: &CountOfCounts,
+pub fn true_vectors<'a>(
+    truth: impl Into<HistRef<'a>>,
     groups: Count,
     k: Size,
     tail: &Tail,
 ) -> (Vec<i64>, Vec<i64>) {
+    let truth = truth.into();
     let above = tail.above.min(k);
     let mut head = cumulative::true_vector(truth, k);
     head.truncate(above as usize);
@@ -129,14 +130,15 @@ pub fn true_vectors(
 }
 
 /// The head and tail plus independent discrete Laplace noise with scale `1/ε`.
-pub fn measure(
-    truth: &CountOfCounts,
+pub fn measure<'a>(
+    truth: impl Into<HistRef<'a>>,
     groups: Count,
     k: Size,
     tail: &Tail,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<(Vec<i64>, Vec<i64>), NoiseError> {
+    let truth = truth.into();
     let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
     let (mut head, mut top) = true_vectors(truth, groups, k, tail);
     add_noise(&mut head, &noise, rng);

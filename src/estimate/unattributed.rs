@@ -27,7 +27,7 @@
 //! Kuo et al., PVLDB 2018, §4.2 and §5.1.1; Hay et al., PVLDB 2010, §3.
 
 use super::{GroupRun, IsotonicFit, NodeEstimate, isotonic, noise_variance};
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::histogram::{Count, CountOfCounts, HistRef, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
 use crate::privacy::Epsilon;
 
@@ -36,11 +36,12 @@ pub const SENSITIVITY: u32 = 1;
 
 /// The `G` sorted group sizes, top-coded to `K`: the vector [`measure`] adds noise to.
 /// Confidential. It is the expansion of [`true_runs`].
-pub fn true_vector(
-    truth: &CountOfCounts,
+pub fn true_vector<'a>(
+    truth: impl Into<HistRef<'a>>,
     groups: Count,
     k: Size,
-) -> impl Iterator<Item = Size> + '_ {
+) -> impl Iterator<Item = Size> + 'a {
+    let truth = truth.into();
     true_runs(truth, groups, k).flat_map(|(size, count)| std::iter::repeat_n(size, count as usize))
 }
 
@@ -51,11 +52,12 @@ pub fn true_vector(
 /// many groups in a loaded dataset; should it not, the list is cut (dropping the
 /// largest sizes) or padded with zeros at the front, so that the shape of the
 /// measurement depends on public values only.
-pub fn true_runs(
-    truth: &CountOfCounts,
+pub fn true_runs<'a>(
+    truth: impl Into<HistRef<'a>>,
     groups: Count,
     k: Size,
-) -> impl Iterator<Item = (Size, Count)> + '_ {
+) -> impl Iterator<Item = (Size, Count)> + 'a {
+    let truth = truth.into();
     let padding = groups.saturating_sub(truth.groups());
     let mut left = groups;
     std::iter::once((0, padding))
@@ -75,13 +77,14 @@ pub fn true_runs(
 
 /// `Hg` plus independent discrete Laplace noise with scale `1/ε`, each value clamped to
 /// the `i32` range.
-pub fn measure(
-    truth: &CountOfCounts,
+pub fn measure<'a>(
+    truth: impl Into<HistRef<'a>>,
     groups: Count,
     k: Size,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
 ) -> Result<Vec<i32>, NoiseError> {
+    let truth = truth.into();
     let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
     let mut noisy = Vec::with_capacity(groups as usize);
     for (size, count) in true_runs(truth, groups, k) {

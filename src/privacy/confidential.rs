@@ -24,7 +24,7 @@
 //!
 //! // A diagnostic names itself to read the truth.
 //! fn root_groups(d: &Dataset) -> u64 {
-//!     d.truth().for_diagnostic(Diagnostic::Inspect).all()[0].groups()
+//!     d.truth().for_diagnostic(Diagnostic::Inspect).all().get(0).groups()
 //! }
 //! // A release is read, never made or changed, outside the measurement path.
 //! fn tables(d: &Draw) -> &[CountOfCounts] {

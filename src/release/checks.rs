@@ -6,12 +6,11 @@
 //! [`check_counts`] verifies rows as they will be published (text parsed back), so the
 //! integrality and nonnegativity checks test the written file, not a type.
 
-use std::collections::HashMap;
-
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::data::{NodeId, PublicData};
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::histogram::{Count, CountOfCounts, HistogramSet, Histograms, Size};
 
 /// The outcome of the checks. A release is written only when [`Checks::passed`].
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,10 +47,12 @@ impl Checks {
     }
 }
 
-/// Checks released histograms (indexed by [`NodeId`]) against the public data.
-pub fn check_release(
+/// Checks released histograms (indexed by [`NodeId`]) against the public data. Regions
+/// are checked in parallel; each parent is compared with the sum of its children
+/// without building either as a histogram of its own.
+pub fn check_release<H: Histograms + ?Sized>(
     public: PublicData<'_>,
-    histograms: &[CountOfCounts],
+    histograms: &H,
     max_size: Size,
 ) -> Checks {
     let mut checks = Checks {
@@ -63,44 +64,58 @@ pub fn check_release(
         problems: vec![],
     };
     let h = public.hierarchy;
-    if histograms.len() != h.len() {
+    if histograms.regions() != h.len() {
         checks.group_totals = false;
         checks.consistent = false;
         checks.fail(format!(
             "{} histograms for {} regions",
-            histograms.len(),
+            histograms.regions(),
             h.len()
         ));
         return checks;
     }
-    for (i, node) in h.nodes().iter().enumerate() {
-        let id = NodeId(i as u32);
-        let hist = &histograms[i];
-        if hist.groups() != public.groups(id) {
+    /// What failed at one region: (totals, above K, sums), in node order.
+    type Failure = (NodeId, bool, Option<Size>, bool);
+    let failures: Vec<Failure> = (0..h.len() as u32)
+        .into_par_iter()
+        .with_min_len(4096)
+        .map_init(Vec::new, |scratch, i| {
+            let id = NodeId(i);
+            let node = h.node(id);
+            let hist = histograms.hist(id.index());
+            let totals = hist.groups() != public.groups(id);
+            let above = hist.max_size().filter(|&m| m > max_size);
+            let sums = !node.is_leaf() && {
+                crate::data::sum_into(node.children().map(|c| histograms.hist(c.index())), scratch);
+                scratch.as_slice() != hist.pairs()
+            };
+            (id, totals, above, sums)
+        })
+        .filter(|&(_, totals, above, sums)| totals || above.is_some() || sums)
+        .collect();
+    for (id, totals, above, sums) in failures {
+        if totals {
             checks.group_totals = false;
             checks.fail(format!(
                 "{}: {} groups released, {} in the public counts",
-                node.display_id,
-                hist.groups(),
+                h.display_id(id),
+                histograms.hist(id.index()).groups(),
                 public.groups(id)
             ));
         }
-        if let Some(m) = hist.max_size().filter(|&m| m > max_size) {
+        if let Some(m) = above {
             checks.within_max_size = false;
             checks.fail(format!(
                 "{}: size {m} above the bound K = {max_size}",
-                node.display_id
+                h.display_id(id)
             ));
         }
-        if !node.is_leaf() {
-            let sum = CountOfCounts::sum(node.children().map(|c| &histograms[c.index()]));
-            if &sum != hist {
-                checks.consistent = false;
-                checks.fail(format!(
-                    "{}: differs from the sum of its children",
-                    node.display_id
-                ));
-            }
+        if sums {
+            checks.consistent = false;
+            checks.fail(format!(
+                "{}: differs from the sum of its children",
+                h.display_id(id)
+            ));
         }
     }
     checks
@@ -110,7 +125,8 @@ pub fn check_release(
 /// written in: every count must parse as a nonnegative integer, every region and level
 /// must exist, then the histograms they describe are checked with [`check_release`].
 /// The rows are read once, as they come (a file can be streamed through): memory
-/// follows the cells, not the text.
+/// follows the cells, not the text. Rows of one region are expected together (as
+/// `counts.csv` writes them); a region found again later is reported.
 pub fn check_counts<S: AsRef<str>>(
     public: PublicData<'_>,
     rows: impl IntoIterator<Item = [S; 4]>,
@@ -125,13 +141,11 @@ pub fn check_counts<S: AsRef<str>>(
         within_max_size: true,
         problems: vec![],
     };
-    let ids: HashMap<&str, NodeId> = h
-        .nodes()
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (n.display_id.as_str(), NodeId(i as u32)))
-        .collect();
-    let mut pairs: Vec<Vec<(Size, Count)>> = vec![Vec::new(); h.len()];
+    // Each region's rows, as read: runs of (node, first cell).
+    let mut runs: Vec<(NodeId, usize)> = Vec::new();
+    let mut cells: Vec<(Size, Count)> = Vec::new();
+    let mut seen = vec![false; h.len()];
+    let mut current: Option<(String, Option<NodeId>)> = None;
     for row in rows {
         let [level, region, size, count] = [
             row[0].as_ref(),
@@ -139,7 +153,22 @@ pub fn check_counts<S: AsRef<str>>(
             row[2].as_ref(),
             row[3].as_ref(),
         ];
-        let Some(&id) = ids.get(region) else {
+        let id = match &current {
+            Some((name, id)) if name == region => *id,
+            _ => {
+                let id = h.find_display_id(region);
+                current = Some((region.to_string(), id));
+                if let Some(id) = id {
+                    if std::mem::replace(&mut seen[id.index()], true) {
+                        checks.consistent = false;
+                        checks.fail(format!("{region}: its rows are not together"));
+                    }
+                    runs.push((id, cells.len()));
+                }
+                id
+            }
+        };
+        let Some(id) = id else {
             checks.group_totals = false;
             checks.fail(format!("unknown region {region:?}"));
             continue;
@@ -175,19 +204,43 @@ pub fn check_counts<S: AsRef<str>>(
             checks.fail(format!("{region}: size {size:?} is not a whole number"));
             continue;
         };
-        pairs[id.index()].push((size_value, count_value));
+        cells.push((size_value, count_value));
     }
-    let mut histograms = Vec::with_capacity(h.len());
-    for (i, p) in pairs.into_iter().enumerate() {
-        match CountOfCounts::from_pairs(p) {
-            Ok(hist) => histograms.push(hist),
-            Err(e) => {
-                checks.consistent = false;
-                checks.fail(format!("{}: {e}", h.nodes()[i].display_id));
-                histograms.push(CountOfCounts::new());
+    drop(seen);
+    // In node order; a region's sizes must be strictly increasing.
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    if !runs.windows(2).all(|w| w[0].0 < w[1].0) {
+        order.sort_unstable_by_key(|&r| runs[r].0);
+    }
+    let mut histograms = HistogramSet::with_capacity(h.len(), cells.len());
+    let mut next = order.iter().peekable();
+    for i in 0..h.len() as u32 {
+        match next.peek() {
+            Some(&&r) if runs[r].0 == NodeId(i) => {
+                next.next();
+                let end = runs.get(r + 1).map_or(cells.len(), |&(_, s)| s);
+                let run = &cells[runs[r].1..end];
+                if run.windows(2).all(|w| w[0].0 < w[1].0) {
+                    histograms.push_sorted_pairs(run.iter().copied().filter(|p| p.1 > 0));
+                } else {
+                    match CountOfCounts::from_pairs(run.iter().copied()) {
+                        Ok(hist) => histograms.push(hist.as_ref()),
+                        Err(e) => {
+                            checks.consistent = false;
+                            checks.fail(format!("{}: {e}", h.display_id(NodeId(i))));
+                            histograms.push_sorted_pairs(std::iter::empty());
+                        }
+                    }
+                }
             }
+            _ => histograms.push_sorted_pairs(std::iter::empty()),
+        }
+        // A region listed twice was reported above; its later rows are ignored.
+        while next.peek().is_some_and(|&&r| runs[r].0 == NodeId(i)) {
+            next.next();
         }
     }
+    drop(cells);
     let structural = check_release(public, &histograms, max_size);
     checks.group_totals &= structural.group_totals;
     checks.consistent &= structural.consistent;
@@ -260,12 +313,13 @@ mod tests {
             for &(s, c) in d
                 .truth()
                 .for_diagnostic(crate::privacy::Diagnostic::Oracle)
-                .all()[i]
+                .all()
+                .get(i)
                 .pairs()
             {
                 rows.push([
                     h.level_name(node.level).into(),
-                    node.display_id.clone(),
+                    h.display_id(NodeId(i as u32)),
                     s.to_string(),
                     c.to_string(),
                 ]);

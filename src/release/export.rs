@@ -12,6 +12,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use rayon::slice::ParallelSliceMut;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
@@ -21,7 +22,7 @@ use super::manifest::{self, FileDigest, Manifest};
 use super::plan::ReleasePlan;
 use super::run::Draw;
 use crate::data::{Dataset, NodeId, hex};
-use crate::histogram::{Count, Size};
+use crate::histogram::{Count, Histograms, Size};
 
 #[derive(Debug, Error)]
 pub enum ExportError {
@@ -115,7 +116,12 @@ fn sorted_levels(dataset: &Dataset) -> Vec<Vec<NodeId>> {
     h.levels()
         .map(|l| {
             let mut ids: Vec<NodeId> = h.level_nodes(l).collect();
-            ids.sort_by(|a, b| h.node(*a).display_id.cmp(&h.node(*b).display_id));
+            if !ids
+                .windows(2)
+                .all(|w| h.cmp_display_ids(w[0], w[1]).is_le())
+            {
+                ids.par_sort_by(|&a, &b| h.cmp_display_ids(a, b));
+            }
             ids
         })
         .collect()
@@ -132,13 +138,21 @@ fn write_counts(w: &mut dyn Write, dataset: &Dataset, draw: &Draw) -> std::io::R
     let mut csv = csv::Writer::from_writer(w);
     csv.write_record(["level", "region", "size", "count"])
         .map_err(csv_error)?;
+    let mut region = String::new();
+    let (mut itoa, mut itoa2) = (itoa::Buffer::new(), itoa::Buffer::new());
     for (level, ids) in h.levels().zip(sorted_levels(dataset)) {
         let name = h.level_name(level);
         for id in ids {
-            let region = &h.node(id).display_id;
-            for &(size, count) in draw.histograms()[id.index()].pairs() {
-                csv.write_record([name, region, &size.to_string(), &count.to_string()])
-                    .map_err(csv_error)?;
+            region.clear();
+            h.push_display_id(id, &mut region);
+            for &(size, count) in draw.histograms().hist(id.index()).pairs() {
+                csv.write_record([
+                    name.as_bytes(),
+                    region.as_bytes(),
+                    itoa.format(size).as_bytes(),
+                    itoa2.format(count).as_bytes(),
+                ])
+                .map_err(csv_error)?;
             }
         }
     }
@@ -162,20 +176,29 @@ fn write_wide(
     header.extend((0..7).map(|s| format!("size_{s}")));
     header.push("size_7_or_more".into());
     csv.write_record(&header).map_err(csv_error)?;
+    let mut region = String::new();
+    let mut numbers: Vec<String> = vec![String::new(); 9];
     for &id in ids {
-        let node = h.node(id);
-        let hist = &draw.histograms()[id.index()];
+        let hist = draw.histograms().hist(id.index());
         let mut cells: [Count; 8] = [0; 8];
         for &(size, count) in hist.pairs() {
             cells[(size as usize).min(7)] += count;
         }
-        let mut row = vec![
-            node.display_id.clone(),
-            node.name.clone().unwrap_or_default(),
-            hist.groups().to_string(),
-        ];
-        row.extend(cells.iter().map(Count::to_string));
-        csv.write_record(&row).map_err(csv_error)?;
+        region.clear();
+        h.push_display_id(id, &mut region);
+        for (slot, value) in numbers
+            .iter_mut()
+            .zip(std::iter::once(hist.groups()).chain(cells))
+        {
+            slot.clear();
+            slot.push_str(itoa::Buffer::new().format(value));
+        }
+        csv.write_record(
+            [region.as_str(), h.name(id).unwrap_or_default()]
+                .into_iter()
+                .chain(numbers.iter().map(String::as_str)),
+        )
+        .map_err(csv_error)?;
     }
     csv.flush()
 }

@@ -5,7 +5,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge};
 
-use crate::histogram::{CountOfCounts, Size};
+use crate::histogram::{HistRef, Size};
 use crate::inspect::thousands;
 use crate::preview::Stat;
 
@@ -68,7 +68,7 @@ pub fn sparkline(values: &[u64], width: usize) -> String {
 }
 
 /// Counts of sizes `0..=window` and, last, of every size above `window`.
-pub fn buckets(h: &CountOfCounts, window: Size) -> Vec<u64> {
+pub fn buckets(h: HistRef<'_>, window: Size) -> Vec<u64> {
     let mut out = vec![0u64; window as usize + 2];
     for &(size, count) in h.pairs() {
         let i = if size > window {
@@ -83,7 +83,7 @@ pub fn buckets(h: &CountOfCounts, window: Size) -> Vec<u64> {
 
 /// The sizes to show one by one: the operator's window, no more than the largest size
 /// present, and no more than `rows` rows allow (one row is kept for "N+").
-pub fn window_for(hists: &[&CountOfCounts], window: Size, rows: usize) -> Size {
+pub fn window_for(hists: &[HistRef<'_>], window: Size, rows: usize) -> Size {
     let largest = hists.iter().filter_map(|h| h.max_size()).max().unwrap_or(0);
     let fit = rows.saturating_sub(2) as Size;
     window.min(largest).min(fit)
@@ -95,7 +95,7 @@ pub fn tail_label(window: Size) -> String {
 }
 
 /// Whether the tail bucket has anything in it for any of the histograms.
-pub fn has_tail(hists: &[&CountOfCounts], window: Size) -> bool {
+pub fn has_tail(hists: &[HistRef<'_>], window: Size) -> bool {
     hists
         .iter()
         .any(|h| h.max_size().is_some_and(|m| m > window))
@@ -144,14 +144,14 @@ pub fn check_style(passed: bool) -> Style {
 /// One line per size of the window, and one for the sizes above it when any has a
 /// count there: the size, then each histogram's count and bar, all bars on one scale.
 pub fn histogram_lines(
-    hists: &[(&CountOfCounts, Style)],
+    hists: &[(HistRef<'_>, Style)],
     window: Size,
     log: bool,
     width: usize,
 ) -> Vec<Line<'static>> {
-    let all: Vec<&CountOfCounts> = hists.iter().map(|(h, _)| *h).collect();
+    let all: Vec<HistRef<'_>> = hists.iter().map(|(h, _)| *h).collect();
     let tail = has_tail(&all, window);
-    let counts: Vec<Vec<u64>> = all.iter().map(|h| buckets(h, window)).collect();
+    let counts: Vec<Vec<u64>> = all.iter().map(|&h| buckets(h, window)).collect();
     let max = counts
         .iter()
         .flatten()
@@ -190,6 +190,7 @@ pub fn progress(ratio: f64, label: String) -> Gauge<'static> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::histogram::CountOfCounts;
 
     #[test]
     fn bars_use_eighths_and_always_show_nonzero_values() {
@@ -211,11 +212,11 @@ mod tests {
     #[test]
     fn buckets_group_sizes_past_the_window() {
         let h = CountOfCounts::from_pairs(vec![(0, 2), (1, 5), (3, 1), (9, 4)]).unwrap();
-        assert_eq!(buckets(&h, 2), vec![2, 5, 0, 5]);
-        assert_eq!(window_for(&[&h], 20, 100), 9);
-        assert_eq!(window_for(&[&h], 20, 6), 4);
-        assert!(has_tail(&[&h], 4));
-        assert!(!has_tail(&[&h], 9));
+        assert_eq!(buckets(h.as_ref(), 2), vec![2, 5, 0, 5]);
+        assert_eq!(window_for(&[h.as_ref()], 20, 100), 9);
+        assert_eq!(window_for(&[h.as_ref()], 20, 6), 4);
+        assert!(has_tail(&[h.as_ref()], 4));
+        assert!(!has_tail(&[h.as_ref()], 9));
         assert_eq!(tail_label(4), "5+");
         assert_eq!(fit("Republic of Arvenia", 8), "Republi…");
     }

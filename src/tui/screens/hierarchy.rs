@@ -84,13 +84,12 @@ pub fn find(h: &Hierarchy, query: &str) -> Vec<NodeId> {
         return Vec::new();
     }
     let mut exact: Vec<NodeId> = h.find(query.trim()).into_iter().collect();
-    let nodes = h.nodes().iter().enumerate();
-    let contains = nodes.filter_map(|(i, n)| {
-        let hit = n.display_id.to_lowercase().contains(&q)
-            || n.name
-                .as_ref()
-                .is_some_and(|m| m.to_lowercase().contains(&q));
-        hit.then_some(NodeId(i as u32))
+    let mut id_text = String::new();
+    let contains = (0..h.len() as u32).map(NodeId).filter(|&id| {
+        id_text.clear();
+        h.push_display_id(id, &mut id_text);
+        id_text.to_lowercase().contains(&q)
+            || h.name(id).is_some_and(|m| m.to_lowercase().contains(&q))
     });
     for id in contains {
         if !exact.contains(&id) {
@@ -243,9 +242,10 @@ fn render_tree(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             };
             let g = int(session.dataset.groups(id));
             let indent = "  ".repeat(node.level.0);
-            let label = match &node.name {
-                Some(name) => format!("{indent}{marker} {} {name}", node.code),
-                None => format!("{indent}{marker} {}", node.code),
+            let h = &session.dataset.hierarchy;
+            let label = match h.name(id) {
+                Some(name) => format!("{indent}{marker} {} {name}", h.code(id)),
+                None => format!("{indent}{marker} {}", h.code(id)),
             };
             let room = width.saturating_sub(g.chars().count() + 1);
             let text = format!("{:<room$} {g}", widgets::fit(&label, room));
@@ -270,7 +270,7 @@ fn render_node(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         .node(id);
     let block = widgets::block(widgets::confidential_title(&format!(
         "{} · true histogram",
-        node.label()
+        h.label(id)
     )));
     let inner = block.inner(area);
     frame.render_widget(block, area);

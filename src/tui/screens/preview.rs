@@ -11,7 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, Wrap};
 
 use crate::data::NodeId;
-use crate::histogram::CountOfCounts;
+use crate::histogram::HistRef;
 use crate::preview::{PreviewOptions, PreviewProgress, PreviewReport, fmt_num};
 use crate::privacy::Diagnostic;
 
@@ -410,10 +410,9 @@ fn render_overlay(
     report: &PreviewReport,
 ) {
     let id = app.hierarchy.selected;
-    let node = session.dataset.hierarchy.node(id);
     let block = widgets::block(widgets::confidential_title(&format!(
         "{} · last trial ({} {} region, {} view)",
-        node.display_id,
+        session.dataset.hierarchy.display_id(id),
         key(app, Action::PrevNode),
         key(app, Action::NextNode),
         key(app, Action::ToggleView)
@@ -428,8 +427,8 @@ fn render_overlay(
         .truth()
         .for_diagnostic(Diagnostic::Panel)
         .node(id);
-    let noisy = &last.independent[id.index()];
-    let consistent = &last.consistent[id.index()];
+    let noisy = last.independent[id.index()].as_ref();
+    let consistent = last.consistent[id.index()].as_ref();
     let [legend, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     let names = ["true", "noisy", "consistent"];
     let mut spans = vec![Span::styled("  size ", theme::dim())];
@@ -442,7 +441,7 @@ fn render_overlay(
     if app.preview.cumulative {
         render_cumulative(frame, body, &hists, window);
     } else {
-        let styled: Vec<(&CountOfCounts, _)> = hists
+        let styled: Vec<(HistRef<'_>, _)> = hists
             .iter()
             .enumerate()
             .map(|(i, h)| (*h, theme::series(i)))
@@ -458,7 +457,7 @@ fn render_overlay(
 }
 
 /// Cumulative counts `Hc[0..=window]` as points for a line chart.
-pub fn cumulative_points(h: &CountOfCounts, window: u32) -> Vec<(f64, f64)> {
+pub fn cumulative_points(h: HistRef<'_>, window: u32) -> Vec<(f64, f64)> {
     let mut total = 0u64;
     let b = widgets::buckets(h, window);
     (0..=window as usize)
@@ -469,8 +468,11 @@ pub fn cumulative_points(h: &CountOfCounts, window: u32) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn render_cumulative(frame: &mut Frame, area: Rect, hists: &[&CountOfCounts; 3], window: u32) {
-    let points: Vec<Vec<(f64, f64)>> = hists.iter().map(|h| cumulative_points(h, window)).collect();
+fn render_cumulative(frame: &mut Frame, area: Rect, hists: &[HistRef<'_>; 3], window: u32) {
+    let points: Vec<Vec<(f64, f64)>> = hists
+        .iter()
+        .map(|&h| cumulative_points(h, window))
+        .collect();
     let top = points.iter().flatten().map(|p| p.1).fold(1.0, f64::max);
     let names = ["true", "noisy", "consistent"];
     let datasets: Vec<Dataset> = points
@@ -505,12 +507,13 @@ fn render_cumulative(frame: &mut Frame, area: Rect, hists: &[&CountOfCounts; 3],
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::histogram::CountOfCounts;
 
     #[test]
     fn cumulative_points_count_groups_up_to_each_size() {
         let h = CountOfCounts::from_pairs(vec![(0, 2), (1, 5), (3, 1), (9, 4)]).unwrap();
         assert_eq!(
-            cumulative_points(&h, 3),
+            cumulative_points(h.as_ref(), 3),
             vec![(0.0, 2.0), (1.0, 7.0), (2.0, 7.0), (3.0, 8.0)]
         );
     }
@@ -520,7 +523,12 @@ mod tests {
         let small = CountOfCounts::from_pairs(vec![(1, 1)]).unwrap();
         let large = CountOfCounts::from_pairs(vec![(1, 8)]).unwrap();
         let style = ratatui::style::Style::new();
-        let lines = widgets::histogram_lines(&[(&small, style), (&large, style)], 1, false, 47);
+        let lines = widgets::histogram_lines(
+            &[(small.as_ref(), style), (large.as_ref(), style)],
+            1,
+            false,
+            47,
+        );
         let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
         // Bars of (47 − 7) / 2 − 11 = 9 cells: 1/8 of them, then all of them.
         assert_eq!(text[1], "     1         1 █▏                8 █████████ ");

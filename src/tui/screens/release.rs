@@ -14,6 +14,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 
 use crate::data::{Dataset, LevelId, NodeId};
+use crate::histogram::Histograms;
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::release::checks::Checks;
@@ -546,7 +547,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
 }
 
 /// The cells of the census-style table: sizes 0–6 and 7 or more.
-pub fn wide_cells(h: &crate::histogram::CountOfCounts) -> [u64; 8] {
+pub fn wide_cells(h: crate::histogram::HistRef<'_>) -> [u64; 8] {
     let mut cells = [0u64; 8];
     for &(size, count) in h.pairs() {
         cells[(size as usize).min(7)] += count;
@@ -558,7 +559,7 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) 
     let h = &drawn.dataset.hierarchy;
     let level = LevelId(app.release.level.min(h.depth() - 1));
     let mut ids: Vec<NodeId> = h.level_nodes(level).collect();
-    ids.sort_by(|a, b| h.node(*a).display_id.cmp(&h.node(*b).display_id));
+    ids.sort_by(|&a, &b| h.cmp_display_ids(a, b));
     let block = widgets::block(format!(
         " Public output: released counts of level {} by group size ({}{} level, {}{} scroll) ",
         h.level_name(level),
@@ -586,11 +587,10 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) 
         .skip(first)
         .take(visible)
         .map(|&id| {
-            let node = h.node(id);
-            let hist = &drawn.draw.histograms()[id.index()];
-            let mut cells = vec![Cell::from(node.display_id.clone())];
+            let hist = drawn.draw.histograms().hist(id.index());
+            let mut cells = vec![Cell::from(h.display_id(id))];
             if with_names {
-                cells.push(Cell::from(node.name.clone().unwrap_or_default()));
+                cells.push(Cell::from(h.name(id).unwrap_or_default().to_string()));
             }
             cells.push(Cell::from(format!("{:>8}", int(hist.groups()))));
             cells.extend(
