@@ -321,8 +321,15 @@ fn largest_remainder(total: Count, weights: &[Count], shares: &mut Vec<Count>) {
         given += floor;
         remainders.push((quota % sum, i));
     }
-    remainders.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    for &(_, i) in remainders.iter().take((total - given) as usize) {
+    // The extra groups go to the `extra` first remainders in the order (remainder
+    // descending, index ascending). Indices are distinct, so that order is total and
+    // selecting its first `extra` entries (linear time) picks the same ones as sorting.
+    let extra = (total - given) as usize;
+    if extra == 0 {
+        return;
+    }
+    remainders.select_nth_unstable_by(extra - 1, |a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for &(_, i) in &remainders[..extra] {
         shares[i] += 1;
     }
 }
@@ -501,8 +508,40 @@ mod tests {
         )
     }
 
+    /// Largest remainder as first written, sorting every remainder.
+    fn largest_remainder_by_sorting(total: Count, weights: &[Count]) -> Vec<Count> {
+        let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+        let quota = |w: Count| u128::from(total) * u128::from(w);
+        let mut shares: Vec<Count> = weights.iter().map(|&w| (quota(w) / sum) as Count).collect();
+        let mut remainders: Vec<(u128, usize)> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| (quota(w) % sum, i))
+            .collect();
+        remainders.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let given: Count = shares.iter().sum();
+        for &(_, i) in remainders.iter().take((total - given) as usize) {
+            shares[i] += 1;
+        }
+        shares
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn largest_remainder_selects_what_sorting_picks(
+            (weights, total) in proptest::collection::vec(0 as Count..8, 1..12)
+                .prop_filter("some weight", |w| w.iter().sum::<Count>() > 0)
+                .prop_flat_map(|w| {
+                    let sum: Count = w.iter().sum();
+                    (Just(w), 0..sum)
+                })
+        ) {
+            let mut shares = Vec::new();
+            largest_remainder(total, &weights, &mut shares);
+            prop_assert_eq!(shares, largest_remainder_by_sorting(total, &weights));
+        }
+
         #[test]
         fn front_matches_the_reference_scan((parent, children) in tangled_instance()) {
             let refs: Vec<&[GroupRun]> = children.iter().map(Vec::as_slice).collect();
