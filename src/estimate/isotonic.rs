@@ -92,6 +92,43 @@
 //! [`fit_with_last`] fits cells `0..K−1` with bounds `[0, G]` and sets the last cell to
 //! `G`: the same minimisers, no approximation.
 //!
+//! ## Runs of equal values
+//!
+//! Data often come as `r` runs of equal values, `runs[j] = (v_j, w_j)`: `w_j ≥ 1`
+//! consecutive cells holding `v_j`. [`fit_runs`] and [`fit_runs_with_last`] return
+//! **the same blocks** (starts, lengths, exact fractions) as [`fit`] and
+//! [`fit_with_last`] on the expanded cells, in `O(r)` time for L2 and `O(r log r)` for
+//! L1, with memory following `r`. Both rest on the solutions being constant on every run.
+//!
+//! *L2.* Follow cell-wise PAV through a run of value `v`. The first cell enters as a
+//! pool of mean `v` and only merges with pools whose mean is at least its own, so the
+//! top pool then has mean `≥ v`. The next cell of the run (mean `v`) therefore merges
+//! into that pool, which keeps its mean `≥ v`, and so on: pools are never split, so the
+//! whole run ends in one pool, and the unique solution is constant on every run. A
+//! vector constant on runs costs `Σ_j w_j (x_j − v_j)²`, so the solution is also the
+//! unique solution of this weighted problem, which PAV with weighted pools (a run
+//! enters as one pool of `w_j` cells summing to `w_j·v_j`) finds. Both end with the
+//! maximal blocks of the same solution, with the same cells, hence the same exact sums
+//! and lengths, and clipping treats them alike.
+//!
+//! *L1.* One step of the slope trick with value `v` is "push `v` twice, pop the
+//! maximum" (if the top exceeds `v` it is replaced by `v` and `v` is pushed; otherwise
+//! the popped maximum is one of the two `v`s). Within a run the tops `m_i` are
+//! nonincreasing: after the run's first cell the top is `≥ v`, and each later step
+//! either finds the top at `v`, where it stays, or replaces a top above `v` by `v`,
+//! which cannot raise the maximum. So at every cell of the run the backward pass takes
+//! `b_i = min(b_{i+1}, m_i) = min(b_after, m_last)`, where `b_after` is the value right
+//! of the run and `m_last` the top after the run's last cell: the smallest solution is
+//! constant on the run. The `w` steps of a run pop the current maximum `w` times while
+//! only `v`s are pushed, so they remove the breakpoints above `v`, largest first, up to
+//! `w` of them (say `k`), and `v`s for the rest: the heap loses those `k` and gains
+//! `2w − (w − k) = w + k` copies of `v`. A heap of `(value, multiplicity)` does this
+//! with one push per run and at most one partial decrement, so its size follows `r`.
+//! The largest solution is the smallest of the mirrored problem, whose runs are the
+//! same runs reversed and negated, so it is constant on runs too, and so is the
+//! centered solution, whose cell-wise blocks (maximal runs of equal per-cell sums) are
+//! therefore unions of whole runs with the same sums.
+//!
 //! # Citations
 //! * Kuo et al., "Differentially Private Hierarchical Count-of-Counts Histograms",
 //!   PVLDB 2018, §4.2, §4.3 and §5.1.1.
@@ -104,6 +141,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
 
 use super::IsotonicFit;
 
@@ -248,6 +286,11 @@ pub fn l2<T: Copy + Into<i64>>(y: &[T], lo: i64, hi: i64) -> Vec<Block> {
         }
         pools.push((len, sum));
     }
+    clip_pools(pools, lo, hi)
+}
+
+/// The blocks of PAV's final `(len, sum)` pools, clipped to `[lo, hi]`.
+fn clip_pools(pools: Vec<(i128, i128)>, lo: i64, hi: i64) -> Vec<Block> {
     let (lo, hi) = (i128::from(lo), i128::from(hi));
     let mut out = BlockBuilder::default();
     for (len, sum) in pools {
@@ -366,6 +409,133 @@ pub fn fit_free_with_last<T: Copy + Ord + Into<i64>>(
 /// A lower bound that never binds on measured counts (noisy values are within
 /// `±2^62`), high enough that sums of values stay exact in `i128`.
 const FREE_LOW: i64 = i64::MIN / 2;
+
+/// [`fit`] on data given as runs of equal values: `runs[j] = (value, cells)`, `cells`
+/// consecutive cells holding `value` (a run of 0 cells stands for nothing). Returns the
+/// blocks [`fit`] returns on the expanded cells, block for block (module documentation,
+/// "Runs of equal values"), in `O(runs)` time for L2 and `O(runs · log runs)` for L1.
+///
+/// # Panics
+/// If `lo > hi`, or if the runs hold more than `usize::MAX` cells.
+pub fn fit_runs(kind: IsotonicFit, runs: &[(i64, u64)], lo: i64, hi: i64) -> Vec<Block> {
+    assert!(lo <= hi, "isotonic bounds [{lo}, {hi}] are empty");
+    total_cells(runs);
+    match kind {
+        IsotonicFit::L1 => l1_centered_runs(runs, lo, hi),
+        IsotonicFit::L2 => l2_runs(runs, lo, hi),
+    }
+}
+
+/// [`fit_with_last`] on data given as runs (see [`fit_runs`]): the last cell is fixed to
+/// `last` and its value ignored, the other cells are fitted within `[lo, last]`. Empty
+/// input gives no blocks.
+///
+/// # Panics
+/// If `lo > last`, or if the runs hold more than `usize::MAX` cells.
+pub fn fit_runs_with_last(
+    kind: IsotonicFit,
+    runs: &[(i64, u64)],
+    lo: i64,
+    last: i64,
+) -> Vec<Block> {
+    let Some(j) = runs.iter().rposition(|&(_, cells)| cells > 0) else {
+        return Vec::new();
+    };
+    let n = total_cells(runs) - 1;
+    let mut head = runs[..=j].to_vec();
+    head[j].1 -= 1;
+    with_last(fit_runs(kind, &head, lo, last), n, last)
+}
+
+/// The number of cells the runs hold.
+fn total_cells(runs: &[(i64, u64)]) -> usize {
+    runs.iter()
+        .try_fold(0usize, |sum, &(_, cells)| {
+            sum.checked_add(usize::try_from(cells).ok()?)
+        })
+        .expect("the runs hold more than usize::MAX cells")
+}
+
+/// The runs with at least one cell, as `(value, cells)`.
+fn nonempty(runs: &[(i64, u64)]) -> impl DoubleEndedIterator<Item = (i64, usize)> + '_ {
+    runs.iter()
+        .filter(|&&(_, cells)| cells > 0)
+        .map(|&(value, cells)| (value, cells as usize)) // fits: `total_cells` checked
+}
+
+/// [`l2`] on runs: PAV whose pools start as whole runs.
+fn l2_runs(runs: &[(i64, u64)], lo: i64, hi: i64) -> Vec<Block> {
+    let mut pools: Vec<(i128, i128)> = Vec::new();
+    for (v, cells) in nonempty(runs) {
+        let mut len = cells as i128;
+        let mut sum = i128::from(v) * len;
+        while let Some(&(plen, psum)) = pools.last() {
+            if cmp_fractions(psum, plen, sum, len) == Ordering::Less {
+                break;
+            }
+            len += plen;
+            sum += psum;
+            pools.pop();
+        }
+        pools.push((len, sum));
+    }
+    clip_pools(pools, lo, hi)
+}
+
+/// [`l1_centered`] on runs: both extreme solutions are constant on runs, so the
+/// midpoint is summed run by run.
+fn l1_centered_runs(runs: &[(i64, u64)], lo: i64, hi: i64) -> Vec<Block> {
+    let small = l1_run_values(nonempty(runs), lo, hi);
+    let mirrored = nonempty(runs)
+        .rev()
+        .map(|(v, cells)| (v.saturating_neg(), cells));
+    let large_mirrored = l1_run_values(mirrored, hi.saturating_neg(), lo.saturating_neg());
+    let mut out = BlockBuilder::default();
+    for (((_, cells), s), l) in nonempty(runs)
+        .zip(small)
+        .zip(large_mirrored.into_iter().rev())
+    {
+        out.push(cells, i128::from(s) - i128::from(l), 2);
+    }
+    out.blocks
+}
+
+/// The pointwise smallest L1 solution within `[lo, hi]`, one value per run: the slope
+/// trick with a heap of `(breakpoint, multiplicity)`.
+fn l1_run_values(runs: impl Iterator<Item = (i64, usize)>, lo: i64, hi: i64) -> Vec<i64> {
+    let mut heap: BinaryHeap<(i64, usize)> = BinaryHeap::new();
+    let mut tops: Vec<i64> = Vec::new();
+    for (v, cells) in runs {
+        // `cells` steps of "push v twice, pop the maximum": the breakpoints above v go,
+        // largest first, up to `cells` of them; v covers the other pops.
+        let mut taken = 0;
+        while taken < cells {
+            let Some(mut top) = heap.peek_mut() else {
+                break;
+            };
+            if top.0 <= v {
+                break;
+            }
+            let take = top.1.min(cells - taken);
+            taken += take;
+            if take == top.1 {
+                PeekMut::pop(top);
+            } else {
+                top.1 -= take;
+            }
+        }
+        // At most the number of cells so far, which fits in usize.
+        heap.push((v, cells + taken));
+        tops.push(heap.peek().expect("just pushed").0);
+    }
+    // Backward pass, run by run.
+    let mut b = i64::MAX;
+    for top in tops.iter_mut().rev() {
+        b = b.min(*top);
+        *top = b.clamp(lo, hi);
+    }
+    tops
+}
 
 /// The fitted value of every cell (for tests and diagnostics).
 pub fn expand(blocks: &[Block]) -> Vec<f64> {
@@ -736,6 +906,125 @@ mod tests {
             prop_assert!(r.iter().all(|&v| (0..=i128::from(hi)).contains(&v)));
             for b in &blocks {
                 prop_assert!((b.rounded() as f64 - b.value()).abs() <= 0.5);
+            }
+        }
+    }
+
+    // ---- runs of equal values -------------------------------------------------------
+
+    fn expand_runs(runs: &[(i64, u64)]) -> Vec<i64> {
+        runs.iter()
+            .flat_map(|&(v, cells)| std::iter::repeat_n(v, cells as usize))
+            .collect()
+    }
+
+    #[test]
+    fn runs_worked_example() {
+        // Cells [5, 5, 1, 1, 4, 4, 4] as three runs.
+        let runs = [(5i64, 2u64), (1, 2), (4, 3)];
+        // L2: the run of 5s and the run of 1s pool to 12/4 = 3 (the pools' own sums
+        // and lengths, unreduced); the 4s stay.
+        let blocks = fit_runs(IsotonicFit::L2, &runs, 0, 10);
+        assert_eq!(blocks, [Block::new(0, 4, 12, 4), Block::new(4, 3, 12, 3)]);
+        // L1: every [t, t, t, t, 4, 4, 4] with t in [1, 4] costs 8; the smallest
+        // solution has t = 1, the largest t = 4 (the heap: (5, 2); the 1s take both 5s
+        // and push (1, 4); the 4s push (4, 3)), so the centered one has t = 5/2.
+        let blocks = fit_runs(IsotonicFit::L1, &runs, 0, 10);
+        assert_eq!(blocks, [Block::new(0, 4, 5, 2), Block::new(4, 3, 8, 2)]);
+        assert_eq!(values(&blocks), [2.5, 2.5, 2.5, 2.5, 4.0, 4.0, 4.0]);
+        // Bounds [2, 3] clip both extremes: [2, 2, 2, 2, 3, 3, 3] and all 3s.
+        let blocks = fit_runs(IsotonicFit::L1, &runs, 2, 3);
+        assert_eq!(blocks, [Block::new(0, 4, 5, 2), Block::new(4, 3, 6, 2)]);
+        // The last cell fixed at 6: cells 0..6 are fitted, the last 4 is ignored.
+        let blocks = fit_runs_with_last(IsotonicFit::L2, &runs, 0, 6);
+        assert_eq!(
+            blocks,
+            [
+                Block::new(0, 4, 12, 4),
+                Block::new(4, 2, 8, 2),
+                Block::new(6, 1, 6, 1)
+            ]
+        );
+        for kind in [IsotonicFit::L1, IsotonicFit::L2] {
+            let cells = expand_runs(&runs);
+            assert_eq!(fit_runs(kind, &runs, 0, 10), fit(kind, &cells, 0, 10));
+        }
+    }
+
+    #[test]
+    fn runs_of_no_cells_stand_for_nothing() {
+        let runs = [(3i64, 0u64), (5, 2), (1, 0), (1, 2), (7, 0)];
+        let cells = [5i64, 5, 1, 1];
+        for kind in [IsotonicFit::L1, IsotonicFit::L2] {
+            assert_eq!(fit_runs(kind, &runs, 0, 9), fit(kind, &cells, 0, 9));
+            assert_eq!(
+                fit_runs_with_last(kind, &runs, 0, 9),
+                fit_with_last(kind, &cells, 0, 9)
+            );
+            assert!(fit_runs_with_last(kind, &[(4, 0)], 0, 9).is_empty());
+            assert!(fit_runs(kind, &[], 0, 9).is_empty());
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "are empty")]
+    fn runs_reject_empty_bounds() {
+        fit_runs(IsotonicFit::L1, &[(1, 1)], 2, 1);
+    }
+
+    fn arb_runs() -> impl Strategy<Value = Vec<(i64, u64)>> {
+        prop_oneof![
+            4 => proptest::collection::vec((-4i64..5, 1u64..6), 0..12),
+            1 => (-4i64..5, 1u64..300).prop_map(|run| vec![run]),
+        ]
+    }
+
+    /// Bounds as the callers use them, and tight ones that clip.
+    fn arb_bounds() -> impl Strategy<Value = (i64, i64)> {
+        prop_oneof![
+            (-3i64..4, 0i64..8).prop_map(|(lo, width)| (lo, lo + width)),
+            Just((0, 0)),
+            Just((-100, 100)),
+            (-3i64..4).prop_map(|hi| (FREE_LOW, hi)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        #[test]
+        fn runs_fit_as_the_expanded_cells(runs in arb_runs(), (lo, hi) in arb_bounds()) {
+            let cells = expand_runs(&runs);
+            for kind in [IsotonicFit::L1, IsotonicFit::L2] {
+                prop_assert_eq!(fit_runs(kind, &runs, lo, hi), fit(kind, &cells, lo, hi),
+                    "{:?} within [{}, {}]", kind, lo, hi);
+                prop_assert_eq!(
+                    fit_runs_with_last(kind, &runs, lo, hi),
+                    fit_with_last(kind, &cells, lo, hi),
+                    "{:?} with last {} above {}", kind, hi, lo
+                );
+            }
+        }
+
+        /// Weights up to 10⁹: multiplying every run's cells by `w` multiplies every
+        /// block's start and length by `w` and keeps its value (the weighted problem
+        /// is the same problem scaled).
+        #[test]
+        fn runs_with_large_weights_scale(
+            runs in proptest::collection::vec((-4i64..5, 1u64..6), 0..12),
+            (lo, hi) in arb_bounds(),
+            w in prop_oneof![Just(1_000_000_000u64), 1u64..1_000_000_000],
+        ) {
+            let scaled: Vec<(i64, u64)> = runs.iter().map(|&(v, cells)| (v, cells * w)).collect();
+            for kind in [IsotonicFit::L1, IsotonicFit::L2] {
+                let small = fit_runs(kind, &runs, lo, hi);
+                let large = fit_runs(kind, &scaled, lo, hi);
+                prop_assert_eq!(small.len(), large.len());
+                for (a, b) in small.iter().zip(&large) {
+                    prop_assert_eq!(a.start as u64 * w, b.start as u64);
+                    prop_assert_eq!(a.len as u64 * w, b.len as u64);
+                    prop_assert_eq!(a.cmp_value(b), Ordering::Equal);
+                }
             }
         }
     }
