@@ -20,5 +20,6 @@ pub mod noise;
 pub mod preview;
 pub mod privacy;
 pub mod release;
+pub mod timing;
 pub mod tradeoff;
 pub mod tui;

@@ -539,7 +539,9 @@ fn release_command(args: ReleaseArgs) -> Result<()> {
         not_private,
         json,
     } = args;
+    let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
+    phase.done();
     let plan = load_plan(&dataset, &config)?;
     let ledger = Ledger::open_default()?;
     // Locks the ledger until the draw is decided: concurrent releases queue here and

@@ -22,7 +22,9 @@ use serde::Serialize;
 use crate::consistency::{self, Consistency, ConsistencyOptions, MergeRule};
 use crate::data::{Dataset, NodeId};
 use crate::emd::emd;
-use crate::histogram::{CountOfCounts, Size};
+use rayon::prelude::*;
+
+use crate::histogram::{HistogramSet, Histograms, Size};
 use crate::noise::{NoiseSource, OsRandomnessError};
 use crate::privacy::Diagnostic;
 use crate::release::plan::{MaxSize, ReleasePlan};
@@ -119,9 +121,9 @@ pub struct LevelDiagnostics {
 /// Histograms of one trial, per node (for the TUI's overlays).
 #[derive(Clone, Debug, Default)]
 pub struct TrialHistograms {
-    pub independent: Vec<CountOfCounts>,
-    pub consistent: Vec<CountOfCounts>,
-    pub bottom_up: Vec<CountOfCounts>,
+    pub independent: HistogramSet,
+    pub consistent: HistogramSet,
+    pub bottom_up: HistogramSet,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -190,21 +192,18 @@ pub fn variants(plan: &ReleasePlan, compare: bool) -> Vec<Variant> {
 }
 
 /// Per-level mean of per-node distances to the truth.
-fn level_means(dataset: &Dataset, histograms: &[CountOfCounts]) -> Vec<f64> {
+fn level_means<H: Histograms + ?Sized>(dataset: &Dataset, histograms: &H) -> Vec<f64> {
     let h = &dataset.hierarchy;
+    let truth = dataset.truth().for_diagnostic(Diagnostic::Preview);
     h.levels()
         .map(|l| {
-            let ids: Vec<NodeId> = h.level_nodes(l).collect();
-            let total: u128 = ids
-                .iter()
-                .map(|&id| {
-                    u128::from(emd(
-                        &histograms[id.index()],
-                        dataset.truth().for_diagnostic(Diagnostic::Preview).node(id),
-                    ))
-                })
+            let total: u128 = h
+                .level_range(l)
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|i| u128::from(emd(histograms.hist(i as usize), truth.node(NodeId(i)))))
                 .sum();
-            total as f64 / ids.len().max(1) as f64
+            total as f64 / h.level_len(l).max(1) as f64
         })
         .collect()
 }
@@ -243,18 +242,21 @@ pub fn preview(
                 nodes: total,
             });
         };
-        let est = run::estimate_plan(dataset, plan, &source, cancel, Some(&node_progress))?;
+        let keep = run::keep_for(plan, true, options.compare);
+        let est = run::estimate_plan(dataset, plan, &source, cancel, Some(&node_progress), keep)?;
         max_size = est.max_size;
         for w in run::saturated_tails(h, plan, &est.estimates) {
             if !fallbacks.contains(&w) {
                 fallbacks.push(w);
             }
         }
-        let indep: Vec<CountOfCounts> = est.estimates.iter().map(|e| e.histogram.clone()).collect();
-        for (l, v) in level_means(dataset, &indep).into_iter().enumerate() {
+        for (l, v) in level_means(dataset, est.estimates.histograms())
+            .into_iter()
+            .enumerate()
+        {
             independent[l].push(v);
         }
-        let mut kept_consistent = Vec::new();
+        let mut kept_consistent = HistogramSet::new();
         for (i, variant) in variants.iter().enumerate() {
             let options = ConsistencyOptions {
                 merge: variant.merge,
@@ -264,6 +266,7 @@ pub fn preview(
                 variant.consistency,
                 h,
                 &est.estimates,
+                dataset.public().groups,
                 est.max_size,
                 &options,
             )
@@ -288,7 +291,7 @@ pub fn preview(
             }
             bu
         } else {
-            Vec::new()
+            HistogramSet::new()
         };
         progress(PreviewProgress {
             trial: t + 1,
@@ -298,7 +301,7 @@ pub fn preview(
         });
         if options.keep_last_trial && t + 1 == trials {
             last = Some(TrialHistograms {
-                independent: indep,
+                independent: est.estimates.histograms().clone(),
                 consistent: kept_consistent,
                 bottom_up: bu,
             });

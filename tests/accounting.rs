@@ -413,7 +413,8 @@ fn exit_codes_json_and_private_files() {
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["exit_code"], 4);
     assert!(v["error"].as_str().unwrap().contains("cap"));
-    // Resources: a plan that cannot fit in memory.
+    // Resources: a plan that cannot fit in the memory coco may use (each region measured
+    // at once holds 10^8 + 1 noisy cells, 3.2 GB with the fit's scratch; 1 GB allowed).
     let huge = tmp.path().join("huge.toml");
     std::fs::write(
         &huge,
@@ -423,8 +424,15 @@ fn exit_codes_json_and_private_files() {
     )
     .unwrap();
     let home2 = tmp.path().join("home2");
-    let o = release(&data, &huge, &tmp.path().join("r3"), &home2);
+    let o = std::process::Command::new(common::cli::COCO)
+        .args(["release", &s(&data), "--config", &s(&huge), "--out"])
+        .arg(tmp.path().join("r3"))
+        .env("COCO_HOME", &home2)
+        .env("COCO_MEMORY_LIMIT", "1G")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+    assert!(text(&o).contains("(COCO_MEMORY_LIMIT)"), "{}", text(&o));
     // Files readable by their owner only.
     use std::os::unix::fs::PermissionsExt;
     for name in ["ledger.jsonl", "ledger.lock", "config.toml"] {

@@ -64,7 +64,7 @@ use std::path::{Path, PathBuf};
 use coco::consistency::Consistency;
 use coco::data::{Dataset, GroupsForm, Hierarchy, NodeId};
 use coco::estimate::{self, Method, Noisy, Tail, max_size};
-use coco::histogram::{CountOfCounts, Size};
+use coco::histogram::{CountOfCounts, Histograms, Size};
 use coco::noise::{DiscreteLaplace, NoiseSource, StreamId};
 use coco::privacy::{Diagnostic, Epsilon};
 use coco::release::ReleasePlan;
@@ -685,9 +685,9 @@ const NODE_PAIRS: [(usize, usize); 3] = [(0, 1), (0, 2), (1, 2)];
 /// and the sum of their features — then the released `K`. Joint features see noise that
 /// is correlated across regions (a shared stream cancels in a difference), which no
 /// single-region event can.
-fn features(max_size: Size, hists: &[CountOfCounts], k: Size) -> Vec<i64> {
-    let mut own = Vec::with_capacity(hists.len() * PER_NODE);
-    for h in hists {
+fn features<H: Histograms + ?Sized>(max_size: Size, hists: &H, k: Size) -> Vec<i64> {
+    let mut own = Vec::with_capacity(hists.regions() * PER_NODE);
+    for h in (0..hists.regions()).map(|i| hists.hist(i)) {
         let h = h.top_coded(k);
         let mut cumulative = 0i64;
         for j in 0..=k {
@@ -941,7 +941,7 @@ fn release_with_streams<'a>(
         let h = &dataset.hierarchy;
         let k = plan.max_size().bound().expect("a fixed K");
         let truth = dataset.truth().for_diagnostic(Diagnostic::Oracle);
-        let estimates: Vec<_> = (0..h.len() as u32)
+        let estimates: Vec<estimate::NodeEstimate> = (0..h.len() as u32)
             .map(NodeId)
             .map(|id| {
                 let level = plan.level(h.node(id).level);
@@ -963,7 +963,8 @@ fn release_with_streams<'a>(
         let consistent = coco::consistency::make_consistent(
             plan.consistency(),
             h,
-            &estimates,
+            &estimate::Estimates::from_vec(estimates),
+            dataset.public().groups,
             k,
             &plan.consistency_options(),
         )
@@ -1014,8 +1015,17 @@ fn every_node_of_a_release_uses_its_own_noise_stream() {
     let draws = 200;
     let same = (0..draws)
         .filter(|&t| {
-            let e = run::estimate_plan(&d, &plan, &trial_source(6600, t), None, None).unwrap();
-            e.estimates[a] == e.estimates[b]
+            let e = run::estimate_plan(
+                &d,
+                &plan,
+                &trial_source(6600, t),
+                None,
+                None,
+                estimate::Keep::ALL,
+            )
+            .unwrap();
+            e.estimates.histogram(a) == e.estimates.histogram(b)
+                && e.estimates.runs(a) == e.estimates.runs(b)
         })
         .count();
     assert!(

@@ -178,7 +178,12 @@ fn run(cmd: Cmd, dataset: &Path, plan: &Path, home: &Path, out: &Path) -> Output
             .arg(out)
             .args(["--seed", "1", "--not-private"]),
     };
-    c.env("COCO_HOME", home).output().unwrap()
+    // The fixtures are small; a fixed memory budget makes the memory refusal of
+    // `estimated-k-too-large` the same on every machine.
+    c.env("COCO_HOME", home)
+        .env("COCO_MEMORY_LIMIT", "2G")
+        .output()
+        .unwrap()
 }
 
 /// The number of draws in the ledger (none when it does not exist), read fail-closed.
@@ -480,7 +485,8 @@ fn a_refusal_after_a_private_k_is_recorded() {
         assert_eq!(lines.len(), 1, "{cmd:?}: {stderr}");
         assert!(
             lines[0].starts_with("error: not enough memory: this plan needs about")
-                && lines[0].contains("To fit, set max_size to a fixed bound (K), use consistency = \"topdown\" or free memory")
+                && lines[0].contains("(COCO_MEMORY_LIMIT); no region was measured. To fit, set max_size to a fixed bound (K), ")
+                && lines[0].contains(" or free memory")
                 && lines[0].contains("; K was estimated privately first, so its ε = 1 is spent"),
             "{cmd:?}: {stderr}"
         );

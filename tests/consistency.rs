@@ -5,7 +5,7 @@ mod common;
 
 use coco::consistency::{MergeRule, bottom_up, top_down};
 use coco::data::NodeId;
-use coco::estimate::{GroupRun, NodeEstimate};
+use coco::estimate::{Estimates, GroupRun, NodeEstimate};
 use coco::histogram::{CountOfCounts, HistRef, Size};
 use coco::release::check_release;
 use proptest::prelude::*;
@@ -25,7 +25,7 @@ fn exact_estimate(h: HistRef<'_>, variance: f64) -> NodeEstimate {
             })
             .collect(),
         histogram: top,
-        cumulative_fit: None,
+        fit: None,
     }
 }
 
@@ -49,7 +49,7 @@ fn scrambled_estimate(h: HistRef<'_>, shift: u32) -> NodeEstimate {
             })
             .collect(),
         histogram: hist,
-        cumulative_fit: None,
+        fit: None,
     }
 }
 
@@ -62,7 +62,7 @@ proptest! {
         let estimates: Vec<NodeEstimate> =
             (0..h.len()).map(|i| scrambled_estimate(d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)), shift + (i as u32 % 2))).collect();
         let rule = if average { MergeRule::Average } else { MergeRule::Weighted };
-        let released = top_down(h, &estimates, K, rule).unwrap();
+        let released = top_down(h, &Estimates::from_vec(estimates), K, rule).unwrap();
         let checks = check_release(d.public(), &released, K);
         prop_assert!(checks.passed(), "{:?}", checks);
     }
@@ -71,12 +71,12 @@ proptest! {
     fn exact_estimates_are_kept(d in common::arb_dataset(5, 3, K)) {
         let h = &d.hierarchy;
         let estimates: Vec<NodeEstimate> = (0..h.len()).map(|i| exact_estimate(d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)), 2.0)).collect();
-        let released = top_down(h, &estimates, K, MergeRule::Weighted).unwrap();
+        let released = top_down(h, &Estimates::from_vec(estimates), K, MergeRule::Weighted).unwrap();
         for (i, r) in released.iter().enumerate() {
-            prop_assert_eq!(r, &d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
+            prop_assert_eq!(r.to_owned(), d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
         }
-        let leaves = h.level_nodes(h.leaf_level()).map(|id| (id, d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(id).top_coded(K)));
-        let bu = bottom_up(h, leaves);
+        let leaves: Vec<CountOfCounts> = h.level_nodes(h.leaf_level()).map(|id| d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(id).top_coded(K)).collect();
+        let bu = bottom_up(h, leaves.iter().map(CountOfCounts::as_ref));
         prop_assert_eq!(bu, released);
     }
 }
@@ -140,7 +140,7 @@ mod wls {
                 merge: MergeRule::Weighted,
                 projection_fit: if l2 { IsotonicFit::L2 } else { IsotonicFit::L1 },
             };
-            let out = make_consistent(Consistency::Wls, h, &estimates, K, &options).unwrap();
+            let out = make_consistent(Consistency::Wls, h, &Estimates::from_vec(estimates), d.public().groups, K, &options).unwrap();
             prop_assert_eq!(out.used, Consistency::Wls);
             let checks = check_release(d.public(), &out.histograms, K);
             prop_assert!(checks.passed(), "{:?}", checks);
@@ -157,9 +157,9 @@ mod wls {
                     estimate::cumulative::estimate(&exact, d.groups(id), &Epsilon::parse("1").unwrap(), IsotonicFit::L1)
                 })
                 .collect();
-            let out = make_consistent(Consistency::Wls, h, &estimates, K, &ConsistencyOptions::default()).unwrap();
+            let out = make_consistent(Consistency::Wls, h, &Estimates::from_vec(estimates), d.public().groups, K, &ConsistencyOptions::default()).unwrap();
             for (i, r) in out.histograms.iter().enumerate() {
-                prop_assert_eq!(r, &d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
+                prop_assert_eq!(r.to_owned(), d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
             }
         }
 
@@ -181,21 +181,64 @@ mod wls {
                     estimate::tail::estimate(&head, &top, d.groups(id), K, &tail, &eps, &EstimateOptions::default())
                 })
                 .collect();
-            let saturated = estimates.iter().any(|e| {
-                e.cumulative_fit.as_ref().and_then(|f| f.tail.as_ref()).is_some_and(|t| t.saturated)
-            });
-            let out = make_consistent(Consistency::Wls, h, &estimates, K, &ConsistencyOptions::default()).unwrap();
+            let saturated = estimates.iter().any(|e| e.fit.as_ref().is_some_and(|f| f.saturated));
+            let out = make_consistent(Consistency::Wls, h, &Estimates::from_vec(estimates), d.public().groups, K, &ConsistencyOptions::default()).unwrap();
             prop_assert!(check_release(d.public(), &out.histograms, K).passed());
             if !saturated {
                 for (i, r) in out.histograms.iter().enumerate() {
-                    prop_assert_eq!(r, &d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
+                    prop_assert_eq!(r.to_owned(), d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
                 }
+            }
+        }
+
+        /// `hg` is first-class under `wls`: every group a step, alone or mixed with `hc`
+        /// and tails across levels.
+        #[test]
+        fn hg_and_mixed_levels_release_with_wls(
+            d in common::arb_dataset(6, 3, K),
+            seed in any::<u64>(),
+            layout in proptest::collection::vec(0u8..3, 1..4),
+        ) {
+            let h = &d.hierarchy;
+            let methods: Vec<Method> = layout
+                .iter()
+                .map(|m| match m {
+                    0 => Method::Hg,
+                    1 => Method::Hc,
+                    _ => Method::HcTail(Tail { above: 4, groups: 3 }),
+                })
+                .collect();
+            let estimates = measured(&d, seed, &methods);
+            let out = make_consistent(Consistency::Wls, h, &Estimates::from_vec(estimates), d.public().groups, K, &ConsistencyOptions::default()).unwrap();
+            prop_assert_eq!(out.used, Consistency::Wls);
+            prop_assert!(out.fallback.is_none());
+            let checks = check_release(d.public(), &out.histograms, K);
+            prop_assert!(checks.passed(), "{:?}", checks);
+        }
+
+        #[test]
+        fn noiseless_hg_gives_the_truth(d in common::arb_dataset(5, 3, K)) {
+            let h = &d.hierarchy;
+            let one = Epsilon::parse("1").unwrap();
+            let estimates: Vec<NodeEstimate> = (0..h.len() as u32)
+                .map(NodeId)
+                .map(|id| {
+                    let truth = d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(id);
+                    let exact: Vec<i32> = estimate::unattributed::true_vector(truth, d.groups(id), K)
+                        .map(|s| s as i32)
+                        .collect();
+                    estimate::unattributed::estimate(&exact, d.groups(id), K, &one, IsotonicFit::L2)
+                })
+                .collect();
+            let out = make_consistent(Consistency::Wls, h, &Estimates::from_vec(estimates), d.public().groups, K, &ConsistencyOptions::default()).unwrap();
+            for (i, r) in out.histograms.iter().enumerate() {
+                prop_assert_eq!(r.to_owned(), d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(NodeId(i as u32)).top_coded(K));
             }
         }
     }
 
     #[test]
-    fn falls_back_to_topdown_without_cumulative_fits() {
+    fn falls_back_to_topdown_without_fits() {
         use proptest::strategy::ValueTree;
         let d = common::arb_dataset(3, 2, K)
             .new_tree(&mut proptest::test_runner::TestRunner::deterministic())
@@ -215,13 +258,18 @@ mod wls {
         let out = make_consistent(
             Consistency::Wls,
             h,
-            &estimates,
+            &Estimates::from_vec(estimates),
+            d.public().groups,
             K,
             &ConsistencyOptions::default(),
         )
         .unwrap();
         assert_eq!(out.used, Consistency::TopDown);
-        assert!(out.fallback.unwrap().contains("needs method \"hc\""));
+        assert!(
+            out.fallback
+                .unwrap()
+                .contains("needs method \"hc\" or \"hg\"")
+        );
         assert!(check_release(d.public(), &out.histograms, K).passed());
     }
 }

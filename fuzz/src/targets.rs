@@ -240,6 +240,11 @@ pub fn plan(data: &[u8]) {
         k,
         &plan.estimate_options(),
         plan.consistency(),
+        resources::Kept {
+            histograms: false,
+            runs: true,
+            fits: true,
+        },
     );
     assert!(needs.bytes > 0);
 }
@@ -364,7 +369,7 @@ pub fn consistency(data: &[u8]) {
             (method, epsilon)
         })
         .collect();
-    let estimates: Vec<_> = (0..h.len() as u32)
+    let estimates: Vec<estimate::NodeEstimate> = (0..h.len() as u32)
         .map(NodeId)
         .map(|id| {
             let (method, epsilon) = level_methods[h.node(id).level.0].clone();
@@ -402,13 +407,21 @@ pub fn consistency(data: &[u8]) {
     } else {
         MergeRule::Average
     };
+    let estimates = estimate::Estimates::from_vec(estimates);
     for step in [Consistency::TopDown, Consistency::Wls] {
         let consistency_options = ConsistencyOptions {
             merge,
             projection_fit: options.cumulative_fit,
         };
-        let consistent = consistency::make_consistent(step, h, &estimates, k, &consistency_options)
-            .unwrap_or_else(|e| panic!("{step:?} failed on valid estimates: {e}"));
+        let consistent = consistency::make_consistent(
+            step,
+            h,
+            &estimates,
+            dataset.public().groups,
+            k,
+            &consistency_options,
+        )
+        .unwrap_or_else(|e| panic!("{step:?} failed on valid estimates: {e}"));
         let checks = check_release(dataset.public(), &consistent.histograms, k);
         assert!(checks.passed(), "{step:?}: {checks:?}");
     }

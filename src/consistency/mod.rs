@@ -10,6 +10,7 @@
 
 pub mod matching;
 pub mod merge;
+pub mod pieces;
 pub mod topdown;
 pub mod wls;
 
@@ -21,8 +22,8 @@ pub use merge::MergeRule;
 pub use topdown::top_down;
 
 use crate::data::{Hierarchy, NodeId};
-use crate::estimate::{CumulativeFit, IsotonicFit, NodeEstimate};
-use crate::histogram::{Count, CountOfCounts, Size};
+use crate::estimate::{Estimates, IsotonicFit};
+use crate::histogram::{Count, HistRef, HistogramSet, Size};
 
 /// Which consistency step a release uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -33,8 +34,8 @@ pub enum Consistency {
     TopDown,
     /// Isotonic fits, tree-wide weighted least squares, optimal top-down splitting
     /// ([`wls`]); the default, as it beat `topdown` at every level on every dataset
-    /// measured (see the README). Needs `hc` at every level; falls back to `topdown`
-    /// otherwise.
+    /// measured (see the README). Needs `hc`, `hc` with a tail or `hg` at every level;
+    /// falls back to `topdown` where a level is measured with `naive`.
     #[default]
     Wls,
 }
@@ -87,7 +88,7 @@ impl Default for ConsistencyOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Consistent {
     /// Indexed by [`NodeId`].
-    pub histograms: Vec<CountOfCounts>,
+    pub histograms: HistogramSet,
     /// The step that ran (differs from the one asked for after a fallback).
     pub used: Consistency,
     /// Why the step asked for did not run, if it did not.
@@ -102,57 +103,55 @@ pub enum ConsistencyError {
     Overflow { node: NodeId },
 }
 
-/// The bottom-up baseline: the leaves' estimates, summed up the hierarchy.
-pub fn bottom_up(
+/// The bottom-up baseline: the leaves' estimates, summed up the hierarchy. `leaves`
+/// holds one histogram per leaf, in leaf order.
+pub fn bottom_up<'a>(
     hierarchy: &Hierarchy,
-    leaf_estimates: impl IntoIterator<Item = (NodeId, CountOfCounts)>,
-) -> Vec<CountOfCounts> {
-    let mut histograms = vec![CountOfCounts::new(); hierarchy.len()];
-    for (leaf, h) in leaf_estimates {
-        histograms[leaf.index()] = h;
+    leaves: impl IntoIterator<Item = HistRef<'a>>,
+) -> HistogramSet {
+    let leaves: HistogramSet = leaves.into_iter().collect();
+    crate::data::aggregate_levels(hierarchy, leaves)
+}
+
+/// Which consistency step can run on these estimates: `wls` needs a fit at every node.
+pub fn step_for(asked: Consistency, estimates: &Estimates) -> (Consistency, Option<String>) {
+    match asked {
+        Consistency::Wls if !estimates.all_fits() => (
+            Consistency::TopDown,
+            Some(
+                "consistency \"wls\" needs method \"hc\" or \"hg\" at every level (not \"naive\"); used \"topdown\" instead"
+                    .into(),
+            ),
+        ),
+        other => (other, None),
     }
-    hierarchy.aggregate(&mut histograms);
-    histograms
 }
 
 /// Runs the chosen consistency step on estimates of every node (indexed by
-/// [`NodeId`]). `wls` needs every node measured with `hc`; otherwise `topdown` runs and
-/// the result says why.
+/// [`NodeId`]; `groups` is the public `G` per node). `wls` needs every node's fit;
+/// without one, `topdown` runs and the result says why.
 pub fn make_consistent(
     method: Consistency,
     hierarchy: &Hierarchy,
-    estimates: &[NodeEstimate],
+    estimates: &Estimates,
+    groups: &[Count],
     max_size: Size,
     options: &ConsistencyOptions,
 ) -> Result<Consistent, ConsistencyError> {
-    match method {
-        Consistency::TopDown => Ok(Consistent {
-            histograms: top_down(hierarchy, estimates, max_size, options.merge)?,
-            used: Consistency::TopDown,
-            fallback: None,
-        }),
-        Consistency::Wls => {
-            let fits: Option<Vec<&CumulativeFit>> = estimates
-                .iter()
-                .map(|e| e.cumulative_fit.as_ref())
-                .collect();
-            match fits {
-                Some(fits) => {
-                    let groups: Vec<Count> = estimates.iter().map(|e| e.histogram.groups()).collect();
-                    Ok(Consistent {
-                        histograms: wls::wls(hierarchy, &fits, &groups, max_size, options.projection_fit)?,
-                        used: Consistency::Wls,
-                        fallback: None,
-                    })
-                }
-                None => Ok(Consistent {
-                    histograms: top_down(hierarchy, estimates, max_size, options.merge)?,
-                    used: Consistency::TopDown,
-                    fallback: Some(
-                        "consistency \"wls\" needs method \"hc\" at every level; used \"topdown\" instead".into(),
-                    ),
-                }),
-            }
-        }
-    }
+    let (used, fallback) = step_for(method, estimates);
+    let histograms = match used {
+        Consistency::TopDown => top_down(hierarchy, estimates, max_size, options.merge)?,
+        Consistency::Wls => wls::wls(
+            hierarchy,
+            estimates,
+            groups,
+            max_size,
+            options.projection_fit,
+        )?,
+    };
+    Ok(Consistent {
+        histograms,
+        used,
+        fallback,
+    })
 }

@@ -17,65 +17,79 @@ use rayon::prelude::*;
 use super::ConsistencyError;
 use super::matching::match_groups;
 use super::merge::{MergeRule, round_size};
-use crate::data::{Hierarchy, NodeId};
-use crate::estimate::{GroupRun, NodeEstimate};
-use crate::histogram::{CountOfCounts, Size};
+use crate::data::{Hierarchy, LevelId, NodeId};
+use crate::estimate::{Estimates, GroupRun};
+use crate::histogram::{HistogramSet, Size};
 
-/// Runs Algorithm 1 on independent estimates of every node (indexed by [`NodeId`]).
+/// Parents handled by one task.
+const CHUNK: usize = 256;
+
+/// Runs Algorithm 1 on independent estimates of every node (indexed by [`NodeId`];
+/// their runs must be kept). Memory: one level's current estimates at a time.
 pub fn top_down(
     hierarchy: &Hierarchy,
-    estimates: &[NodeEstimate],
+    estimates: &Estimates,
     max_size: Size,
     rule: MergeRule,
-) -> Result<Vec<CountOfCounts>, ConsistencyError> {
+) -> Result<HistogramSet, ConsistencyError> {
     debug_assert_eq!(estimates.len(), hierarchy.len());
-    let mut current: Vec<Vec<GroupRun>> = vec![Vec::new(); hierarchy.len()];
-    current[NodeId::ROOT.index()] = estimates[NodeId::ROOT.index()].runs.clone();
-    for level in hierarchy.levels().take(hierarchy.depth() - 1) {
-        let parents: Vec<NodeId> = hierarchy.level_nodes(level).collect();
-        let updates: Vec<Vec<(NodeId, Vec<GroupRun>)>> = parents
-            .par_iter()
-            .map(|&p| update_children(hierarchy, p, &current[p.index()], estimates, max_size, rule))
-            .collect::<Result<_, _>>()?;
-        for (child, runs) in updates.into_iter().flatten() {
-            current[child.index()] = runs;
-        }
-        for p in parents {
-            current[p.index()] = Vec::new();
-        }
+    // The current estimates of one level's nodes, in one arena.
+    let mut current: Vec<Vec<GroupRun>> = vec![estimates.runs(NodeId::ROOT.index()).to_vec()];
+    for l in 0..hierarchy.depth() - 1 {
+        let parents: Vec<u32> = hierarchy.level_range(LevelId(l)).collect();
+        let first = parents.first().copied().unwrap_or(0);
+        let parts: Vec<Vec<Vec<GroupRun>>> = parents
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut out = Vec::new();
+                for &p in chunk {
+                    let runs = &current[(p - first) as usize];
+                    out.extend(update_children(
+                        hierarchy,
+                        NodeId(p),
+                        runs,
+                        estimates,
+                        max_size,
+                        rule,
+                    )?);
+                }
+                Ok(out)
+            })
+            .collect::<Result<_, ConsistencyError>>()?;
+        current = parts.into_iter().flatten().collect();
     }
-    let mut histograms: Vec<CountOfCounts> = vec![CountOfCounts::new(); hierarchy.len()];
-    for leaf in hierarchy.level_nodes(hierarchy.leaf_level()) {
-        let runs = &current[leaf.index()];
-        histograms[leaf.index()] =
-            CountOfCounts::from_pairs_summing(runs.iter().map(|r| (r.size, r.count)))
-                .map_err(|_| ConsistencyError::Overflow { node: leaf })?;
+    let leaf_first = hierarchy.level_range(hierarchy.leaf_level()).start;
+    let mut leaves = HistogramSet::with_capacity(current.len(), 0);
+    for (i, runs) in current.iter().enumerate() {
+        let h = crate::histogram::CountOfCounts::from_pairs_summing(
+            runs.iter().map(|r| (r.size, r.count)),
+        )
+        .map_err(|_| ConsistencyError::Overflow {
+            node: NodeId(leaf_first + i as u32),
+        })?;
+        leaves.push(h.as_ref());
     }
-    hierarchy.aggregate(&mut histograms);
-    Ok(histograms)
+    drop(current);
+    Ok(crate::data::aggregate_levels(hierarchy, leaves))
 }
 
 /// Matches `parent`'s current estimates to its children's independent estimates and
-/// returns each child's merged, rounded estimates.
+/// returns each child's merged, rounded estimates, in child order.
 fn update_children(
     hierarchy: &Hierarchy,
     parent: NodeId,
     current: &[GroupRun],
-    estimates: &[NodeEstimate],
+    estimates: &Estimates,
     max_size: Size,
     rule: MergeRule,
-) -> Result<Vec<(NodeId, Vec<GroupRun>)>, ConsistencyError> {
+) -> Result<Vec<Vec<GroupRun>>, ConsistencyError> {
     let node = hierarchy.node(parent);
-    let children: Vec<NodeId> = node.children().collect();
-    let child_runs: Vec<&[GroupRun]> = children
-        .iter()
-        .map(|c| estimates[c.index()].runs.as_slice())
-        .collect();
+    let child_runs: Vec<&[GroupRun]> = node.children().map(|c| estimates.runs(c.index())).collect();
     let pieces = match_groups(current, &child_runs).map_err(|source| ConsistencyError::Match {
         node: parent,
         source,
     })?;
-    let mut merged: Vec<Vec<GroupRun>> = vec![Vec::new(); children.len()];
+    let mut merged: Vec<Vec<GroupRun>> = vec![Vec::new(); child_runs.len()];
     for p in pieces {
         let (x, v) = rule.merge(
             f64::from(p.parent_size),
@@ -89,10 +103,7 @@ fn update_children(
             variance: v,
         });
     }
-    Ok(children
-        .into_iter()
-        .zip(merged.into_iter().map(normalise_runs))
-        .collect())
+    Ok(merged.into_iter().map(normalise_runs).collect())
 }
 
 /// Sorts runs by size (merging can reorder them) and joins neighbours with the same size

@@ -281,7 +281,7 @@ fn prefix_key(pairs: &[(Size, Count)]) -> (u128, bool) {
 
 /// Every node's histogram in node order, the parents summed from their children level by
 /// level (in parallel within a level).
-fn aggregate_levels(hierarchy: &Hierarchy, leaves: HistogramSet) -> HistogramSet {
+pub(crate) fn aggregate_levels(hierarchy: &Hierarchy, leaves: HistogramSet) -> HistogramSet {
     let depth = hierarchy.depth();
     let mut below = leaves;
     let mut levels: Vec<HistogramSet> = Vec::with_capacity(depth);

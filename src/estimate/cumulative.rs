@@ -25,7 +25,7 @@
 //! Kuo et al., PVLDB 2018, §4.3 (Lemma 4.2) and §5.1.2.
 
 use super::{
-    CumulativeFit, GroupRun, IsotonicFit, NodeEstimate, add_noise, all_at_size_zero, count_to_i64,
+    GroupRun, IsotonicFit, NodeEstimate, NodeFit, add_noise, all_at_size_zero, count_to_i64,
     isotonic, noise_variance,
 };
 use crate::histogram::{Count, CountOfCounts, HistRef, Size};
@@ -37,11 +37,17 @@ pub const SENSITIVITY: u32 = 1;
 
 /// The top-coded `Hc[0..=K]`: the vector [`measure`] adds noise to. Confidential.
 pub fn true_vector<'a>(truth: impl Into<HistRef<'a>>, k: Size) -> Vec<i64> {
-    let truth = truth.into();
-    let mut cells = vec![0i64; k as usize + 1];
+    head_vector(truth.into(), k, k as usize + 1)
+}
+
+/// The first `len` cells of the top-coded `Hc[0..=K]` (`len ≤ K + 1`), computed without
+/// the others: a tail's head needs `L` cells, not `K + 1`.
+pub(super) fn head_vector(truth: HistRef<'_>, k: Size, len: usize) -> Vec<i64> {
+    let mut cells = vec![0i64; len];
     for &(size, count) in truth.pairs() {
-        let cell = &mut cells[size.min(k) as usize];
-        *cell = cell.saturating_add(count_to_i64(count));
+        if let Some(cell) = cells.get_mut(size.min(k) as usize) {
+            *cell = cell.saturating_add(count_to_i64(count));
+        }
     }
     let mut running = 0i64;
     for cell in &mut cells {
@@ -82,10 +88,13 @@ pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFi
     NodeEstimate {
         histogram,
         runs,
-        cumulative_fit: Some(CumulativeFit {
-            blocks,
+        fit: Some(NodeFit {
+            head: NodeFit::head_from(&blocks, noisy.len()),
+            from: noisy.len() as u32,
+            steps: Vec::new(),
+            head_bound: None,
+            saturated: false,
             noise_variance: var,
-            tail: None,
         }),
     }
 }

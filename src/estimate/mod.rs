@@ -26,9 +26,11 @@ pub mod cumulative;
 pub mod isotonic;
 pub mod max_size;
 pub mod naive;
+pub mod store;
 pub mod tail;
 pub mod unattributed;
 
+pub use store::{Estimates, FitRef, Keep};
 pub use tail::Tail;
 
 use serde::{Deserialize, Serialize};
@@ -243,20 +245,86 @@ pub struct NodeEstimate {
     /// `Ĥg` with variances, sorted by size; counts sum to `G`. Runs of equal size may
     /// repeat with different variances.
     pub runs: Vec<GroupRun>,
-    /// For `Hc` measurements: the isotonic fit before rounding, which coco's own
-    /// consistency step combines across the hierarchy. `None` for other methods.
-    pub cumulative_fit: Option<CumulativeFit>,
+    /// The estimate as a cumulative histogram before rounding, which coco's own
+    /// consistency step combines across the hierarchy: for `hc`, `hc` with a tail and
+    /// `hg`. `None` for `naive`.
+    pub fit: Option<NodeFit>,
 }
 
-/// The bounded isotonic fit of a noisy cumulative histogram over `0..=K` (last cell
-/// fixed at `G`), before rounding, and the variance of one noisy cell.
+/// One block of an isotonic fit of cumulative cells: cells `start..start + len` share
+/// the fitted value `value` (the exact fraction, as a float). A head's last block may
+/// reach past the head (a tail's head is fitted with `Hc[L]`); its length is the whole
+/// block's, which its variance depends on.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HeadBlock {
+    pub start: u32,
+    pub len: u32,
+    pub value: f64,
+}
+
+/// `count` listed groups estimated at `size` by one isotonic block of `count` noisy
+/// sizes, whose variance is `Var/count` (Kuo et al. §5.1.1): each group's location has
+/// a Laplace error of scale `√(Var/(2·count))`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StepRun {
+    pub size: Size,
+    pub count: u32,
+}
+
+/// A node's estimate of its cumulative histogram `Hc` over sizes `0..=K`, before
+/// rounding, in the form every method shares:
+///
+/// * cells `0..from` are an isotonic fit of noisy cumulative cells ([`HeadBlock`]s; for
+///   `hc` all of `0..=K`, so `from = K + 1`; for `hc` with a tail the head `0..L`; for
+///   `hg` none, `from = 0`), unclipped at 0;
+/// * cells `from..=K` are `Hc[j] = G − #{listed groups above j}` ([`StepRun`]s: the tail's
+///   groups above `L`, or for `hg` every group).
+///
+/// The consistency step needs nothing else from the measurement.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CumulativeFit {
-    pub blocks: Vec<isotonic::Block>,
+pub struct NodeFit {
+    pub head: Vec<HeadBlock>,
+    /// The first cell described by the steps.
+    pub from: u32,
+    pub steps: Vec<StepRun>,
+    /// The head's fit is bounded above by `Hc[L]` (a tail's head): the cells close to it
+    /// are biased downward (the consistency step corrects for it).
+    pub head_bound: Option<f64>,
+    /// All `n < G` listed groups lie above `L`: unlisted ones were put at `L`.
+    pub saturated: bool,
+    /// The variance of one noisy cell.
     pub noise_variance: f64,
-    /// For `hc` + `tail`: the blocks cover `0..=L` only and cells above are described
-    /// by the listed groups.
-    pub tail: Option<tail::TailFit>,
+}
+
+impl NodeFit {
+    /// The head's blocks from isotonic blocks: those starting before `from`.
+    pub fn head_from(blocks: &[isotonic::Block], from: usize) -> Vec<HeadBlock> {
+        blocks
+            .iter()
+            .filter(|b| b.start < from)
+            .map(|b| HeadBlock {
+                start: b.start as u32,
+                len: u32::try_from(b.len).unwrap_or(u32::MAX),
+                value: b.value(),
+            })
+            .collect()
+    }
+
+    /// The Laplace scale of a step run's location.
+    pub fn step_scale(&self, run: &StepRun) -> f64 {
+        (self.noise_variance / (2.0 * f64::from(run.count.max(1)))).sqrt()
+    }
+
+    /// `Hc[j]` for `j ≥ from`, given `G`: the groups not listed above `j`.
+    pub fn tail_value(&self, groups: Count, j: usize) -> f64 {
+        let above: u64 = self
+            .steps
+            .iter()
+            .filter(|r| r.size as usize > j)
+            .map(|r| u64::from(r.count))
+            .sum();
+        groups.saturating_sub(above) as f64
+    }
 }
 
 /// Measures one node: the only place a true histogram meets noise.
@@ -419,7 +487,7 @@ fn all_at_size_zero(groups: Count, variance: f64) -> NodeEstimate {
         return NodeEstimate {
             histogram: CountOfCounts::new(),
             runs: Vec::new(),
-            cumulative_fit: None,
+            fit: None,
         };
     }
     NodeEstimate {
@@ -429,7 +497,7 @@ fn all_at_size_zero(groups: Count, variance: f64) -> NodeEstimate {
             count: groups,
             variance,
         }],
-        cumulative_fit: None,
+        fit: None,
     }
 }
 

@@ -91,7 +91,7 @@ pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon) -> NodeEstimate
     NodeEstimate {
         histogram: CountOfCounts::from_dense(&dense),
         runs,
-        cumulative_fit: None,
+        fit: None,
     }
 }
 

@@ -44,7 +44,7 @@
 use serde::Serialize;
 
 use super::{
-    CumulativeFit, GroupRun, NodeEstimate, add_noise, count_to_i64, cumulative, isotonic,
+    GroupRun, NodeEstimate, NodeFit, StepRun, add_noise, count_to_i64, cumulative, isotonic,
     noise_variance, unattributed,
 };
 use crate::histogram::{Count, CountOfCounts, HistRef, Size};
@@ -108,8 +108,7 @@ pub fn true_vectors<'a>(
 ) -> (Vec<i64>, Vec<i64>) {
     let truth = truth.into();
     let above = tail.above.min(k);
-    let mut head = cumulative::true_vector(truth, k);
-    head.truncate(above as usize);
+    let head = cumulative::head_vector(truth, k, above as usize);
     let n = tail.positions(groups);
     let runs: Vec<(Size, Count)> = unattributed::true_runs(truth, groups, k).collect();
     let mut top = Vec::with_capacity(n);
@@ -146,30 +145,6 @@ pub fn measure<'a>(
     Ok((head, top))
 }
 
-/// The listed groups of a tail fit, for the consistency step.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TailFit {
-    /// `L`: cells `j ≥ L` are described by the steps, cells below by the head blocks.
-    pub from: usize,
-    /// `G`.
-    pub groups: Count,
-    /// `K`.
-    pub max_size: Size,
-    /// Each listed group above `L` (ascending): its rounded size and the Laplace scale
-    /// of its location.
-    pub steps: Vec<(Size, f64)>,
-    /// All `n < G` listed groups lie above `L`: unlisted ones were put at `L`.
-    pub saturated: bool,
-}
-
-impl TailFit {
-    /// `Hc[j]` for `j ≥ L`: the groups not listed above `j`.
-    pub fn value(&self, j: usize) -> f64 {
-        let above = self.steps.len() - self.steps.partition_point(|&(s, _)| (s as usize) <= j);
-        (self.groups - above as Count) as f64
-    }
-}
-
 /// `Ĥ`, `Ĥg` with variances, and the fit for the consistency step. Post-processing only.
 pub fn estimate(
     head: &[i64],
@@ -191,7 +166,7 @@ pub fn estimate(
         i64::from(k),
     );
     let mut tail_runs: Vec<GroupRun> = Vec::new();
-    let mut steps: Vec<(Size, f64)> = Vec::new();
+    let mut steps: Vec<StepRun> = Vec::new();
     for b in &blocks {
         // Within [L, K] after clipping and rounding.
         let size = b.rounded() as Size;
@@ -204,8 +179,10 @@ pub fn estimate(
             count: b.len as Count,
             variance,
         });
-        let scale = (variance / 2.0).sqrt();
-        steps.extend(std::iter::repeat_n((size, scale), b.len));
+        steps.push(StepRun {
+            size,
+            count: b.len as u32,
+        });
     }
     let listed_above: Count = tail_runs.iter().map(|r| r.count).sum();
     let saturated = (top.len() as Count) < groups && listed_above == top.len() as Count;
@@ -227,16 +204,13 @@ pub fn estimate(
     NodeEstimate {
         histogram,
         runs,
-        cumulative_fit: Some(CumulativeFit {
-            blocks: head_blocks,
+        fit: Some(NodeFit {
+            head: NodeFit::head_from(&head_blocks, above as usize),
+            from: above,
+            steps,
+            head_bound: Some(at_l as f64),
+            saturated,
             noise_variance: var,
-            tail: Some(TailFit {
-                from: above as usize,
-                groups,
-                max_size: k,
-                steps,
-                saturated,
-            }),
         }),
     }
 }
@@ -288,12 +262,11 @@ mod tests {
                 // ε = 40: a group 2 above L is far outside the significance margin.
                 let est = estimate(&head, &top, 7, 20, &tail, &eps("40"), &options);
                 assert_eq!(est.histogram, h, "m = {groups}");
-                let f = est.cumulative_fit.unwrap();
-                let t = f.tail.unwrap();
-                assert_eq!(t.saturated, groups == 3);
-                assert_eq!(t.value(5), 4.0);
-                assert_eq!(t.value(12), 6.0);
-                assert_eq!(t.value(20), 7.0);
+                let f = est.fit.unwrap();
+                assert_eq!(f.saturated, groups == 3);
+                assert_eq!(f.tail_value(7, 5), 4.0);
+                assert_eq!(f.tail_value(7, 12), 6.0);
+                assert_eq!(f.tail_value(7, 20), 7.0);
             }
         }
     }
@@ -321,7 +294,7 @@ mod tests {
             est.histogram,
             CountOfCounts::from_pairs([(1, 2), (5, 1), (14, 1)]).unwrap()
         );
-        assert!(est.cumulative_fit.unwrap().tail.unwrap().saturated);
+        assert!(est.fit.unwrap().saturated);
     }
 
     #[test]

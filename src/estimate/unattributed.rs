@@ -26,7 +26,7 @@
 //! # Citations
 //! Kuo et al., PVLDB 2018, §4.2 and §5.1.1; Hay et al., PVLDB 2010, §3.
 
-use super::{GroupRun, IsotonicFit, NodeEstimate, isotonic, noise_variance};
+use super::{GroupRun, IsotonicFit, NodeEstimate, NodeFit, StepRun, isotonic, noise_variance};
 use crate::histogram::{Count, CountOfCounts, HistRef, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
 use crate::privacy::Epsilon;
@@ -128,10 +128,30 @@ pub fn estimate(
         }
     }
     let histogram = CountOfCounts::from_pairs(pairs).expect("rounded block values are sorted");
+    // For the consistency step: every group is listed, located by its block.
+    let mut steps: Vec<StepRun> = Vec::with_capacity(runs.len());
+    for r in &runs {
+        let mut left = r.count;
+        while left > 0 {
+            let count = left.min(Count::from(u32::MAX)) as u32;
+            steps.push(StepRun {
+                size: r.size,
+                count,
+            });
+            left -= Count::from(count);
+        }
+    }
     NodeEstimate {
         histogram,
         runs,
-        cumulative_fit: None,
+        fit: Some(NodeFit {
+            head: Vec::new(),
+            from: 0,
+            steps,
+            head_bound: None,
+            saturated: false,
+            noise_variance: var,
+        }),
     }
 }
 

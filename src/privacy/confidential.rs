@@ -18,7 +18,7 @@
 //!
 //! ```
 //! use coco::data::Dataset;
-//! use coco::histogram::CountOfCounts;
+//! use coco::histogram::HistogramSet;
 //! use coco::privacy::Diagnostic;
 //! use coco::release::run::Draw;
 //!
@@ -27,7 +27,7 @@
 //!     d.truth().for_diagnostic(Diagnostic::Inspect).all().get(0).groups()
 //! }
 //! // A release is read, never made or changed, outside the measurement path.
-//! fn tables(d: &Draw) -> &[CountOfCounts] {
+//! fn tables(d: &Draw) -> &HistogramSet {
 //!     d.histograms()
 //! }
 //! ```

@@ -2,35 +2,41 @@
 //! memory available before anything is allocated, so that a plan too large for the
 //! machine is refused with the figures instead of being killed half-way.
 //!
-//! The estimate counts what is certain to be allocated, from public values only (the
-//! hierarchy, `G` per region, `K`, the plan):
+//! The estimate is made from public values only (the hierarchy, `G` per region, `K`,
+//! the plan), and follows what is measured, not `K`: a region measured with `hg` or a
+//! tail costs its measured values, not `K + 1` cells.
 //!
 //! * **Measuring, per region processed at once** (one per worker thread, the regions
 //!   with the largest needs): `hc` and `naive` hold `K + 1` noisy cells of 8 bytes and
 //!   the isotonic fit's scratch (a heap and the running medians, 8 bytes per cell each,
 //!   and 8 more for the naive projection's sort); `hg` holds `G` noisy sizes of 4 bytes,
-//!   and with the L1 fit 8 more bytes per group of scratch.
-//! * **The released histograms**: two sparse histograms per region (the independent
-//!   estimate and the consistent release), 16 bytes per distinct size, at most
-//!   `min(G, K + 1)` sizes each.
-//! * **`wls`**: `K + 1` real targets of 8 bytes for every region, which briefly coexist
-//!   with their chunked solution (twice that), and per region projected at once the
-//!   target in fixed point and the fit's scratch (24 bytes per cell).
-//!
-//! Isotonic blocks and variance runs kept per region are not counted: they hold one
-//! entry per distinct fitted value, a handful per region in practice.
+//!   and with the L1 fit 8 more bytes per group of scratch; a tail its `L` head cells and
+//!   `min(m, G)` listed sizes.
+//! * **The estimates kept**, per region: the fit `wls` combines (a 48-byte record, and
+//!   one 16-byte run per isotonic block and 8-byte step per listed block: counted as a
+//!   handful, [`HANDFUL`], or the measured values if fewer — a fit holds one run per
+//!   distinct fitted value), the runs `topdown` matches (24 bytes per distinct size), the
+//!   independent histogram a preview keeps (16 bytes per distinct size); distinct sizes
+//!   are counted as `min(G, K + 1, HANDFUL)` per region, plus the actual bound for the
+//!   few regions with more groups.
+//! * **The released histograms**: 16 bytes per distinct size and 8 per region.
+//! * **`wls`**: the combined runs of every region above the leaves and one level's
+//!   targets, 32 bytes per run, at most [`crate::consistency::wls::piece_cap`] runs per
+//!   region (a cap that joins the most alike runs of a region beyond it; no dataset
+//!   measured reached it), so this part is a bound.
 //!
 //! The memory available is `MemAvailable` from `/proc/meminfo`, lowered to the room
-//! left under a cgroup (v2) memory limit when there is one; where neither can be read,
-//! coco assumes [`ASSUMED_AVAILABLE`] and says so.
+//! left under a cgroup (v2) memory limit when there is one, and to `COCO_MEMORY_LIMIT`
+//! when that is set (bytes, or with a suffix `K`, `M`, `G`, `T`: a budget for coco on a
+//! shared machine); where none can be read, coco assumes [`ASSUMED_AVAILABLE`] and says
+//! so.
 //!
 //! # Formula
-//! With `T` worker threads, `W(v)` the measuring need of region `v`
-//! (`32·(K+1)` for `hc`, `40·(K+1)` for `naive`, `4·G_v` or `12·G_v` for `hg`):
-//! `bytes = Σ_{T largest} W(v) + 32·Σ_v min(G_v, K+1)
-//!        + [wls] (16·n·(K+1) + 24·T·(K+1))`.
-//! Noise samples: `K + 1` per `hc` or `naive` region, `G_v` per `hg` region, one for a
-//! private `K`.
+//! With `T` worker threads, `W(v)` the measuring need of region `v` and `d(v) =
+//! min(G_v, K + 1, HANDFUL)`: `bytes = Σ_{T largest} W(v) + Σ_v (8 + 16·d(v)) + Σ_v
+//! kept(v) + [wls] Σ_{internal levels l} 32·n_l·min(K + 1, cap_l) + max_l (same for one
+//! level)`. Noise samples: `K + 1` per `hc` or `naive` region, `G_v` per `hg` region,
+//! `L + min(m, G_v)` per region with a tail, one for a private `K`.
 
 use std::path::Path;
 
@@ -101,9 +107,46 @@ fn working_bytes(method: Method, groups: Count, k: Size, options: &EstimateOptio
     }
 }
 
+/// Distinct sizes, fit runs or steps counted per region when it could hold more: "a
+/// handful" (every region measured so far held fewer on average; see the module docs).
+pub const HANDFUL: u64 = 8;
+
+/// What a run keeps of each estimate, for the estimate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Kept {
+    pub histograms: bool,
+    pub runs: bool,
+    pub fits: bool,
+}
+
+/// The bytes kept of one region's estimate.
+fn kept_bytes(method: Method, groups: Count, k: Size, kept: Kept) -> u64 {
+    let cells = u64::from(k) + 1;
+    let distinct = groups.min(cells).min(HANDFUL);
+    let mut bytes = 1; // the saturation flag
+    if kept.histograms {
+        bytes += 8 + 16 * distinct;
+    }
+    if kept.runs {
+        bytes += 8 + 24 * distinct;
+    }
+    if kept.fits {
+        let (head, steps) = match method {
+            Method::Hc => (cells, 0),
+            Method::Hg => (0, groups),
+            Method::HcTail(t) => (u64::from(t.above.min(k)) + 1, t.positions(groups) as u64),
+            Method::Naive => (0, 0),
+        };
+        bytes += 48 + 16 * head.min(HANDFUL) + 8 * steps.min(HANDFUL);
+    }
+    bytes
+}
+
 /// The needs of measuring the regions `nodes` with their levels' settings under `K`,
-/// with `threads` regions at once, then making them consistent with `consistency`
-/// (`None` when no consistency step follows, as for the bottom-up baseline).
+/// with `threads` regions at once, keeping `kept` of each estimate, then making them
+/// consistent with `consistency` (`None` when no consistency step follows, as for the
+/// bottom-up baseline).
+#[allow(clippy::too_many_arguments)]
 pub fn needs(
     dataset: &Dataset,
     nodes: &[NodeId],
@@ -111,14 +154,16 @@ pub fn needs(
     max_size: Size,
     options: &EstimateOptions,
     consistency: Option<Consistency>,
+    kept: Kept,
     threads: usize,
 ) -> Needs {
     let h = &dataset.hierarchy;
     let cells = u64::from(max_size) + 1;
     let mut working: Vec<u64> = Vec::with_capacity(nodes.len());
     let mut samples: u64 = 0;
-    let mut sparse: u64 = 0;
-    let mut all_hc = true;
+    let mut released: u64 = 0;
+    let mut estimates: u64 = 0;
+    let mut all_fit = true;
     for &id in nodes {
         let Some(setting) = &settings[h.node(id).level.0] else {
             continue;
@@ -126,37 +171,56 @@ pub fn needs(
         let g = dataset.groups(id);
         working.push(working_bytes(setting.method, g, max_size, options));
         samples = samples.saturating_add(setting.method.noise_samples(g, max_size));
-        sparse = sparse.saturating_add(32u64.saturating_mul(g.min(cells)));
-        all_hc &= setting.method.is_cumulative();
+        released = released.saturating_add(8 + 16 * g.min(cells).min(HANDFUL));
+        estimates = estimates.saturating_add(kept_bytes(setting.method, g, max_size, kept));
+        all_fit &= setting.method != Method::Naive;
     }
     working.sort_unstable_by_key(|&w| std::cmp::Reverse(w));
     let at_once = threads.max(1).min(working.len());
     let measuring: u64 = working[..at_once]
         .iter()
         .fold(0u64, |a, &b| a.saturating_add(b));
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     let mut parts = vec![
         (
             format!(
                 "{} for the noisy vectors of {at_once} region{} measured at once",
                 bytes(measuring),
-                if at_once == 1 { "" } else { "s" }
+                plural(at_once)
             ),
             measuring,
         ),
         (
-            format!("{} for the released histograms", bytes(sparse)),
-            sparse,
+            format!(
+                "{} for the estimates of {} regions",
+                bytes(estimates),
+                nodes.len()
+            ),
+            estimates,
+        ),
+        (
+            format!("{} for the released histograms", bytes(released)),
+            released,
         ),
     ];
-    // wls runs only when every region is measured with hc; otherwise topdown does.
-    if consistency == Some(Consistency::Wls) && all_hc {
-        let n = nodes.len() as u64;
-        let wls = 16u64
-            .saturating_mul(n)
-            .saturating_mul(cells)
-            .saturating_add(24u64.saturating_mul(at_once as u64).saturating_mul(cells));
+    // wls runs only when every region has a fit; otherwise topdown does.
+    if consistency == Some(Consistency::Wls) && all_fit {
+        let mut stored: u64 = 0;
+        let mut widest: u64 = 0;
+        for level in h.levels().take(h.depth().saturating_sub(1)) {
+            let n = h.level_len(level);
+            let runs = (crate::consistency::wls::piece_cap(n) as u64).min(cells);
+            let level_bytes = 32u64.saturating_mul(n as u64).saturating_mul(runs);
+            stored = stored.saturating_add(level_bytes);
+            widest = widest.max(level_bytes);
+        }
+        let wls = stored.saturating_add(widest);
         parts.push((
-            format!("{} for the wls targets of {n} regions", bytes(wls)),
+            format!(
+                "at most {} for the wls runs of {} regions above the leaves",
+                bytes(wls),
+                h.len() - h.level_len(h.leaf_level())
+            ),
             wls,
         ));
     }
@@ -188,11 +252,7 @@ pub fn check(
 
 /// What an operator can change in a plan to need less memory, as a phrase.
 /// `k_estimated`: `K` comes from a private estimate rather than the plan.
-pub fn advice(
-    settings: &[Option<LevelSetting>],
-    consistency: Option<Consistency>,
-    k_estimated: bool,
-) -> String {
+pub fn advice(settings: &[Option<LevelSetting>], k_estimated: bool) -> String {
     let methods = || settings.iter().flatten().map(|s| s.method);
     let mut options = Vec::new();
     if methods().any(|m| m != Method::Hg) {
@@ -205,8 +265,8 @@ pub fn advice(
     if methods().any(|m| m == Method::Hg) {
         options.push("use method = \"hc\" where regions hold many groups".to_string());
     }
-    if consistency == Some(Consistency::Wls) && methods().all(Method::is_cumulative) {
-        options.push("use consistency = \"topdown\"".to_string());
+    if methods().any(|m| m == Method::Hc) {
+        options.push("measure small regions with method = \"hg\" or a tail".to_string());
     }
     options.push("free memory".to_string());
     let last = options.pop().expect("one option");
@@ -219,6 +279,45 @@ pub fn advice(
 
 /// The memory available now: see the module documentation.
 pub fn available_memory() -> Available {
+    let found = available_from_system();
+    match std::env::var("COCO_MEMORY_LIMIT")
+        .ok()
+        .as_deref()
+        .map(parse_limit)
+    {
+        Some(Some(limit)) if limit < found.bytes => Available {
+            bytes: limit,
+            source: "COCO_MEMORY_LIMIT".into(),
+        },
+        Some(None) => Available {
+            source: format!(
+                "{}; COCO_MEMORY_LIMIT was ignored: expected a number of bytes, e.g. 8G",
+                found.source
+            ),
+            ..found
+        },
+        _ => found,
+    }
+}
+
+/// `COCO_MEMORY_LIMIT`: bytes, or a number with a suffix K, M, G or T (powers of 1024).
+fn parse_limit(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last()? {
+        (i, 'K' | 'k') => (&text[..i], 10),
+        (i, 'M' | 'm') => (&text[..i], 20),
+        (i, 'G' | 'g') => (&text[..i], 30),
+        (i, 'T' | 't') => (&text[..i], 40),
+        _ => (text, 0),
+    };
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()?
+        .checked_mul(1u64 << shift)
+}
+
+fn available_from_system() -> Available {
     let meminfo = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|text| mem_available(&text));
@@ -272,6 +371,7 @@ pub fn plan_needs(
     max_size: Size,
     options: &EstimateOptions,
     consistency: Consistency,
+    kept: Kept,
 ) -> Needs {
     let all: Vec<NodeId> = (0..dataset.hierarchy.len() as u32).map(NodeId).collect();
     needs(
@@ -281,6 +381,7 @@ pub fn plan_needs(
         max_size,
         options,
         Some(consistency),
+        kept,
         rayon::current_num_threads(),
     )
 }
@@ -330,6 +431,17 @@ mod tests {
         (0..d.hierarchy.len() as u32).map(NodeId).collect()
     }
 
+    const NOTHING: Kept = Kept {
+        histograms: false,
+        runs: false,
+        fits: false,
+    };
+    const FITS: Kept = Kept {
+        histograms: false,
+        runs: false,
+        fits: true,
+    };
+
     #[test]
     fn the_estimate_follows_the_formula() {
         // tiny(): 8 regions; G = 14 (root), 8 and 6 (states), 5, 3, 0, 5, 1 (counties).
@@ -339,7 +451,7 @@ mod tests {
         let opts = EstimateOptions::default();
         let k: Size = 1000;
         let cells = 1001u64;
-        let sparse: u64 = 32 * groups.iter().map(|&g| g.min(cells)).sum::<u64>();
+        let released: u64 = groups.iter().map(|&g| 8 + 16 * g.min(HANDFUL)).sum();
 
         let hc = needs(
             &d,
@@ -348,11 +460,14 @@ mod tests {
             k,
             &opts,
             Some(Consistency::TopDown),
+            NOTHING,
             2,
         );
-        assert_eq!(hc.bytes, 2 * 32 * cells + sparse);
+        assert_eq!(hc.bytes, 2 * 32 * cells + released + 8);
         assert_eq!(hc.noise_samples, 8 * cells);
 
+        // wls keeps the fits (a record and a handful of runs each) and its own runs of
+        // the 3 regions above the leaves, at most K + 1 each here, plus one level's.
         let wls = needs(
             &d,
             &all_nodes(&d),
@@ -360,19 +475,21 @@ mod tests {
             k,
             &opts,
             Some(Consistency::Wls),
+            FITS,
             2,
         );
-        assert_eq!(
-            wls.bytes,
-            2 * 32 * cells + sparse + 16 * 8 * cells + 24 * 2 * cells
-        );
-        assert_eq!(wls.parts[0].1, 16 * 8 * cells + 24 * 2 * cells);
+        let fits = 8 * (1 + 48 + 16 * HANDFUL);
+        let runs = 32 * cells * (1 + 2) + 32 * cells * 2;
+        assert_eq!(wls.bytes, 2 * 32 * cells + released + fits + runs);
         assert!(
-            wls.parts[0].0.contains("wls targets of 8 regions"),
+            wls.parts
+                .iter()
+                .any(|p| p.0.contains("wls runs of 3 regions above the leaves")),
             "{:?}",
             wls.parts
         );
 
+        // naive: no fits, so wls falls back to topdown and has no runs of its own.
         let naive = needs(
             &d,
             &all_nodes(&d),
@@ -380,31 +497,79 @@ mod tests {
             k,
             &opts,
             Some(Consistency::Wls),
+            NOTHING,
             3,
         );
-        // wls falls back to topdown for naive plans: no targets.
-        assert_eq!(naive.bytes, 3 * 40 * cells + sparse);
+        assert_eq!(naive.bytes, 3 * 40 * cells + released + 8);
 
-        // hg: the largest regions at once, 4 bytes per group with L2, 12 with L1.
-        let hg = needs(&d, &all_nodes(&d), &settings(Method::Hg), k, &opts, None, 2);
-        assert_eq!(hg.bytes, 4 * (14 + 8) + sparse);
+        // hg: the largest regions at once, 4 bytes per group with L2, 12 with L1; wls runs
+        // follow the levels' caps, not the groups.
+        let hg = needs(
+            &d,
+            &all_nodes(&d),
+            &settings(Method::Hg),
+            k,
+            &opts,
+            None,
+            NOTHING,
+            2,
+        );
+        assert_eq!(hg.bytes, 4 * (14 + 8) + released + 8);
         assert_eq!(hg.noise_samples, groups.iter().sum::<u64>());
         let l1 = EstimateOptions {
             unattributed_fit: IsotonicFit::L1,
             ..opts
         };
-        let hg1 = needs(&d, &all_nodes(&d), &settings(Method::Hg), k, &l1, None, 1);
-        assert_eq!(hg1.bytes, 12 * 14 + sparse);
+        let hg1 = needs(
+            &d,
+            &all_nodes(&d),
+            &settings(Method::Hg),
+            k,
+            &l1,
+            None,
+            NOTHING,
+            1,
+        );
+        assert_eq!(hg1.bytes, 12 * 14 + released + 8);
 
         // Only measured levels count (the bottom-up baseline measures the leaves).
         let mut leaves_only = settings(Method::Hc);
         leaves_only[0] = None;
         leaves_only[1] = None;
         let leaves: Vec<NodeId> = d.hierarchy.level_nodes(d.hierarchy.leaf_level()).collect();
-        let bu = needs(&d, &leaves, &leaves_only, k, &opts, None, 8);
-        let leaf_sparse: u64 = 32 * [5u64, 3, 0, 5, 1].iter().sum::<u64>();
-        assert_eq!(bu.bytes, 5 * 32 * cells + leaf_sparse);
+        let bu = needs(&d, &leaves, &leaves_only, k, &opts, None, NOTHING, 8);
+        let leaf_released: u64 = [5u64, 3, 0, 5, 1]
+            .iter()
+            .map(|&g| 8 + 16 * g.min(HANDFUL))
+            .sum();
+        assert_eq!(bu.bytes, 5 * 32 * cells + leaf_released + 5);
         assert_eq!(bu.noise_samples, 5 * cells);
+    }
+
+    #[test]
+    fn wls_runs_do_not_grow_with_k() {
+        // A tail or hg measures a few values per region: the estimate follows them, and
+        // the wls runs are capped per level (2^23), so beyond the cap K costs nothing more.
+        let d = tiny();
+        let tail = Method::HcTail(crate::estimate::Tail {
+            above: 16,
+            groups: 50,
+        });
+        let at = |k| {
+            needs(
+                &d,
+                &all_nodes(&d),
+                &settings(tail),
+                k,
+                &EstimateOptions::default(),
+                Some(Consistency::Wls),
+                FITS,
+                2,
+            )
+            .bytes
+        };
+        assert_eq!(at(10_000_000), at(100_000_000));
+        assert!(at(100_000_000) < 1 << 30, "{}", at(100_000_000));
     }
 
     #[test]
@@ -417,9 +582,10 @@ mod tests {
             Size::MAX,
             &EstimateOptions::default(),
             Some(Consistency::Wls),
+            FITS,
             usize::MAX,
         );
-        assert!(n.bytes >= 16 * 8 * (u64::from(Size::MAX) + 1));
+        assert!(n.bytes >= 32 * (u64::from(Size::MAX) + 1));
     }
 
     #[test]
@@ -433,21 +599,34 @@ mod tests {
             100_000_000,
             &EstimateOptions::default(),
             Some(Consistency::Wls),
+            FITS,
             2,
         );
         let available = Available {
             bytes: 4 << 30,
             source: "injected".into(),
         };
-        let advice = advice(&hc, Some(Consistency::Wls), false);
+        let advice = advice(&hc, false);
         let err = check("this plan", needs.clone(), available, advice).unwrap_err();
         let msg = err.to_string();
-        assert_eq!(
-            msg,
-            "not enough memory: this plan needs about 22.4 GB (16.4 GB for the wls targets of \
-             8 regions, 6.0 GB for the noisy vectors of 2 regions measured at once, 1.3 KB for \
-             the released histograms) but only 4.0 GB is available (injected); no region was \
-             measured. To fit, lower max_size (K), use consistency = \"topdown\" or free memory"
+        assert!(
+            msg.starts_with("not enough memory: this plan needs about "),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("for the wls runs of 3 regions above the leaves"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("for the noisy vectors of 2 regions measured at once"),
+            "{msg}"
+        );
+        assert!(
+            msg.ends_with(
+                "but only 4.0 GB is available (injected); no region was measured. To fit, \
+                 lower max_size (K), measure small regions with method = \"hg\" or a tail or free memory"
+            ),
+            "{msg}"
         );
         // Enough memory: accepted.
         let plenty = Available {
@@ -457,12 +636,12 @@ mod tests {
         assert!(check("this plan", needs, plenty, String::new()).is_ok());
         // Advice follows the plan.
         assert_eq!(
-            super::advice(&settings(Method::Hg), Some(Consistency::Wls), false),
+            super::advice(&settings(Method::Hg), false),
             "use method = \"hc\" where regions hold many groups or free memory"
         );
         assert_eq!(
-            super::advice(&hc, None, true),
-            "set max_size to a fixed bound (K) or free memory"
+            super::advice(&hc, true),
+            "set max_size to a fixed bound (K), measure small regions with method = \"hg\" or a tail or free memory"
         );
     }
 
@@ -482,6 +661,17 @@ mod tests {
         assert_eq!(cgroup_room(dir.path()), Some(4000));
         // On this machine some figure is always found.
         assert!(available_memory().bytes > 0);
+    }
+
+    #[test]
+    fn memory_limits_parse() {
+        assert_eq!(parse_limit("1024"), Some(1024));
+        assert_eq!(parse_limit("8G"), Some(8 << 30));
+        assert_eq!(parse_limit(" 512 m "), Some(512 << 20));
+        assert_eq!(parse_limit("2T"), Some(2 << 40));
+        assert_eq!(parse_limit("lots"), None);
+        assert_eq!(parse_limit(""), None);
+        assert_eq!(parse_limit("99999999999999999999G"), None);
     }
 
     #[test]

@@ -18,10 +18,10 @@ use super::plan::{MaxSize, ReleasePlan};
 use super::resources::{self, ResourceError};
 use crate::consistency::{self, Consistency, ConsistencyError};
 use crate::data::{Dataset, NodeId};
-use crate::estimate::{self, EstimateOptions, Method, NodeEstimate, max_size};
-use crate::histogram::{CountOfCounts, Size};
+use crate::estimate::{self, EstimateOptions, Estimates, Keep, Method, max_size};
+use crate::histogram::{HistogramSet, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseSource, Randomness, StreamId};
-use crate::privacy::{Charge, Epsilon, guarantee};
+use crate::privacy::{Charge, Charges, Epsilon};
 
 /// Stream purposes: the release's own measurements, the bottom-up baseline's, and `K`'s.
 pub const PURPOSE_RELEASE: u8 = 0;
@@ -127,14 +127,19 @@ pub struct Draws<'a> {
     pub progress: Option<Progress<'a>>,
 }
 
-/// Measures and estimates the given nodes, each with its level's setting. Returns the
-/// estimates (in the order of `nodes`) and the charges made.
+/// Nodes measured by one task.
+const CHUNK: usize = 64;
+
+/// Measures and estimates the given nodes, each with its level's setting, keeping what
+/// `keep` says of each estimate. Returns the estimates (in the order of `nodes`) and
+/// the charges made.
 pub fn estimate_nodes(
     dataset: &Dataset,
     nodes: &[NodeId],
     settings: &Settings<'_>,
     draws: &Draws<'_>,
-) -> Result<(Vec<NodeEstimate>, Vec<Charge>), RunError> {
+    keep: Keep,
+) -> Result<(Estimates, Charges), RunError> {
     let Settings {
         levels: settings,
         max_size,
@@ -159,48 +164,57 @@ pub fn estimate_nodes(
         }
     }
     let done = AtomicUsize::new(0);
-    let estimates: Vec<NodeEstimate> = nodes
-        .par_iter()
-        .map(|&id| {
-            if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
-                return Err(RunError::Cancelled);
+    let truth = dataset.truth().for_measurement();
+    let parts: Vec<Estimates> = nodes
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut out = Estimates::new(keep);
+            for &id in chunk {
+                if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
+                    return Err(RunError::Cancelled);
+                }
+                let level = h.node(id).level;
+                let setting = settings[level.0]
+                    .as_ref()
+                    .expect("a setting for every measured level");
+                let mut stream = source.stream(StreamId::node(purpose, id.0));
+                let m = estimate::measure(
+                    setting.method,
+                    truth.node(id),
+                    id,
+                    dataset.groups(id),
+                    max_size,
+                    &setting.epsilon,
+                    &mut stream,
+                )
+                .map_err(|source| RunError::Noise {
+                    level: h.level_name(level).to_string(),
+                    source,
+                })?;
+                out.push(estimate::estimate(&m, options));
             }
-            let level = h.node(id).level;
-            let setting = settings[level.0]
-                .as_ref()
-                .expect("a setting for every measured level");
-            let mut stream = source.stream(StreamId::node(purpose, id.0));
-            let m = estimate::measure(
-                setting.method,
-                dataset.truth().for_measurement().node(id),
-                id,
-                dataset.groups(id),
-                max_size,
-                &setting.epsilon,
-                &mut stream,
-            )
-            .map_err(|source| RunError::Noise {
-                level: h.level_name(level).to_string(),
-                source,
-            })?;
-            let e = estimate::estimate(&m, options);
             if let Some(p) = progress {
-                p(done.fetch_add(1, Ordering::Relaxed) + 1, nodes.len());
+                p(
+                    done.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len(),
+                    nodes.len(),
+                );
             }
-            Ok(e)
+            Ok(out)
         })
         .collect::<Result<_, _>>()?;
-    let charges = nodes
-        .iter()
-        .map(|&id| Charge {
-            node: id,
-            epsilon: settings[h.node(id).level.0]
-                .as_ref()
-                .expect("measured")
-                .epsilon
-                .clone(),
-        })
-        .collect();
+    let estimates = Estimates::concat(keep, parts);
+    let mut charges = Charges::new();
+    for (level, setting) in h.levels().zip(settings) {
+        if let Some(s) = setting {
+            charges.extend(
+                nodes
+                    .iter()
+                    .copied()
+                    .filter(|&id| h.node(id).level == level),
+                &s.epsilon,
+            );
+        }
+    }
     Ok((estimates, charges))
 }
 
@@ -221,17 +235,32 @@ pub fn plan_settings(plan: &ReleasePlan) -> Vec<Option<LevelSetting>> {
 pub struct PlanEstimates {
     pub max_size: Size,
     /// Indexed by [`NodeId`].
-    pub estimates: Vec<NodeEstimate>,
-    pub charges: Vec<Charge>,
+    pub estimates: Estimates,
+    pub charges: Charges,
 }
 
-/// Measures and estimates every node under a validated plan.
+/// What the plan's consistency step needs of each estimate (and, for previews, the
+/// independent histograms too).
+pub fn keep_for(plan: &ReleasePlan, histograms: bool, all_steps: bool) -> Keep {
+    let step = plan.consistency();
+    Keep {
+        histograms,
+        runs: all_steps
+            || step == Consistency::TopDown
+            || plan.levels().iter().any(|l| l.method() == Method::Naive),
+        fits: all_steps || step == Consistency::Wls,
+    }
+}
+
+/// Measures and estimates every node under a validated plan, keeping what `keep`
+/// says of each estimate.
 pub fn estimate_plan(
     dataset: &Dataset,
     plan: &ReleasePlan,
     source: &NoiseSource,
     cancel: Option<&AtomicBool>,
     progress: Option<Progress<'_>>,
+    keep: Keep,
 ) -> Result<PlanEstimates, RunError> {
     if plan.levels().is_empty() {
         return Err(RunError::EmptyPlan);
@@ -246,11 +275,15 @@ pub fn estimate_plan(
                 k,
                 &plan.estimate_options(),
                 plan.consistency(),
+                resources::Kept {
+                    histograms: keep.histograms,
+                    runs: keep.runs,
+                    fits: keep.fits,
+                },
             ),
             resources::available_memory(),
             resources::advice(
                 &settings,
-                Some(plan.consistency()),
                 matches!(plan.max_size(), MaxSize::Estimate { .. }),
             ),
         )
@@ -283,8 +316,11 @@ pub fn estimate_plan(
             cancel,
             progress,
         },
+        keep,
     )?;
-    charges.extend(k_charge);
+    if let Some(c) = k_charge {
+        charges.push(c.node, &c.epsilon);
+    }
     Ok(PlanEstimates {
         max_size,
         estimates,
@@ -301,7 +337,7 @@ pub fn estimate_plan(
 pub struct Draw {
     max_size: Size,
     /// The released histogram of every node, indexed by [`NodeId`].
-    histograms: Vec<CountOfCounts>,
+    histograms: HistogramSet,
     checks: Checks,
     /// The ε-DP guarantee, from the measurements made.
     epsilon: Epsilon,
@@ -323,7 +359,7 @@ impl Draw {
     }
 
     /// The released histogram of every node, indexed by [`NodeId`].
-    pub fn histograms(&self) -> &[CountOfCounts] {
+    pub fn histograms(&self) -> &HistogramSet {
         &self.histograms
     }
 
@@ -369,16 +405,24 @@ pub fn draw(
     cancel: Option<&AtomicBool>,
     progress: Option<Progress<'_>>,
 ) -> Result<Draw, RunError> {
-    let est = estimate_plan(dataset, plan, source, cancel, progress)?;
+    let keep = keep_for(plan, false, false);
+    let phase = crate::timing::phase("measure and estimate");
+    let est = estimate_plan(dataset, plan, source, cancel, progress, keep)?;
+    phase.done();
     let epsilon = verified_guarantee(dataset, plan, &est.charges)?;
+    let phase = crate::timing::phase("consistency");
     let consistent = consistency::make_consistent(
         plan.consistency(),
         &dataset.hierarchy,
         &est.estimates,
+        dataset.public().groups,
         est.max_size,
         &plan.consistency_options(),
     )?;
+    phase.done();
+    let phase = crate::timing::phase("checks");
     let checks = check_release(dataset.public(), &consistent.histograms, est.max_size);
+    phase.done();
     let warnings = saturated_tails(&dataset.hierarchy, plan, &est.estimates);
     Ok(Draw {
         max_size: est.max_size,
@@ -399,7 +443,7 @@ pub fn draw(
 pub fn saturated_tails(
     hierarchy: &crate::data::Hierarchy,
     plan: &ReleasePlan,
-    estimates: &[NodeEstimate],
+    estimates: &Estimates,
 ) -> Vec<String> {
     let mut out = Vec::new();
     for level in hierarchy.levels() {
@@ -408,13 +452,7 @@ pub fn saturated_tails(
         };
         let saturated = hierarchy
             .level_nodes(level)
-            .filter(|id| {
-                estimates[id.index()]
-                    .cumulative_fit
-                    .as_ref()
-                    .and_then(|f| f.tail.as_ref())
-                    .is_some_and(|t| t.saturated)
-            })
+            .filter(|id| estimates.saturated(id.index()))
             .count();
         if saturated > 0 {
             out.push(format!(
@@ -434,9 +472,11 @@ pub fn saturated_tails(
 pub fn verified_guarantee(
     dataset: &Dataset,
     plan: &ReleasePlan,
-    charges: &[Charge],
+    charges: &Charges,
 ) -> Result<Epsilon, RunError> {
-    let measured = guarantee(&dataset.hierarchy, charges).ok_or(RunError::EmptyPlan)?;
+    let measured = charges
+        .guarantee(&dataset.hierarchy)
+        .ok_or(RunError::EmptyPlan)?;
     let planned = plan.total_epsilon().ok_or(RunError::EmptyPlan)?;
     if measured != planned {
         return Err(RunError::BudgetMismatch {
@@ -455,7 +495,7 @@ pub fn bottom_up(
     max_size: Size,
     source: &NoiseSource,
     cancel: Option<&AtomicBool>,
-) -> Result<Vec<CountOfCounts>, RunError> {
+) -> Result<HistogramSet, RunError> {
     let h = &dataset.hierarchy;
     let leaf_level = h.leaf_level();
     let total =
@@ -475,10 +515,15 @@ pub fn bottom_up(
             max_size,
             &plan.estimate_options(),
             None,
+            resources::Kept {
+                histograms: true,
+                runs: false,
+                fits: false,
+            },
             rayon::current_num_threads(),
         ),
         resources::available_memory(),
-        resources::advice(&settings, None, false),
+        resources::advice(&settings, false),
     )?;
     let (estimates, _) = estimate_nodes(
         dataset,
@@ -494,11 +539,11 @@ pub fn bottom_up(
             cancel,
             progress: None,
         },
+        Keep {
+            histograms: true,
+            runs: false,
+            fits: false,
+        },
     )?;
-    Ok(consistency::bottom_up(
-        h,
-        leaves
-            .into_iter()
-            .zip(estimates.into_iter().map(|e| e.histogram)),
-    ))
+    Ok(consistency::bottom_up(h, estimates.histograms().iter()))
 }

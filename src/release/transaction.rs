@@ -296,7 +296,9 @@ impl PendingDraw {
                 pending: Box::new(self),
             });
         }
+        let phase = crate::timing::phase("write and read back");
         let result = export::write_release_dir(out, &self.dataset, &self.plan, &self.draw);
+        phase.done();
         let output = std::path::absolute(out)
             .unwrap_or_else(|_| out.to_path_buf())
             .display()

@@ -427,8 +427,8 @@ fn render_overlay(
         .truth()
         .for_diagnostic(Diagnostic::Panel)
         .node(id);
-    let noisy = last.independent[id.index()].as_ref();
-    let consistent = last.consistent[id.index()].as_ref();
+    let noisy = last.independent.get(id.index());
+    let consistent = last.consistent.get(id.index());
     let [legend, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);
     let names = ["true", "noisy", "consistent"];
     let mut spans = vec![Span::styled("  size ", theme::dim())];
