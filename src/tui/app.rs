@@ -348,6 +348,7 @@ impl App {
     pub fn receive(&mut self, event: WorkerEvent) {
         match event.kind {
             JobKind::Load => self.receive_load(event.update),
+            JobKind::Search => hierarchy::receive(self, event.update),
             JobKind::Preview => preview::receive(self, event.update),
             JobKind::Sweep | JobKind::Frontier => tradeoff::receive(self, event.update),
             JobKind::Draw | JobKind::Export | JobKind::Discard => {
@@ -373,6 +374,7 @@ impl App {
             Update::Loaded(Ok(dataset)) => {
                 // Work on the previous dataset is of no use now; its results are ignored.
                 for kind in [
+                    JobKind::Search,
                     JobKind::Preview,
                     JobKind::Sweep,
                     JobKind::Frontier,

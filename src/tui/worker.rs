@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::data::{Dataset, LevelId, LoadProgress};
+use crate::data::{Dataset, LevelId, LoadProgress, NodeId};
 use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
@@ -25,10 +25,13 @@ use crate::release::transaction::{
 };
 use crate::tradeoff::{self, AllocationPoint, Frontier, Priority, SweepProgress};
 
+use super::search::{self, Query};
+
 /// The kinds of job; one of each may be current.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JobKind {
     Load,
+    Search,
     Preview,
     Sweep,
     Frontier,
@@ -48,6 +51,13 @@ impl JobKind {
 pub enum Job {
     Load {
         dir: PathBuf,
+    },
+    /// Finds the regions whose display id or name contains the query, in node order,
+    /// leaving out `skip` (the exact match, shown already).
+    Search {
+        dataset: Arc<Dataset>,
+        query: String,
+        skip: Option<NodeId>,
     },
     Preview {
         dataset: Arc<Dataset>,
@@ -91,6 +101,7 @@ impl Job {
     pub fn kind(&self) -> JobKind {
         match self {
             Job::Load { .. } => JobKind::Load,
+            Job::Search { .. } => JobKind::Search,
             Job::Preview { .. } => JobKind::Preview,
             Job::Sweep { .. } => JobKind::Sweep,
             Job::Frontier { .. } => JobKind::Frontier,
@@ -127,10 +138,20 @@ pub struct ExportFailure {
     pub recorded: Option<Recorded>,
 }
 
+/// Regions found by a search since its last message, and how far it has got.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    pub regions: Vec<NodeId>,
+    pub scanned: usize,
+    pub total: usize,
+}
+
 /// What a job reports.
 pub enum Update {
     LoadProgress(LoadProgress),
     Loaded(Result<Box<Dataset>, String>),
+    SearchProgress(Found),
+    Searched(Found),
     PreviewProgress(PreviewProgress),
     Previewed(Result<Box<PreviewReport>, String>),
     SweepProgress(SweepProgress),
@@ -148,6 +169,7 @@ impl Update {
     pub fn failed(kind: JobKind, message: String) -> Update {
         match kind {
             JobKind::Load => Update::Loaded(Err(message)),
+            JobKind::Search => Update::Searched(Found::default()),
             JobKind::Preview => Update::Previewed(Err(message)),
             JobKind::Sweep => Update::Swept(Err(message)),
             JobKind::Frontier => Update::Frontier(Err(message)),
@@ -170,6 +192,7 @@ impl Update {
         !matches!(
             self,
             Update::LoadProgress(_)
+                | Update::SearchProgress(_)
                 | Update::PreviewProgress(_)
                 | Update::SweepProgress(_)
                 | Update::FrontierProgress(_)
@@ -380,6 +403,37 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             send(Update::Loaded(
                 result.map(Box::new).map_err(|e| e.to_string()),
             ));
+        }
+        Job::Search {
+            dataset,
+            query,
+            skip,
+        } => {
+            let h = &dataset.hierarchy;
+            let query = Query::new(&query);
+            let total = h.len();
+            let mut found = Found {
+                total,
+                ..Found::default()
+            };
+            let mut from = 0u32;
+            while (from as usize) < total && !cancel.load(Ordering::Relaxed) {
+                let to = (from + search::CHUNK).min(total as u32);
+                let new = found.regions.len();
+                search::scan(h, &query, from..to, &mut found.regions);
+                if let Some(i) = found.regions[new..].iter().position(|&id| Some(id) == skip) {
+                    found.regions.remove(new + i);
+                }
+                found.scanned = to as usize;
+                from = to;
+                if (to as usize) < total && throttle.due(false) {
+                    send(Update::SearchProgress(Found {
+                        regions: std::mem::take(&mut found.regions),
+                        ..found
+                    }));
+                }
+            }
+            send(Update::Searched(found));
         }
         Job::Preview {
             dataset,
