@@ -31,6 +31,7 @@ pub mod action;
 pub mod app;
 pub mod input;
 pub mod keymap;
+pub mod overview;
 pub mod runtime;
 pub mod screens;
 pub mod search;

@@ -1,6 +1,9 @@
 //! Small drawing helpers shared by the screens: text bars, sparklines, the size buckets
 //! of a histogram, numbers. Pure functions of their inputs.
 
+use std::time::Duration;
+
+use ratatui::layout::Constraint;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge};
@@ -14,6 +17,24 @@ use super::theme;
 /// A whole number with thousands separators.
 pub fn int(n: u64) -> String {
     thousands(u128::from(n))
+}
+
+/// A duration as an operator reads it: `0.31 s`, `2.5 s`, `25 s`, `3 min 5 s`,
+/// `1 h 2 min`.
+pub fn duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    let whole = d.as_secs();
+    if secs < 1.0 {
+        format!("{secs:.2} s")
+    } else if secs < 10.0 {
+        format!("{secs:.1} s")
+    } else if whole < 60 {
+        format!("{whole} s")
+    } else if whole < 3600 {
+        format!("{} min {} s", whole / 60, whole % 60)
+    } else {
+        format!("{} h {} min", whole / 3600, whole % 3600 / 60)
+    }
 }
 
 /// A mean ± standard error.
@@ -99,6 +120,16 @@ pub fn has_tail(hists: &[HistRef<'_>], window: Size) -> bool {
     hists
         .iter()
         .any(|h| h.max_size().is_some_and(|m| m > window))
+}
+
+/// A column as wide as its widest text, and at least `min` (the header's width).
+pub fn column<'a>(min: u16, texts: impl IntoIterator<Item = &'a str>) -> Constraint {
+    let widest = texts
+        .into_iter()
+        .map(|t| t.chars().count())
+        .max()
+        .unwrap_or(0);
+    Constraint::Length(min.max(u16::try_from(widest).unwrap_or(u16::MAX)))
 }
 
 /// A bordered block with a title.
@@ -199,6 +230,16 @@ mod tests {
         assert_eq!(bar(0.001, 1.0, 10), "▏");
         assert_eq!(bar(0.0, 1.0, 10), "");
         assert_eq!(bar(2.0, 1.0, 2), "██");
+    }
+
+    #[test]
+    fn durations_read_at_a_glance() {
+        let ms = Duration::from_millis;
+        assert_eq!(duration(ms(312)), "0.31 s");
+        assert_eq!(duration(ms(2_460)), "2.5 s");
+        assert_eq!(duration(ms(25_900)), "25 s");
+        assert_eq!(duration(ms(185_000)), "3 min 5 s");
+        assert_eq!(duration(ms(3_725_000)), "1 h 2 min");
     }
 
     #[test]

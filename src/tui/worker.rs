@@ -4,10 +4,13 @@
 //! "Latest request wins" per kind of job: starting a job sets the cancel flag of the
 //! previous job of the same kind, and only messages of the latest job of each kind reach
 //! the app. Jobs that write to the ledger (export, discard) are never cancelled; the
-//! terminal loop waits for them before it exits.
+//! terminal loop waits for them, and for a draw, before it exits. Jobs that only
+//! compute (loading, previews, sweeps, searches) are cancelled and left to end on their
+//! own: quitting never waits for a census-scale load or trial.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -25,7 +28,11 @@ use crate::release::transaction::{
 };
 use crate::tradeoff::{self, AllocationPoint, Frontier, Priority, SweepProgress};
 
+use super::overview::Overview;
 use super::search::{self, Query};
+
+/// The message of a job that stopped because it was cancelled.
+pub const CANCELLED: &str = "cancelled";
 
 /// The kinds of job; one of each may be current.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,13 +52,18 @@ impl JobKind {
     pub fn cancellable(self) -> bool {
         !matches!(self, JobKind::Export | JobKind::Discard)
     }
+
+    /// Jobs that may write to the ledger, which the session waits for before it ends
+    /// (a draw records itself as pending, or as discarded when it is dropped).
+    pub fn records(self) -> bool {
+        matches!(self, JobKind::Draw | JobKind::Export | JobKind::Discard)
+    }
 }
 
 /// A job and everything it needs (shared read-only data behind `Arc`).
 pub enum Job {
-    Load {
-        dir: PathBuf,
-    },
+    /// Loads a dataset, then computes its [`Overview`].
+    Load { dir: PathBuf },
     /// Finds the regions whose display id or name contains the query, in node order,
     /// leaving out `skip` (the exact match, shown already).
     Search {
@@ -86,15 +98,9 @@ pub enum Job {
         ledger: Ledger,
     },
     /// Approves the pending draw in the slot: export, then "written".
-    Export {
-        pending: PendingSlot,
-        out: PathBuf,
-    },
+    Export { pending: PendingSlot, out: PathBuf },
     /// Records the pending draw in the slot as discarded.
-    Discard {
-        pending: PendingSlot,
-        note: String,
-    },
+    Discard { pending: PendingSlot, note: String },
 }
 
 impl Job {
@@ -138,6 +144,12 @@ pub struct ExportFailure {
     pub recorded: Option<Recorded>,
 }
 
+/// A dataset and its overview, ready to open.
+pub struct Opened {
+    pub dataset: Dataset,
+    pub overview: Overview,
+}
+
 /// Regions found by a search since its last message, and how far it has got.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Found {
@@ -149,7 +161,9 @@ pub struct Found {
 /// What a job reports.
 pub enum Update {
     LoadProgress(LoadProgress),
-    Loaded(Result<Box<Dataset>, String>),
+    /// The files are read: the overview is being computed.
+    LoadSummarising,
+    Loaded(Result<Box<Opened>, String>),
     SearchProgress(Found),
     Searched(Found),
     PreviewProgress(PreviewProgress),
@@ -158,7 +172,10 @@ pub enum Update {
     Swept(Result<Vec<AllocationPoint>, String>),
     FrontierProgress(SweepProgress),
     Frontier(Result<Box<Frontier>, String>),
-    DrawProgress { done: usize, total: usize },
+    DrawProgress {
+        done: usize,
+        total: usize,
+    },
     Drawn(Result<Box<PendingDraw>, DrawFailure>),
     Exported(Result<Box<Approved>, ExportFailure>),
     Discarded(Result<Recorded, String>),
@@ -192,6 +209,7 @@ impl Update {
         !matches!(
             self,
             Update::LoadProgress(_)
+                | Update::LoadSummarising
                 | Update::SearchProgress(_)
                 | Update::PreviewProgress(_)
                 | Update::SweepProgress(_)
@@ -353,16 +371,19 @@ impl Worker {
         })
     }
 
-    /// Cancels what can be cancelled and waits for every job to end (ledger jobs finish
-    /// their work). Their messages are dropped.
+    /// Cancels what can be cancelled and waits for the jobs that may write to the
+    /// ledger (they finish their work); jobs that only compute are left to stop on
+    /// their own. Their messages are dropped.
     pub fn shutdown(&mut self) {
         for (kind, slot) in &self.current {
             if kind.cancellable() {
                 slot.cancel.store(true, Ordering::Relaxed);
             }
         }
-        for (_, (_, handle)) in self.running.drain() {
-            let _ = handle.join();
+        for (_, (kind, handle)) in self.running.drain() {
+            if kind.records() {
+                let _ = handle.join();
+            }
         }
         self.current.clear();
     }
@@ -395,14 +416,18 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
     let throttle = Throttle::new();
     match job {
         Job::Load { dir } => {
-            let result = Dataset::load_with_progress(&dir, &mut |p: LoadProgress| {
+            let opened = load(&dir, cancel, &|p: LoadProgress| {
                 if throttle.due(p.bytes_read == p.bytes_total) {
                     send(Update::LoadProgress(p));
                 }
+            })
+            .and_then(|dataset| {
+                send(Update::LoadSummarising);
+                let overview =
+                    Overview::compute(&dataset, cancel).ok_or_else(|| CANCELLED.to_string())?;
+                Ok(Box::new(Opened { dataset, overview }))
             });
-            send(Update::Loaded(
-                result.map(Box::new).map_err(|e| e.to_string()),
-            ));
+            send(Update::Loaded(opened));
         }
         Job::Search {
             dataset,
@@ -508,6 +533,35 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             };
             send(Update::Discarded(result));
         }
+    }
+}
+
+/// Raised inside the loader's progress callback to stop a cancelled load.
+struct LoadCancelled;
+
+/// Loads a dataset, stopping at the loader's next progress report once `cancel` is
+/// raised (at least every few megabytes read).
+///
+/// The loader takes no cancel flag, so the progress callback unwinds out of it with
+/// [`std::panic::resume_unwind`], which runs no panic hook (the terminal stays as it
+/// is) and drops what was read; the unwind is caught here. Any other panic goes on.
+fn load(
+    dir: &Path,
+    cancel: &AtomicBool,
+    progress: &dyn Fn(LoadProgress),
+) -> Result<Dataset, String> {
+    let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        Dataset::load_with_progress(dir, &mut |p: LoadProgress| {
+            if cancel.load(Ordering::Relaxed) {
+                std::panic::resume_unwind(Box::new(LoadCancelled));
+            }
+            progress(p);
+        })
+    }));
+    match run {
+        Ok(loaded) => loaded.map_err(|e| e.to_string()),
+        Err(payload) if payload.is::<LoadCancelled>() => Err(CANCELLED.to_string()),
+        Err(payload) => std::panic::resume_unwind(payload),
     }
 }
 
@@ -639,6 +693,18 @@ mod tests {
             .collect();
         assert_eq!(finals.len(), 1, "{finals:?}");
         assert!(finals[0].starts_with("/no/such/second"), "{finals:?}");
+    }
+
+    #[test]
+    fn a_cancelled_load_stops_at_its_next_progress_report() {
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households");
+        let reports = Mutex::new(0);
+        let count = |_: LoadProgress| *reports.lock().unwrap() += 1;
+        let stopped = load(&sample, &AtomicBool::new(true), &count);
+        assert_eq!(stopped.err().as_deref(), Some(CANCELLED));
+        assert_eq!(*reports.lock().unwrap(), 0);
+        assert!(load(&sample, &AtomicBool::new(false), &count).is_ok());
+        assert!(*reports.lock().unwrap() > 0);
     }
 
     #[test]
