@@ -1,7 +1,7 @@
 //! Small drawing helpers shared by the screens: text bars, sparklines, the size buckets
 //! of a histogram, numbers. Pure functions of their inputs.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratatui::layout::Constraint;
 use ratatui::style::Style;
@@ -13,6 +13,7 @@ use crate::inspect::thousands;
 use crate::preview::Stat;
 
 use super::theme;
+use super::worker::TrialClock;
 
 /// A whole number with thousands separators.
 pub fn int(n: u64) -> String {
@@ -34,6 +35,48 @@ pub fn duration(d: Duration) -> String {
         format!("{} min {} s", whole / 60, whole % 60)
     } else {
         format!("{} h {} min", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// How a run of trials is going, at `now`, with `done` the share of the run done (by
+/// trials and regions): how long the last trial took and the time left; before the
+/// first trial ends, the time it has taken so far and, from the pace through the
+/// regions, a first estimate of the time left (short: it leaves out the steps after
+/// the regions are measured).
+pub fn trial_timing(clock: &TrialClock, done: f64, now: Instant) -> String {
+    if let (Some(last), Some(left)) = (clock.last, clock.left(now)) {
+        return format!(
+            "last trial {} · about {} left",
+            duration(last),
+            duration(left)
+        );
+    }
+    let spent = now.saturating_duration_since(clock.started);
+    let mut text = format!("first trial {} so far", duration(spent));
+    if done > 0.0 && done < 1.0 && spent >= Duration::from_secs(1) {
+        let left = spent.as_secs_f64() * (1.0 - done) / done;
+        text.push_str(&format!(
+            " · ≥ {} left at this pace",
+            duration(Duration::from_secs_f64(left.min(1e9)))
+        ));
+    }
+    text
+}
+
+/// Where a trial is among the regions: measuring them one by one, then (all measured)
+/// the steps that follow.
+pub fn trial_regions(nodes_done: usize, nodes: usize) -> String {
+    if nodes_done < nodes {
+        format!(
+            "{} of {} regions",
+            int(nodes_done as u64),
+            int(nodes as u64)
+        )
+    } else {
+        format!(
+            "all {} regions measured · consistency and errors…",
+            int(nodes as u64)
+        )
     }
 }
 
@@ -240,6 +283,34 @@ mod tests {
         assert_eq!(duration(ms(25_900)), "25 s");
         assert_eq!(duration(ms(185_000)), "3 min 5 s");
         assert_eq!(duration(ms(3_725_000)), "1 h 2 min");
+    }
+
+    #[test]
+    fn trials_say_how_long_they_take_and_have_left() {
+        let mut clock = TrialClock::new(10);
+        let start = clock.started;
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        assert_eq!(
+            trial_timing(&clock, 0.0, at(1_500)),
+            "first trial 1.5 s so far"
+        );
+        assert_eq!(
+            trial_timing(&clock, 0.01, at(30_000)),
+            "first trial 30 s so far · ≥ 49 min 30 s left at this pace"
+        );
+        // Two trials of 2 s: 8 left, 16 s, of which 0.5 s are spent on the third.
+        clock.trial_started = at(4_000);
+        clock.done = 2;
+        clock.last = Some(Duration::from_secs(2));
+        assert_eq!(
+            trial_timing(&clock, 0.25, at(4_500)),
+            "last trial 2.0 s · about 15 s left"
+        );
+        assert_eq!(trial_regions(5, 1_000), "5 of 1,000 regions");
+        assert_eq!(
+            trial_regions(1_000, 1_000),
+            "all 1,000 regions measured · consistency and errors…"
+        );
     }
 
     #[test]

@@ -7,6 +7,9 @@
 //! terminal loop waits for them, and for a draw, before it exits. Jobs that only
 //! compute (loading, previews, sweeps, searches) are cancelled and left to end on their
 //! own: quitting never waits for a census-scale load or trial.
+//!
+//! Trials report how long they take ([`TrialClock`], measured here where they run), so
+//! that the screens can say how long the last one took and how long the run has left.
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -158,6 +161,62 @@ pub struct Found {
     pub total: usize,
 }
 
+/// How long the trials of a run take, measured where they run. A sweep's or a
+/// frontier's trials are counted over all its points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrialClock {
+    pub started: Instant,
+    /// When the trial under way started (when the last one finished).
+    pub trial_started: Instant,
+    /// Trials finished.
+    pub done: usize,
+    /// Trials in the whole run.
+    pub total: usize,
+    /// How long the last finished trial took.
+    pub last: Option<Duration>,
+}
+
+impl TrialClock {
+    pub fn new(total: usize) -> TrialClock {
+        let now = Instant::now();
+        TrialClock {
+            started: now,
+            trial_started: now,
+            done: 0,
+            total,
+            last: None,
+        }
+    }
+
+    /// Notes that `done` trials are finished; `true` if that is news.
+    pub fn finished(&mut self, done: usize) -> bool {
+        if done <= self.done {
+            return false;
+        }
+        let now = Instant::now();
+        self.last = Some(now - self.trial_started);
+        self.trial_started = now;
+        self.done = done;
+        true
+    }
+
+    /// The finished trials' time.
+    pub fn finished_time(&self) -> Duration {
+        self.trial_started - self.started
+    }
+
+    /// The time left at `now`: the mean trial so far for each trial left, less the time
+    /// spent on the trial under way. `None` before the first trial has finished.
+    pub fn left(&self, now: Instant) -> Option<Duration> {
+        if self.done == 0 {
+            return None;
+        }
+        let mean = self.finished_time() / self.done as u32;
+        let rest = mean * (self.total.saturating_sub(self.done)) as u32;
+        Some(rest.saturating_sub(now.saturating_duration_since(self.trial_started)))
+    }
+}
+
 /// What a job reports.
 pub enum Update {
     LoadProgress(LoadProgress),
@@ -166,11 +225,11 @@ pub enum Update {
     Loaded(Result<Box<Opened>, String>),
     SearchProgress(Found),
     Searched(Found),
-    PreviewProgress(PreviewProgress),
+    PreviewProgress(PreviewProgress, TrialClock),
     Previewed(Result<Box<PreviewReport>, String>),
-    SweepProgress(SweepProgress),
+    SweepProgress(SweepProgress, TrialClock),
     Swept(Result<Vec<AllocationPoint>, String>),
-    FrontierProgress(SweepProgress),
+    FrontierProgress(SweepProgress, TrialClock),
     Frontier(Result<Box<Frontier>, String>),
     DrawProgress {
         done: usize,
@@ -211,9 +270,9 @@ impl Update {
             Update::LoadProgress(_)
                 | Update::LoadSummarising
                 | Update::SearchProgress(_)
-                | Update::PreviewProgress(_)
-                | Update::SweepProgress(_)
-                | Update::FrontierProgress(_)
+                | Update::PreviewProgress(..)
+                | Update::SweepProgress(..)
+                | Update::FrontierProgress(..)
                 | Update::DrawProgress { .. }
         )
     }
@@ -412,6 +471,44 @@ impl Throttle {
     }
 }
 
+/// A [`TrialClock`] shared by the threads that report progress, with the time of the
+/// last message sent.
+struct Clocked {
+    inner: Mutex<(TrialClock, Option<Instant>)>,
+}
+
+impl Clocked {
+    fn new() -> Clocked {
+        Clocked {
+            inner: Mutex::new((TrialClock::new(0), None)),
+        }
+    }
+
+    /// Notes that `done` of `total` trials are finished and returns the clock when a
+    /// message is due (at most every [`PROGRESS_INTERVAL`], and whenever a trial has
+    /// finished).
+    fn tick(&self, done: usize, total: usize) -> Option<TrialClock> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (clock, last) = &mut *inner;
+        clock.total = total;
+        let news = clock.finished(done);
+        if news || last.is_none_or(|t| t.elapsed() >= PROGRESS_INTERVAL) {
+            *last = Some(Instant::now());
+            Some(*clock)
+        } else {
+            None
+        }
+    }
+}
+
+/// Trials finished and trials in all in a sweep's or frontier's run, over its points.
+fn sweep_trials(p: &SweepProgress) -> (usize, usize) {
+    (
+        p.point * p.trial.trials + p.trial.trial,
+        p.points * p.trial.trials,
+    )
+}
+
 fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
     let throttle = Throttle::new();
     match job {
@@ -465,9 +562,10 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             plan,
             options,
         } => {
+            let clock = Clocked::new();
             let result = preview::preview(&dataset, &plan, &options, Some(cancel), &|p| {
-                if throttle.due(p.trial == p.trials) {
-                    send(Update::PreviewProgress(p));
+                if let Some(c) = clock.tick(p.trial, p.trials) {
+                    send(Update::PreviewProgress(p, c));
                 }
             });
             send(Update::Previewed(
@@ -481,6 +579,7 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             trials,
             seed,
         } => {
+            let clock = Clocked::new();
             let result = tradeoff::sweep_level(
                 &dataset,
                 &plan,
@@ -492,8 +591,9 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
                     cancel: Some(cancel),
                 },
                 &|p| {
-                    if throttle.due(false) {
-                        send(Update::SweepProgress(p));
+                    let (done, total) = sweep_trials(&p);
+                    if let Some(c) = clock.tick(done, total) {
+                        send(Update::SweepProgress(p, c));
                     }
                 },
             );
@@ -505,9 +605,11 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             trials,
             seed,
         } => {
+            let clock = Clocked::new();
             let result = frontier(&dataset, &plan, trials, seed, cancel, &|p| {
-                if throttle.due(false) {
-                    send(Update::FrontierProgress(p));
+                let (done, total) = sweep_trials(&p);
+                if let Some(c) = clock.tick(done, total) {
+                    send(Update::FrontierProgress(p, c));
                 }
             });
             send(Update::Frontier(result.map(Box::new)));
@@ -705,6 +807,18 @@ mod tests {
         assert_eq!(*reports.lock().unwrap(), 0);
         assert!(load(&sample, &AtomicBool::new(false), &count).is_ok());
         assert!(*reports.lock().unwrap() > 0);
+    }
+
+    #[test]
+    fn the_trial_clock_counts_finished_trials_once() {
+        let mut clock = TrialClock::new(4);
+        assert!(!clock.finished(0));
+        assert_eq!(clock.left(Instant::now()), None);
+        assert!(clock.finished(1) && clock.last.is_some());
+        assert!(!clock.finished(1));
+        let at = clock.trial_started;
+        let trial = clock.finished_time();
+        assert_eq!(clock.left(at), Some(trial * 3));
     }
 
     #[test]

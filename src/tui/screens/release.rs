@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -79,6 +80,8 @@ pub struct ReleaseState {
     /// The level whose table is shown, and the first row.
     pub level: usize,
     pub scroll: usize,
+    /// When the draw under way started.
+    pub drawing_since: Option<Instant>,
 }
 
 impl ReleaseState {
@@ -188,6 +191,7 @@ fn draw(app: &mut App) {
         progress: None,
         cancelled: false,
     });
+    app.release.drawing_since = Some(Instant::now());
     app.release.error = None;
     // Decided (an undecided draw is never replaced): its tables may hold millions of
     // regions, freed off the UI thread.
@@ -475,11 +479,15 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 fn render_status(frame: &mut Frame, area: Rect, app: &App) {
     let state = &app.release;
     if let Some(Busy::Drawing { progress, .. }) = &state.busy {
+        let elapsed = state.drawing_since.map_or(String::new(), |t| {
+            format!(" · {}", widgets::duration(t.elapsed()))
+        });
         let (ratio, label) = match progress {
             Some((done, total)) => (
                 *done as f64 / (*total).max(1) as f64,
                 format!(
-                    "drawing with OS randomness: {done} of {total} regions measured · {} cancels",
+                    "drawing with OS randomness: {}{elapsed} · {} cancels",
+                    widgets::trial_regions(*done, *total),
                     key(app, Action::Cancel)
                 ),
             ),
