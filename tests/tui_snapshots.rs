@@ -3,7 +3,8 @@
 //!
 //! Deterministic: previews and sweeps use seed 1, the drawn release is made with a
 //! seeded source and handed to the app as the worker would, `COCO_HOME` is a fresh
-//! temporary directory passed explicitly, and no frame shows a time or a temporary path.
+//! temporary directory passed explicitly, the time a preview took is set to a fixed
+//! value before its frame is taken, and no frame shows a temporary path.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -144,6 +145,8 @@ fn preview_screen_with_bars_and_lines() {
     assert_frame("preview_empty", &rt);
     search(&mut rt, "ARV/01");
     act(&mut rt, &[Action::Run]);
+    // Measured by the worker; fixed here so that the frame is always the same.
+    rt.app.preview.result.as_mut().unwrap().took = Some(Duration::from_millis(2_500));
     assert_frame("preview", &rt);
     act(&mut rt, &[Action::ToggleView]);
     assert_frame("preview_cumulative", &rt);

@@ -83,6 +83,10 @@ fn tmux_available() -> bool {
 }
 
 fn start(work: &Path) -> Tmux {
+    start_sized(work, "100", "30")
+}
+
+fn start_sized(work: &Path, width: &str, height: &str) -> Tmux {
     let tmux = Tmux {
         socket: work.join("tmux.sock"),
     };
@@ -97,9 +101,9 @@ fn start(work: &Path) -> Tmux {
         "-s",
         "coco",
         "-x",
-        "100",
+        width,
         "-y",
-        "30",
+        height,
         "-c",
         work.to_str().unwrap(),
         &shell,
@@ -235,6 +239,75 @@ fn an_operator_session_in_a_real_terminal() {
     assert_eq!(line["status"], "written");
     assert_eq!(line["tool"], "tui");
     assert_eq!(line["randomness"]["source"], "os");
+}
+
+/// us-blocks at a hundredth (81,379 blocks) at 120×40: loading shows its progress,
+/// the tree goes down to a block found by its code, a search by name runs in the
+/// background and counts what it finds, and `q` quits.
+#[test]
+fn a_census_hierarchy_in_a_real_terminal() {
+    if !tmux_available() {
+        eprintln!("SKIPPED a_census_hierarchy_in_a_real_terminal: tmux is not installed");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let blocks = work.path().join("blocks");
+    let generated = Command::new(env!("CARGO_BIN_EXE_coco"))
+        .args([
+            "gen",
+            "us-blocks",
+            "--scale",
+            "0.01",
+            "--seed",
+            "1",
+            "--out",
+        ])
+        .arg(&blocks)
+        .env("COCO_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(generated.status.success());
+    let tmux = start_sized(work.path(), "120", "40");
+    tmux.type_text(&format!(
+        "COCO_HOME={} {} tui {}",
+        home.display(),
+        env!("CARGO_BIN_EXE_coco"),
+        blocks.display()
+    ));
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("Dataset blocks");
+    assert!(s.contains("block      81,379"), "{s}");
+
+    tmux.keys(&["2"]);
+    tmux.wait_for("▾ US United States");
+    tmux.keys(&["/"]);
+    tmux.wait_for("Find a region");
+    tmux.type_text("010010001001001");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("/010010001001001: 1 of 1");
+    assert!(
+        s.contains("US/01/01001/01001000100/010010001001001 · true histogram"),
+        "{s}"
+    );
+    assert!(s.contains("· 010010001001001"), "{s}");
+    tmux.keys(&["/"]);
+    tmux.wait_for("Find a region");
+    tmux.type_text("autauga");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("/autauga: 1 of 1");
+    assert!(s.contains("US/01/01001 (Autauga County)"), "{s}");
+
+    tmux.keys(&["q"]);
+    let start = Instant::now();
+    loop {
+        let s = tmux.capture();
+        if s.lines().filter(|l| l.starts_with("READY$")).count() >= 2 {
+            break;
+        }
+        assert!(start.elapsed() < DEADLINE, "no prompt after quitting:\n{s}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]

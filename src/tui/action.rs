@@ -51,6 +51,7 @@ actions! {
     ScreenTradeoff = "screen-tradeoff": "Trade-off screen: what more or less ε buys",
     ScreenRelease = "screen-release": "Release screen: draw, approve and export",
     OpenDataset = "open-dataset": "Open another dataset",
+    CancelLoad = "cancel-load": "Stop loading a dataset",
     Up = "up": "Move the selection up",
     Down = "down": "Move the selection down",
     Left = "left": "Move left (previous level or column)",

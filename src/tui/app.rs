@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::data::Dataset;
 use crate::release::ledger::Ledger;
@@ -142,14 +143,27 @@ pub enum LoadState {
     Idle,
     Loading {
         dir: PathBuf,
-        file: String,
-        bytes_read: u64,
-        bytes_total: u64,
+        started: Instant,
+        step: LoadStep,
     },
     Failed {
         dir: PathBuf,
         message: String,
     },
+}
+
+/// Where a load has got to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoadStep {
+    Starting,
+    /// Reading a file (the last report: the file may be read and being built on).
+    Reading {
+        file: String,
+        bytes_read: u64,
+        bytes_total: u64,
+    },
+    /// Read: summarising the regions for the screens (levels, `G`, sizes, the digest).
+    Summarising,
 }
 
 /// How the app starts.
@@ -249,11 +263,25 @@ impl App {
     pub fn open(&mut self, dir: PathBuf) {
         self.load = LoadState::Loading {
             dir: dir.clone(),
-            file: String::new(),
-            bytes_read: 0,
-            bytes_total: 0,
+            started: Instant::now(),
+            step: LoadStep::Starting,
         };
         self.outbox.push(Command::Start(Job::Load { dir }));
+    }
+
+    /// Whether a dataset is being loaded.
+    pub fn loading(&self) -> bool {
+        matches!(self.load, LoadState::Loading { .. })
+    }
+
+    /// Stops loading: the dataset open before (if any) stays open.
+    pub fn cancel_load(&mut self) {
+        if let LoadState::Loading { dir, .. } = &self.load {
+            let dir = dir.display().to_string();
+            self.outbox.push(Command::Cancel(JobKind::Load));
+            self.load = LoadState::Idle;
+            self.info(format!("stopped loading {dir}"));
+        }
     }
 
     pub fn info(&mut self, text: impl Into<String>) {
@@ -348,6 +376,7 @@ impl App {
     pub fn receive(&mut self, event: WorkerEvent) {
         match event.kind {
             JobKind::Load => self.receive_load(event.update),
+            JobKind::Search => hierarchy::receive(self, event.update),
             JobKind::Preview => preview::receive(self, event.update),
             JobKind::Sweep | JobKind::Frontier => tradeoff::receive(self, event.update),
             JobKind::Draw | JobKind::Export | JobKind::Discard => {
@@ -357,22 +386,23 @@ impl App {
     }
 
     fn receive_load(&mut self, update: Update) {
-        let LoadState::Loading { dir, .. } = &self.load else {
+        let LoadState::Loading { dir, step, .. } = &mut self.load else {
             return;
         };
         let dir = dir.clone();
         match update {
             Update::LoadProgress(p) => {
-                self.load = LoadState::Loading {
-                    dir,
+                *step = LoadStep::Reading {
                     file: p.file,
                     bytes_read: p.bytes_read,
                     bytes_total: p.bytes_total,
                 };
             }
-            Update::Loaded(Ok(dataset)) => {
+            Update::LoadSummarising => *step = LoadStep::Summarising,
+            Update::Loaded(Ok(opened)) => {
                 // Work on the previous dataset is of no use now; its results are ignored.
                 for kind in [
+                    JobKind::Search,
                     JobKind::Preview,
                     JobKind::Sweep,
                     JobKind::Frontier,
@@ -380,11 +410,17 @@ impl App {
                 ] {
                     self.outbox.push(Command::Cancel(kind));
                 }
-                let dataset: Arc<Dataset> = Arc::from(dataset);
+                let super::worker::Opened { dataset, overview } = *opened;
+                let dataset: Arc<Dataset> = Arc::new(dataset);
                 self.load = LoadState::Idle;
-                self.session = Some(Session::new(dataset, self.ledger.as_ref()));
+                let session = Session::open(dataset, overview, self.ledger.as_ref());
+                // The previous dataset and its trials' histograms may hold millions of
+                // regions: freed on a thread of their own, not between two frames.
+                retire((
+                    self.session.replace(session),
+                    std::mem::take(&mut self.preview),
+                ));
                 self.hierarchy = Default::default();
-                self.preview = Default::default();
                 self.tradeoff = tradeoff::TradeoffState::for_depth(
                     self.session.as_ref().map_or(1, Session::depth),
                 );
@@ -434,6 +470,16 @@ impl App {
     }
 }
 
+/// Drops a value on a thread of its own: freeing the results of a census-scale run
+/// (millions of small histograms) takes longer than a frame.
+pub fn retire<T: Send + 'static>(value: T) {
+    let spawned = std::thread::Builder::new()
+        .name("coco-free".into())
+        .spawn(move || drop(value));
+    // Without a thread, the value was dropped with the closure: here, but dropped.
+    let _ = spawned;
+}
+
 fn read_recent(home: &Path) -> Vec<PathBuf> {
     std::fs::read_to_string(home.join(RECENT_FILE))
         .map(|t| {
@@ -481,6 +527,7 @@ fn screen_action(app: &mut App, action: Action) {
         Action::ScreenPreview => go(app, Screen::Preview),
         Action::ScreenTradeoff => go(app, Screen::Tradeoff),
         Action::ScreenRelease => go(app, Screen::Release),
+        Action::CancelLoad | Action::Cancel if app.loading() => app.cancel_load(),
         Action::OpenDataset => {
             if app.release.busy.is_some() {
                 let esc = app.keymap.key(Context::Release, Action::Cancel);
@@ -504,6 +551,14 @@ fn screen_action(app: &mut App, action: Action) {
                 selected: None,
                 error: None,
             }));
+        }
+        other if app.loading() => {
+            if !matches!(other, Action::Insert(_)) {
+                let esc = app.keymap.key(Context::Global, Action::CancelLoad);
+                app.warn(format!(
+                    "a dataset is loading: wait for it, or press {esc} to stop loading"
+                ));
+            }
         }
         other => {
             if app.session.is_none() {

@@ -31,10 +31,13 @@ pub mod action;
 pub mod app;
 pub mod input;
 pub mod keymap;
+pub mod overview;
 pub mod runtime;
 pub mod screens;
+pub mod search;
 pub mod session;
 pub mod theme;
+pub mod tree;
 pub mod ui;
 pub mod widgets;
 pub mod worker;
@@ -43,7 +46,7 @@ use std::io;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use ratatui::DefaultTerminal;
 use ratatui::crossterm::event::{self, Event, KeyEventKind};
@@ -55,6 +58,14 @@ use runtime::Runtime;
 
 /// How long the loop waits for a key before looking at the worker again.
 const POLL: Duration = Duration::from_millis(40);
+
+/// While background work runs, the frame is drawn again at least this often, so that
+/// its clocks move even when no progress arrives.
+const TICK: Duration = Duration::from_millis(500);
+
+/// The variable naming a file where the loop logs how long each key, each batch of
+/// worker messages and each frame took (to measure the UI at scale).
+pub const TIMINGS_VAR: &str = "COCO_TUI_TIMINGS";
 
 /// Runs the UI on the terminal until the operator quits or a signal (SIGTERM, SIGHUP,
 /// SIGINT) stops it. The terminal is restored on every way out (errors included; the
@@ -106,20 +117,24 @@ fn event_loop(
     stop: &AtomicBool,
 ) -> io::Result<()> {
     let input = spawn_input();
+    let mut timings = Timings::from_env();
     // Dropping the runtime, however the loop ends (quit, a signal, a terminal error,
     // a panic), records an undecided draw and waits for ledger writes.
-    let mut rt = Runtime::new(options);
+    let mut rt = timings.time("start", "", || Runtime::new(options));
     let mut dirty = true;
+    let mut drawn = Instant::now();
     while !rt.app.quit && !stop.load(Ordering::Relaxed) {
-        if dirty {
-            terminal.draw(|frame| rt.render(frame))?;
+        if dirty || (rt.busy() && drawn.elapsed() >= TICK) {
+            timings.time("frame", "", || terminal.draw(|frame| rt.render(frame)))?;
+            drawn = Instant::now();
             dirty = false;
         }
         let mut next = input.recv_timeout(POLL);
         loop {
             match next {
                 Ok(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
-                    rt.key(Key::from_event(&k));
+                    let key = Key::from_event(&k);
+                    timings.time("key", &key.to_string(), || rt.key(key));
                     dirty = true;
                 }
                 Ok(Ok(Event::Resize(..))) => dirty = true,
@@ -137,11 +152,45 @@ fn event_loop(
                 Err(_) => break,
             }
         }
-        if rt.pump() {
+        if timings.time("worker", "", || rt.pump()) {
             dirty = true;
         }
     }
     Ok(())
+}
+
+/// The log of [`TIMINGS_VAR`]: one line per step, `what`, a detail (the key) and the
+/// milliseconds it took, tab-separated. Off unless the variable names a file.
+struct Timings {
+    file: Option<std::fs::File>,
+}
+
+impl Timings {
+    fn from_env() -> Timings {
+        let file = std::env::var_os(TIMINGS_VAR).and_then(|path| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .ok()
+        });
+        Timings { file }
+    }
+
+    fn time<T>(&mut self, what: &str, detail: &str, f: impl FnOnce() -> T) -> T {
+        let Some(file) = &mut self.file else {
+            return f();
+        };
+        let start = Instant::now();
+        let out = f();
+        let ms = start.elapsed().as_secs_f64() * 1e3;
+        // Only slow worker batches: an idle loop pumps every 40 ms.
+        if what != "worker" || ms >= 1.0 {
+            use std::io::Write;
+            let _ = writeln!(file, "{what}\t{detail}\t{ms:.3}");
+        }
+        out
+    }
 }
 
 /// Reads terminal events on a thread of its own, so that the loop keeps checking for

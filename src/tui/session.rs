@@ -10,12 +10,11 @@ use crate::consistency::{Consistency, MergeRule};
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{Method, Tail, noise_variance};
 use crate::histogram::Size;
-use crate::inspect::Summary;
-
-use crate::preview;
 use crate::privacy::Epsilon;
 use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+
+use super::overview::Overview;
 
 /// The K of a new plan (the same default as `coco plan`).
 pub const DEFAULT_MAX_SIZE: Size = 10_000;
@@ -127,46 +126,6 @@ pub struct LevelFigures {
     pub share: f64,
 }
 
-/// Facts about the dataset computed once at load.
-#[derive(Clone, Debug)]
-pub struct Overview {
-    /// `coco inspect`'s summary (confidential parts included).
-    pub summary: Summary,
-    /// Per level: `G` of each node, largest first (public).
-    pub groups_by_level: Vec<Vec<u64>>,
-    /// The mean branching factor's cube root, rounded: the default geometric ratio.
-    pub default_ratio: Epsilon,
-}
-
-impl Overview {
-    pub fn of(dataset: &Dataset) -> Overview {
-        let h = &dataset.hierarchy;
-        let groups_by_level = h
-            .levels()
-            .map(|l| {
-                let mut g: Vec<u64> = h.level_nodes(l).map(|id| dataset.groups(id)).collect();
-                g.sort_unstable_by(|a, b| b.cmp(a));
-                g
-            })
-            .collect();
-        Overview {
-            summary: Summary::of(dataset),
-            groups_by_level,
-            default_ratio: default_ratio(dataset),
-        }
-    }
-}
-
-/// Qardaji et al.'s geometric ratio: the cube root of the mean branching factor, to two
-/// decimals (as `coco plan` uses).
-pub fn default_ratio(dataset: &Dataset) -> Epsilon {
-    let h = &dataset.hierarchy;
-    let internal = h.nodes().iter().filter(|n| !n.is_leaf()).count().max(1);
-    let branching = (h.len() - 1) as f64 / internal as f64;
-    let r = branching.max(1.0).cbrt();
-    Epsilon::parse(&format!("{r:.2}")).unwrap_or_else(|_| one())
-}
-
 fn one() -> Epsilon {
     Epsilon::from_ratio(1, 1).expect("1 is positive")
 }
@@ -183,13 +142,19 @@ pub struct Session {
     pub plan_file: Option<PathBuf>,
     pub figures: Vec<LevelFigures>,
     pub ledger: LedgerStatus,
-    /// How the ledger recognises the dataset (computed once: it reads every leaf).
-    pub identity: DatasetIdentity,
 }
 
 impl Session {
     /// A session with a uniform plan of total ε = 1, `hc` everywhere, K = 10000.
+    /// Computes the dataset's [`Overview`] first: at scale, call [`Session::open`] with
+    /// an overview computed off the UI thread instead.
     pub fn new(dataset: Arc<Dataset>, ledger: Option<&Ledger>) -> Session {
+        let overview = Overview::of(&dataset);
+        Session::open(dataset, overview, ledger)
+    }
+
+    /// [`Session::new`] with the dataset's overview already computed.
+    pub fn open(dataset: Arc<Dataset>, overview: Overview, ledger: Option<&Ledger>) -> Session {
         let plan = ReleasePlan::uniform(
             &dataset.hierarchy,
             &one(),
@@ -197,10 +162,9 @@ impl Session {
             MaxSize::Fixed(DEFAULT_MAX_SIZE),
         )
         .expect("ε = 1 split over the levels, hc, K = 10000 keeps every plan rule");
-        let identity = DatasetIdentity::of(&dataset);
-        let status = LedgerStatus::read(ledger, &identity);
+        let status = LedgerStatus::read(ledger, &overview.identity);
         let mut s = Session {
-            overview: Overview::of(&dataset),
+            overview,
             dataset,
             plan,
             revision: 0,
@@ -208,7 +172,6 @@ impl Session {
             plan_file: None,
             figures: Vec::new(),
             ledger: status,
-            identity,
         };
         s.figures = s.compute_figures();
         s
@@ -260,7 +223,7 @@ impl Session {
                     (_, None) => None,
                 },
                 noise_sd: noise_variance(lp.method().sensitivity(), lp.epsilon()).sqrt(),
-                omniscient: k.map(|k| preview::omniscient(&self.dataset, level, lp.epsilon(), k)),
+                omniscient: k.map(|k| self.overview.omniscient(level, lp.epsilon(), k)),
                 share: lp.epsilon().to_f64() / total * 100.0,
             })
             .collect()
@@ -422,7 +385,7 @@ impl Session {
     }
 
     pub fn refresh_ledger(&mut self, ledger: Option<&Ledger>) {
-        self.ledger = LedgerStatus::read(ledger, &self.identity);
+        self.ledger = LedgerStatus::read(ledger, &self.overview.identity);
     }
 }
 

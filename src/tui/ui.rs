@@ -5,10 +5,10 @@
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Clear, Gauge, Paragraph, Wrap};
+use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::action::{Action, Context};
-use super::app::{App, Confirm, InputOverlay, LoadState, Overlay, Picker, Screen, Tone};
+use super::app::{App, Confirm, InputOverlay, LoadState, LoadStep, Overlay, Picker, Screen, Tone};
 use super::screens::{budget, dataset, hierarchy, preview, release, tradeoff};
 use super::theme;
 use super::widgets::{self, int};
@@ -61,43 +61,8 @@ fn render_tabs(frame: &mut Frame, area: Rect, app: &App) {
 
 fn render_body(frame: &mut Frame, area: Rect, app: &App) {
     match (&app.load, &app.session) {
-        (
-            LoadState::Loading {
-                dir,
-                file,
-                bytes_read,
-                bytes_total,
-            },
-            _,
-        ) => {
-            let [text, gauge, _] = Layout::vertical([
-                Constraint::Length(2),
-                Constraint::Length(1),
-                Constraint::Min(0),
-            ])
-            .areas(area.inner(ratatui::layout::Margin::new(2, 1)));
-            frame.render_widget(Paragraph::new(format!("Loading {} …", dir.display())), text);
-            let ratio = if *bytes_total > 0 {
-                *bytes_read as f64 / *bytes_total as f64
-            } else {
-                0.0
-            };
-            let label = if file.is_empty() {
-                "starting".to_string()
-            } else {
-                format!(
-                    "{file}: {} of {} bytes",
-                    int(*bytes_read),
-                    int(*bytes_total)
-                )
-            };
-            frame.render_widget(
-                Gauge::default()
-                    .ratio(ratio.clamp(0.0, 1.0))
-                    .label(label)
-                    .gauge_style(theme::key()),
-                gauge,
-            );
+        (LoadState::Loading { dir, started, step }, _) => {
+            render_loading(frame, area, app, dir, started.elapsed(), step);
         }
         (LoadState::Failed { dir, message }, None) => {
             let lines = vec![
@@ -135,6 +100,73 @@ fn render_body(frame: &mut Frame, area: Rect, app: &App) {
             Screen::Tradeoff => tradeoff::render(frame, area, app, session),
             Screen::Release => release::render(frame, area, app, session),
         },
+    }
+}
+
+fn render_loading(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    dir: &std::path::Path,
+    elapsed: std::time::Duration,
+    step: &LoadStep,
+) {
+    let [text, gauge, keys, _] = Layout::vertical([
+        Constraint::Length(2),
+        Constraint::Length(1),
+        Constraint::Length(2),
+        Constraint::Min(0),
+    ])
+    .areas(area.inner(ratatui::layout::Margin::new(2, 1)));
+    frame.render_widget(
+        Paragraph::new(format!(
+            "Loading {} … {}",
+            dir.display(),
+            widgets::duration(elapsed)
+        )),
+        text,
+    );
+    let (ratio, label) = load_progress(step);
+    frame.render_widget(widgets::progress(ratio, label), gauge);
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            format!(
+                "\n{} stops loading · {} quits",
+                app.keymap.key(Context::Global, Action::CancelLoad),
+                app.keymap.key(Context::Global, Action::Quit)
+            ),
+            theme::dim(),
+        )),
+        keys,
+    );
+}
+
+/// The load gauge: how much of the file being read is read, and what happens.
+pub fn load_progress(step: &LoadStep) -> (f64, String) {
+    match step {
+        LoadStep::Starting => (0.0, "starting".into()),
+        LoadStep::Reading {
+            file,
+            bytes_read,
+            bytes_total,
+        } if bytes_read < bytes_total => (
+            *bytes_read as f64 / *bytes_total as f64,
+            format!(
+                "{file}: {} of {} bytes",
+                int(*bytes_read),
+                int(*bytes_total)
+            ),
+        ),
+        LoadStep::Reading {
+            file, bytes_total, ..
+        } => (
+            1.0,
+            format!("{file}: {} bytes read · building…", int(*bytes_total)),
+        ),
+        LoadStep::Summarising => (
+            1.0,
+            "read · summarising the regions (levels, G, sizes, content digest)…".into(),
+        ),
     }
 }
 

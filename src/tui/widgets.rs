@@ -1,6 +1,9 @@
 //! Small drawing helpers shared by the screens: text bars, sparklines, the size buckets
 //! of a histogram, numbers. Pure functions of their inputs.
 
+use std::time::{Duration, Instant};
+
+use ratatui::layout::Constraint;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Gauge};
@@ -10,10 +13,71 @@ use crate::inspect::thousands;
 use crate::preview::Stat;
 
 use super::theme;
+use super::worker::TrialClock;
 
 /// A whole number with thousands separators.
 pub fn int(n: u64) -> String {
     thousands(u128::from(n))
+}
+
+/// A duration as an operator reads it: `0.31 s`, `2.5 s`, `25 s`, `3 min 5 s`,
+/// `1 h 2 min`.
+pub fn duration(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    let whole = d.as_secs();
+    if secs < 1.0 {
+        format!("{secs:.2} s")
+    } else if secs < 10.0 {
+        format!("{secs:.1} s")
+    } else if whole < 60 {
+        format!("{whole} s")
+    } else if whole < 3600 {
+        format!("{} min {} s", whole / 60, whole % 60)
+    } else {
+        format!("{} h {} min", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// How a run of trials is going, at `now`, with `done` the share of the run done (by
+/// trials and regions): how long the last trial took and the time left; before the
+/// first trial ends, the time it has taken so far and, from the pace through the
+/// regions, a first estimate of the time left (short: it leaves out the steps after
+/// the regions are measured).
+pub fn trial_timing(clock: &TrialClock, done: f64, now: Instant) -> String {
+    if let (Some(last), Some(left)) = (clock.last, clock.left(now)) {
+        return format!(
+            "last trial {} · about {} left",
+            duration(last),
+            duration(left)
+        );
+    }
+    let spent = now.saturating_duration_since(clock.started);
+    let mut text = format!("first trial {} so far", duration(spent));
+    if done > 0.0 && done < 1.0 && spent >= Duration::from_secs(1) {
+        let left = spent.as_secs_f64() * (1.0 - done) / done;
+        text.push_str(&format!(
+            " · ≥ {} left at this pace",
+            duration(Duration::from_secs_f64(left.min(1e9)))
+        ));
+    }
+    text
+}
+
+/// Where a trial is among the regions: measuring them one by one, then (all measured)
+/// the steps that follow.
+pub fn trial_regions(nodes_done: usize, nodes: usize) -> String {
+    if nodes_done < nodes {
+        format!(
+            "{} of {} regions",
+            int(nodes_done as u64),
+            int(nodes as u64)
+        )
+    } else {
+        format!(
+            "all {} regions measured · consistency and errors…",
+            int(nodes as u64)
+        )
+    }
 }
 
 /// A mean ± standard error.
@@ -99,6 +163,16 @@ pub fn has_tail(hists: &[HistRef<'_>], window: Size) -> bool {
     hists
         .iter()
         .any(|h| h.max_size().is_some_and(|m| m > window))
+}
+
+/// A column as wide as its widest text, and at least `min` (the header's width).
+pub fn column<'a>(min: u16, texts: impl IntoIterator<Item = &'a str>) -> Constraint {
+    let widest = texts
+        .into_iter()
+        .map(|t| t.chars().count())
+        .max()
+        .unwrap_or(0);
+    Constraint::Length(min.max(u16::try_from(widest).unwrap_or(u16::MAX)))
 }
 
 /// A bordered block with a title.
@@ -199,6 +273,44 @@ mod tests {
         assert_eq!(bar(0.001, 1.0, 10), "▏");
         assert_eq!(bar(0.0, 1.0, 10), "");
         assert_eq!(bar(2.0, 1.0, 2), "██");
+    }
+
+    #[test]
+    fn durations_read_at_a_glance() {
+        let ms = Duration::from_millis;
+        assert_eq!(duration(ms(312)), "0.31 s");
+        assert_eq!(duration(ms(2_460)), "2.5 s");
+        assert_eq!(duration(ms(25_900)), "25 s");
+        assert_eq!(duration(ms(185_000)), "3 min 5 s");
+        assert_eq!(duration(ms(3_725_000)), "1 h 2 min");
+    }
+
+    #[test]
+    fn trials_say_how_long_they_take_and_have_left() {
+        let mut clock = TrialClock::new(10);
+        let start = clock.started;
+        let at = |ms: u64| start + Duration::from_millis(ms);
+        assert_eq!(
+            trial_timing(&clock, 0.0, at(1_500)),
+            "first trial 1.5 s so far"
+        );
+        assert_eq!(
+            trial_timing(&clock, 0.01, at(30_000)),
+            "first trial 30 s so far · ≥ 49 min 30 s left at this pace"
+        );
+        // Two trials of 2 s: 8 left, 16 s, of which 0.5 s are spent on the third.
+        clock.trial_started = at(4_000);
+        clock.done = 2;
+        clock.last = Some(Duration::from_secs(2));
+        assert_eq!(
+            trial_timing(&clock, 0.25, at(4_500)),
+            "last trial 2.0 s · about 15 s left"
+        );
+        assert_eq!(trial_regions(5, 1_000), "5 of 1,000 regions");
+        assert_eq!(
+            trial_regions(1_000, 1_000),
+            "all 1,000 regions measured · consistency and errors…"
+        );
     }
 
     #[test]

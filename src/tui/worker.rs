@@ -4,17 +4,23 @@
 //! "Latest request wins" per kind of job: starting a job sets the cancel flag of the
 //! previous job of the same kind, and only messages of the latest job of each kind reach
 //! the app. Jobs that write to the ledger (export, discard) are never cancelled; the
-//! terminal loop waits for them before it exits.
+//! terminal loop waits for them, and for a draw, before it exits. Jobs that only
+//! compute (loading, previews, sweeps, searches) are cancelled and left to end on their
+//! own: quitting never waits for a census-scale load or trial.
+//!
+//! Trials report how long they take ([`TrialClock`], measured here where they run), so
+//! that the screens can say how long the last one took and how long the run has left.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::data::{Dataset, LevelId, LoadProgress};
+use crate::data::{Dataset, LevelId, LoadProgress, NodeId};
 use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
@@ -25,10 +31,17 @@ use crate::release::transaction::{
 };
 use crate::tradeoff::{self, AllocationPoint, Frontier, Priority, SweepProgress};
 
+use super::overview::Overview;
+use super::search::{self, Query};
+
+/// The message of a job that stopped because it was cancelled.
+pub const CANCELLED: &str = "cancelled";
+
 /// The kinds of job; one of each may be current.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JobKind {
     Load,
+    Search,
     Preview,
     Sweep,
     Frontier,
@@ -42,12 +55,24 @@ impl JobKind {
     pub fn cancellable(self) -> bool {
         !matches!(self, JobKind::Export | JobKind::Discard)
     }
+
+    /// Jobs that may write to the ledger, which the session waits for before it ends
+    /// (a draw records itself as pending, or as discarded when it is dropped).
+    pub fn records(self) -> bool {
+        matches!(self, JobKind::Draw | JobKind::Export | JobKind::Discard)
+    }
 }
 
 /// A job and everything it needs (shared read-only data behind `Arc`).
 pub enum Job {
-    Load {
-        dir: PathBuf,
+    /// Loads a dataset, then computes its [`Overview`].
+    Load { dir: PathBuf },
+    /// Finds the regions whose display id or name contains the query, in node order,
+    /// leaving out `skip` (the exact match, shown already).
+    Search {
+        dataset: Arc<Dataset>,
+        query: String,
+        skip: Option<NodeId>,
     },
     Preview {
         dataset: Arc<Dataset>,
@@ -76,21 +101,16 @@ pub enum Job {
         ledger: Ledger,
     },
     /// Approves the pending draw in the slot: export, then "written".
-    Export {
-        pending: PendingSlot,
-        out: PathBuf,
-    },
+    Export { pending: PendingSlot, out: PathBuf },
     /// Records the pending draw in the slot as discarded.
-    Discard {
-        pending: PendingSlot,
-        note: String,
-    },
+    Discard { pending: PendingSlot, note: String },
 }
 
 impl Job {
     pub fn kind(&self) -> JobKind {
         match self {
             Job::Load { .. } => JobKind::Load,
+            Job::Search { .. } => JobKind::Search,
             Job::Preview { .. } => JobKind::Preview,
             Job::Sweep { .. } => JobKind::Sweep,
             Job::Frontier { .. } => JobKind::Frontier,
@@ -127,17 +147,94 @@ pub struct ExportFailure {
     pub recorded: Option<Recorded>,
 }
 
+/// A dataset and its overview, ready to open.
+pub struct Opened {
+    pub dataset: Dataset,
+    pub overview: Overview,
+}
+
+/// Regions found by a search since its last message, and how far it has got.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Found {
+    pub regions: Vec<NodeId>,
+    pub scanned: usize,
+    pub total: usize,
+}
+
+/// How long the trials of a run take, measured where they run. A sweep's or a
+/// frontier's trials are counted over all its points.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrialClock {
+    pub started: Instant,
+    /// When the trial under way started (when the last one finished).
+    pub trial_started: Instant,
+    /// Trials finished.
+    pub done: usize,
+    /// Trials in the whole run.
+    pub total: usize,
+    /// How long the last finished trial took.
+    pub last: Option<Duration>,
+}
+
+impl TrialClock {
+    pub fn new(total: usize) -> TrialClock {
+        let now = Instant::now();
+        TrialClock {
+            started: now,
+            trial_started: now,
+            done: 0,
+            total,
+            last: None,
+        }
+    }
+
+    /// Notes that `done` trials are finished; `true` if that is news.
+    pub fn finished(&mut self, done: usize) -> bool {
+        if done <= self.done {
+            return false;
+        }
+        let now = Instant::now();
+        self.last = Some(now - self.trial_started);
+        self.trial_started = now;
+        self.done = done;
+        true
+    }
+
+    /// The finished trials' time.
+    pub fn finished_time(&self) -> Duration {
+        self.trial_started - self.started
+    }
+
+    /// The time left at `now`: the mean trial so far for each trial left, less the time
+    /// spent on the trial under way. `None` before the first trial has finished.
+    pub fn left(&self, now: Instant) -> Option<Duration> {
+        if self.done == 0 {
+            return None;
+        }
+        let mean = self.finished_time() / self.done as u32;
+        let rest = mean * (self.total.saturating_sub(self.done)) as u32;
+        Some(rest.saturating_sub(now.saturating_duration_since(self.trial_started)))
+    }
+}
+
 /// What a job reports.
 pub enum Update {
     LoadProgress(LoadProgress),
-    Loaded(Result<Box<Dataset>, String>),
-    PreviewProgress(PreviewProgress),
+    /// The files are read: the overview is being computed.
+    LoadSummarising,
+    Loaded(Result<Box<Opened>, String>),
+    SearchProgress(Found),
+    Searched(Found),
+    PreviewProgress(PreviewProgress, TrialClock),
     Previewed(Result<Box<PreviewReport>, String>),
-    SweepProgress(SweepProgress),
+    SweepProgress(SweepProgress, TrialClock),
     Swept(Result<Vec<AllocationPoint>, String>),
-    FrontierProgress(SweepProgress),
+    FrontierProgress(SweepProgress, TrialClock),
     Frontier(Result<Box<Frontier>, String>),
-    DrawProgress { done: usize, total: usize },
+    DrawProgress {
+        done: usize,
+        total: usize,
+    },
     Drawn(Result<Box<PendingDraw>, DrawFailure>),
     Exported(Result<Box<Approved>, ExportFailure>),
     Discarded(Result<Recorded, String>),
@@ -148,6 +245,7 @@ impl Update {
     pub fn failed(kind: JobKind, message: String) -> Update {
         match kind {
             JobKind::Load => Update::Loaded(Err(message)),
+            JobKind::Search => Update::Searched(Found::default()),
             JobKind::Preview => Update::Previewed(Err(message)),
             JobKind::Sweep => Update::Swept(Err(message)),
             JobKind::Frontier => Update::Frontier(Err(message)),
@@ -170,9 +268,11 @@ impl Update {
         !matches!(
             self,
             Update::LoadProgress(_)
-                | Update::PreviewProgress(_)
-                | Update::SweepProgress(_)
-                | Update::FrontierProgress(_)
+                | Update::LoadSummarising
+                | Update::SearchProgress(_)
+                | Update::PreviewProgress(..)
+                | Update::SweepProgress(..)
+                | Update::FrontierProgress(..)
                 | Update::DrawProgress { .. }
         )
     }
@@ -330,16 +430,19 @@ impl Worker {
         })
     }
 
-    /// Cancels what can be cancelled and waits for every job to end (ledger jobs finish
-    /// their work). Their messages are dropped.
+    /// Cancels what can be cancelled and waits for the jobs that may write to the
+    /// ledger (they finish their work); jobs that only compute are left to stop on
+    /// their own. Their messages are dropped.
     pub fn shutdown(&mut self) {
         for (kind, slot) in &self.current {
             if kind.cancellable() {
                 slot.cancel.store(true, Ordering::Relaxed);
             }
         }
-        for (_, (_, handle)) in self.running.drain() {
-            let _ = handle.join();
+        for (_, (kind, handle)) in self.running.drain() {
+            if kind.records() {
+                let _ = handle.join();
+            }
         }
         self.current.clear();
     }
@@ -368,27 +471,101 @@ impl Throttle {
     }
 }
 
+/// A [`TrialClock`] shared by the threads that report progress, with the time of the
+/// last message sent.
+struct Clocked {
+    inner: Mutex<(TrialClock, Option<Instant>)>,
+}
+
+impl Clocked {
+    fn new() -> Clocked {
+        Clocked {
+            inner: Mutex::new((TrialClock::new(0), None)),
+        }
+    }
+
+    /// Notes that `done` of `total` trials are finished and returns the clock when a
+    /// message is due (at most every [`PROGRESS_INTERVAL`], and whenever a trial has
+    /// finished).
+    fn tick(&self, done: usize, total: usize) -> Option<TrialClock> {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (clock, last) = &mut *inner;
+        clock.total = total;
+        let news = clock.finished(done);
+        if news || last.is_none_or(|t| t.elapsed() >= PROGRESS_INTERVAL) {
+            *last = Some(Instant::now());
+            Some(*clock)
+        } else {
+            None
+        }
+    }
+}
+
+/// Trials finished and trials in all in a sweep's or frontier's run, over its points.
+fn sweep_trials(p: &SweepProgress) -> (usize, usize) {
+    (
+        p.point * p.trial.trials + p.trial.trial,
+        p.points * p.trial.trials,
+    )
+}
+
 fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
     let throttle = Throttle::new();
     match job {
         Job::Load { dir } => {
-            let result = Dataset::load_with_progress(&dir, &mut |p: LoadProgress| {
+            let opened = load(&dir, cancel, &|p: LoadProgress| {
                 if throttle.due(p.bytes_read == p.bytes_total) {
                     send(Update::LoadProgress(p));
                 }
+            })
+            .and_then(|dataset| {
+                send(Update::LoadSummarising);
+                let overview =
+                    Overview::compute(&dataset, cancel).ok_or_else(|| CANCELLED.to_string())?;
+                Ok(Box::new(Opened { dataset, overview }))
             });
-            send(Update::Loaded(
-                result.map(Box::new).map_err(|e| e.to_string()),
-            ));
+            send(Update::Loaded(opened));
+        }
+        Job::Search {
+            dataset,
+            query,
+            skip,
+        } => {
+            let h = &dataset.hierarchy;
+            let query = Query::new(&query);
+            let total = h.len();
+            let mut found = Found {
+                total,
+                ..Found::default()
+            };
+            let mut from = 0u32;
+            while (from as usize) < total && !cancel.load(Ordering::Relaxed) {
+                let to = (from + search::CHUNK).min(total as u32);
+                let new = found.regions.len();
+                search::scan(h, &query, from..to, &mut found.regions);
+                if let Some(i) = found.regions[new..].iter().position(|&id| Some(id) == skip) {
+                    found.regions.remove(new + i);
+                }
+                found.scanned = to as usize;
+                from = to;
+                if (to as usize) < total && throttle.due(false) {
+                    send(Update::SearchProgress(Found {
+                        regions: std::mem::take(&mut found.regions),
+                        ..found
+                    }));
+                }
+            }
+            send(Update::Searched(found));
         }
         Job::Preview {
             dataset,
             plan,
             options,
         } => {
+            let clock = Clocked::new();
             let result = preview::preview(&dataset, &plan, &options, Some(cancel), &|p| {
-                if throttle.due(p.trial == p.trials) {
-                    send(Update::PreviewProgress(p));
+                if let Some(c) = clock.tick(p.trial, p.trials) {
+                    send(Update::PreviewProgress(p, c));
                 }
             });
             send(Update::Previewed(
@@ -402,6 +579,7 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             trials,
             seed,
         } => {
+            let clock = Clocked::new();
             let result = tradeoff::sweep_level(
                 &dataset,
                 &plan,
@@ -413,8 +591,9 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
                     cancel: Some(cancel),
                 },
                 &|p| {
-                    if throttle.due(false) {
-                        send(Update::SweepProgress(p));
+                    let (done, total) = sweep_trials(&p);
+                    if let Some(c) = clock.tick(done, total) {
+                        send(Update::SweepProgress(p, c));
                     }
                 },
             );
@@ -426,9 +605,11 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             trials,
             seed,
         } => {
+            let clock = Clocked::new();
             let result = frontier(&dataset, &plan, trials, seed, cancel, &|p| {
-                if throttle.due(false) {
-                    send(Update::FrontierProgress(p));
+                let (done, total) = sweep_trials(&p);
+                if let Some(c) = clock.tick(done, total) {
+                    send(Update::FrontierProgress(p, c));
                 }
             });
             send(Update::Frontier(result.map(Box::new)));
@@ -454,6 +635,35 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             };
             send(Update::Discarded(result));
         }
+    }
+}
+
+/// Raised inside the loader's progress callback to stop a cancelled load.
+struct LoadCancelled;
+
+/// Loads a dataset, stopping at the loader's next progress report once `cancel` is
+/// raised (at least every few megabytes read).
+///
+/// The loader takes no cancel flag, so the progress callback unwinds out of it with
+/// [`std::panic::resume_unwind`], which runs no panic hook (the terminal stays as it
+/// is) and drops what was read; the unwind is caught here. Any other panic goes on.
+fn load(
+    dir: &Path,
+    cancel: &AtomicBool,
+    progress: &dyn Fn(LoadProgress),
+) -> Result<Dataset, String> {
+    let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        Dataset::load_with_progress(dir, &mut |p: LoadProgress| {
+            if cancel.load(Ordering::Relaxed) {
+                std::panic::resume_unwind(Box::new(LoadCancelled));
+            }
+            progress(p);
+        })
+    }));
+    match run {
+        Ok(loaded) => loaded.map_err(|e| e.to_string()),
+        Err(payload) if payload.is::<LoadCancelled>() => Err(CANCELLED.to_string()),
+        Err(payload) => std::panic::resume_unwind(payload),
     }
 }
 
@@ -585,6 +795,30 @@ mod tests {
             .collect();
         assert_eq!(finals.len(), 1, "{finals:?}");
         assert!(finals[0].starts_with("/no/such/second"), "{finals:?}");
+    }
+
+    #[test]
+    fn a_cancelled_load_stops_at_its_next_progress_report() {
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households");
+        let reports = Mutex::new(0);
+        let count = |_: LoadProgress| *reports.lock().unwrap() += 1;
+        let stopped = load(&sample, &AtomicBool::new(true), &count);
+        assert_eq!(stopped.err().as_deref(), Some(CANCELLED));
+        assert_eq!(*reports.lock().unwrap(), 0);
+        assert!(load(&sample, &AtomicBool::new(false), &count).is_ok());
+        assert!(*reports.lock().unwrap() > 0);
+    }
+
+    #[test]
+    fn the_trial_clock_counts_finished_trials_once() {
+        let mut clock = TrialClock::new(4);
+        assert!(!clock.finished(0));
+        assert_eq!(clock.left(Instant::now()), None);
+        assert!(clock.finished(1) && clock.last.is_some());
+        assert!(!clock.finished(1));
+        let at = clock.trial_started;
+        let trial = clock.finished_time();
+        assert_eq!(clock.left(at), Some(trial * 3));
     }
 
     #[test]

@@ -330,29 +330,33 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         "omniscient*",
         theme::confidential(),
     )));
-    let rows: Vec<Row> = session
+    let texts: Vec<[String; 8]> = session
         .plan
         .levels()
         .iter()
         .zip(&session.figures)
         .zip(h.levels())
         .map(|((lp, f), level)| {
-            let mut cells = vec![
-                Cell::from(lp.name().to_string()),
-                Cell::from(int(h.level_len(level) as u64)),
-                Cell::from(lp.epsilon().to_string()),
-                Cell::from(format!("{:.1}%", f.share)),
-                Cell::from(lp.method().label()),
-                Cell::from(
-                    f.noise_samples
-                        .map_or_else(|| "nodes × (K+1)".to_string(), int),
-                ),
-                Cell::from(fmt_num(f.noise_sd)),
-                Cell::from(
-                    f.omniscient
-                        .map_or_else(|| "K unknown".to_string(), fmt_num),
-                ),
-            ];
+            [
+                lp.name().to_string(),
+                int(h.level_len(level) as u64),
+                lp.epsilon().to_string(),
+                format!("{:.1}%", f.share),
+                lp.method().label(),
+                f.noise_samples
+                    .map_or_else(|| "nodes × (K+1)".to_string(), int),
+                fmt_num(f.noise_sd),
+                f.omniscient
+                    .map_or_else(|| "K unknown".to_string(), fmt_num),
+            ]
+        })
+        .collect();
+    let rows: Vec<Row> = texts
+        .iter()
+        .zip(&session.figures)
+        .zip(h.levels())
+        .map(|((t, f), level)| {
+            let mut cells: Vec<Cell> = t.iter().map(|s| Cell::from(s.clone())).collect();
             if wide {
                 cells.insert(4, Cell::from(widgets::bar(f.share, 100.0, 8)));
             }
@@ -364,15 +368,17 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             }
         })
         .collect();
+    // As wide as the numbers: a level of 8 million regions costs 81 billion samples.
+    let col = |i: usize, min: u16| widgets::column(min, texts.iter().map(|t| t[i].as_str()));
     let mut widths = vec![
-        Constraint::Length(10),
-        Constraint::Length(5),
-        Constraint::Length(10),
-        Constraint::Length(6),
-        Constraint::Length(11),
-        Constraint::Length(13),
-        Constraint::Length(9),
-        Constraint::Length(11),
+        col(0, 10),
+        col(1, 5),
+        col(2, 10),
+        col(3, 6),
+        col(4, 11),
+        col(5, 13),
+        col(6, 9),
+        col(7, 11),
     ];
     if wide {
         widths.insert(4, Constraint::Length(8));

@@ -16,6 +16,7 @@ use crate::release::plan::MaxSize;
 
 use super::super::action::{Action, Context};
 use super::super::app::App;
+use super::super::overview::{GroupSpread, SPARKLINE_WIDTH};
 use super::super::session::Session;
 use super::super::theme;
 use super::super::widgets::{self, int};
@@ -33,18 +34,6 @@ pub fn update(app: &mut App, action: Action) {
         Action::Down => app.dataset.level = (app.dataset.level + 1).min(depth - 1),
         _ => {}
     }
-}
-
-/// Min, median and max of a level's `G`s (sorted largest first).
-pub fn spread(groups: &[u64]) -> (u64, u64, u64) {
-    if groups.is_empty() {
-        return (0, 0, 0);
-    }
-    (
-        groups[groups.len() - 1],
-        groups[groups.len() / 2],
-        groups[0],
-    )
 }
 
 /// What the plan's K means for this dataset (confidential: uses the largest true size).
@@ -139,6 +128,25 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     );
 }
 
+/// One row of the levels table as text: level, nodes, empty, G, its spread, entities,
+/// largest, sizes (the sparkline aside).
+fn level_texts(l: &LevelSummary, g: &GroupSpread) -> [String; 8] {
+    [
+        l.name.clone(),
+        int(l.nodes as u64),
+        int(l.empty_nodes as u64),
+        int(l.groups),
+        if g.min == g.max {
+            int(g.max)
+        } else {
+            format!("{} / {} / {}", int(g.min), int(g.median), int(g.max))
+        },
+        crate::inspect::thousands(l.entities),
+        l.max_size.map_or("-".into(), |m| int(u64::from(m))),
+        int(l.distinct_sizes as u64),
+    ]
+}
+
 fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let summary = &session.overview.summary;
     let wide = area.width >= 100;
@@ -160,31 +168,28 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     if !roomy {
         header.remove(2);
     }
-    let rows: Vec<Row> = summary
+    let texts: Vec<[String; 8]> = summary
         .levels
         .iter()
-        .zip(&session.overview.groups_by_level)
+        .zip(&session.overview.levels)
+        .map(|(l, facts)| level_texts(l, &facts.groups))
+        .collect();
+    let rows: Vec<Row> = texts
+        .iter()
+        .zip(&session.overview.levels)
         .enumerate()
-        .map(|(i, (l, g))| {
-            let (min, median, max) = spread(g);
-            let mut cells = vec![
-                Cell::from(l.name.clone()),
-                Cell::from(int(l.nodes as u64)),
-                Cell::from(int(l.empty_nodes as u64)),
-                Cell::from(int(l.groups)),
-                Cell::from(format!("{} / {} / {}", int(min), int(median), int(max))),
-            ];
+        .map(|(i, (t, facts))| {
+            let mut cells: Vec<Cell> = t[..5].iter().map(|s| Cell::from(s.clone())).collect();
             if wide {
-                cells.push(Cell::from(widgets::sparkline(g, 12)));
+                cells.push(Cell::from(widgets::sparkline(
+                    &facts.groups.columns,
+                    SPARKLINE_WIDTH,
+                )));
             }
             if !roomy {
                 cells.remove(2);
             }
-            cells.push(Cell::from(crate::inspect::thousands(l.entities)));
-            cells.push(Cell::from(
-                l.max_size.map_or("-".into(), |m| int(u64::from(m))),
-            ));
-            cells.push(Cell::from(int(l.distinct_sizes as u64)));
+            cells.extend(t[5..].iter().map(|s| Cell::from(s.clone())));
             let row = Row::new(cells);
             if i == app.dataset.level {
                 row.style(theme::selected())
@@ -193,21 +198,13 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             }
         })
         .collect();
-    let mut widths = vec![
-        Constraint::Length(10),
-        Constraint::Length(5),
-        Constraint::Length(5),
-        Constraint::Length(8),
-        Constraint::Length(25),
-    ];
+    // As wide as the numbers: 8 million regions need more room than 60.
+    let col = |i: usize, min: u16| widgets::column(min, texts.iter().map(|t| t[i].as_str()));
+    let mut widths = vec![col(0, 10), col(1, 5), col(2, 5), col(3, 8), col(4, 25)];
     if wide {
-        widths.push(Constraint::Length(12));
+        widths.push(Constraint::Length(SPARKLINE_WIDTH as u16));
     }
-    widths.extend([
-        Constraint::Length(10),
-        Constraint::Length(8),
-        Constraint::Length(6),
-    ]);
+    widths.extend([col(5, 10), col(6, 8), col(7, 6)]);
     if !roomy {
         widths.remove(2);
     }
@@ -230,28 +227,27 @@ fn render_largest(frame: &mut Frame, area: Rect, level: &LevelSummary) {
         Cell::from(Span::styled("largest*", theme::confidential())),
     ])
     .style(theme::heading());
-    let rows: Vec<Row> = level
+    let texts: Vec<[String; 5]> = level
         .largest
         .iter()
         .map(|n| {
-            Row::new(vec![
-                Cell::from(n.id.clone()),
-                Cell::from(n.name.clone().unwrap_or_default()),
-                Cell::from(int(n.groups)),
-                Cell::from(crate::inspect::thousands(n.entities)),
-                Cell::from(n.max_size.map_or("-".into(), |m| int(u64::from(m)))),
-            ])
+            [
+                n.id.clone(),
+                n.name.clone().unwrap_or_default(),
+                int(n.groups),
+                crate::inspect::thousands(n.entities),
+                n.max_size.map_or("-".into(), |m| int(u64::from(m))),
+            ]
         })
         .collect();
+    let rows: Vec<Row> = texts
+        .iter()
+        .map(|t| Row::new(t.iter().map(|s| Cell::from(s.clone()))))
+        .collect();
+    let col = |i: usize, min: u16| widgets::column(min, texts.iter().map(|t| t[i].as_str()));
     let table = Table::new(
         rows,
-        [
-            Constraint::Length(16),
-            Constraint::Length(22),
-            Constraint::Length(9),
-            Constraint::Length(10),
-            Constraint::Length(9),
-        ],
+        [col(0, 16), col(1, 22), col(2, 9), col(3, 10), col(4, 9)],
     )
     .header(header)
     .block(widgets::block(format!(
@@ -259,16 +255,4 @@ fn render_largest(frame: &mut Frame, area: Rect, level: &LevelSummary) {
         level.name
     )));
     frame.render_widget(table, area);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spread_reads_a_descending_list() {
-        assert_eq!(spread(&[9, 5, 4, 1]), (1, 4, 9));
-        assert_eq!(spread(&[7]), (7, 7, 7));
-        assert_eq!(spread(&[]), (0, 0, 0));
-    }
 }

@@ -8,15 +8,18 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use crate::data::{Hierarchy, NodeId};
+use crate::data::NodeId;
 use crate::histogram::Size;
 use crate::privacy::Diagnostic;
 
 use super::super::action::{Action, Context};
-use super::super::app::{App, InputPurpose};
+use super::super::app::{App, Command, InputPurpose};
+use super::super::search::Query;
 use super::super::session::Session;
 use super::super::theme;
+use super::super::tree::Tree;
 use super::super::widgets::{self, int};
+use super::super::worker::{Job, Update};
 
 /// The size windows that fewer/more sizes step through.
 pub const WINDOWS: [Size; 12] = [3, 5, 8, 10, 12, 15, 20, 25, 30, 40, 50, 100];
@@ -30,10 +33,8 @@ pub struct HierarchyState {
     pub log_scale: bool,
     /// Sizes up to this are shown one by one; larger ones are grouped into "N+".
     pub window: Size,
-    /// The last search and its matches.
-    pub query: Option<String>,
-    pub matches: Vec<NodeId>,
-    pub match_index: usize,
+    /// The last search, while it runs and after.
+    pub search: Option<Search>,
 }
 
 impl Default for HierarchyState {
@@ -43,25 +44,36 @@ impl Default for HierarchyState {
             selected: NodeId::ROOT,
             log_scale: false,
             window: 10,
-            query: None,
-            matches: Vec::new(),
-            match_index: 0,
+            search: None,
         }
     }
 }
 
-/// The regions shown, in tree order, with their depth.
-pub fn visible(h: &Hierarchy, expanded: &HashSet<NodeId>) -> Vec<NodeId> {
-    let mut out = Vec::new();
-    let mut stack = vec![NodeId::ROOT];
-    while let Some(id) = stack.pop() {
-        out.push(id);
-        if expanded.contains(&id) {
-            let children: Vec<NodeId> = h.node(id).children().collect();
-            stack.extend(children.into_iter().rev());
-        }
+/// A search and the regions it found: an exact id or code first, then, as the scan in
+/// the background finds them, every region whose id or name contains the text, in
+/// node order (level by level).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Search {
+    pub query: String,
+    pub matches: Vec<NodeId>,
+    /// The match shown, once there is one.
+    pub shown: Option<usize>,
+    /// Regions scanned so far, of all of them.
+    pub scanned: usize,
+    pub total: usize,
+    pub done: bool,
+}
+
+impl Search {
+    /// "2 of 12" (or "2 of 12 so far" while the scan runs).
+    fn position(&self) -> String {
+        let so_far = if self.done { "" } else { " so far" };
+        format!(
+            "{} of {}{so_far}",
+            self.shown.map_or(0, |i| i + 1),
+            int(self.matches.len() as u64)
+        )
     }
-    out
 }
 
 /// Selects a region and opens the branches above it.
@@ -76,69 +88,104 @@ pub fn select(app: &mut App, id: NodeId) {
     app.hierarchy.selected = id;
 }
 
-/// Regions matching a search: exact id or code first, then ids, codes and names that
-/// contain the text (case-insensitive), in tree order.
-pub fn find(h: &Hierarchy, query: &str) -> Vec<NodeId> {
-    let q = query.trim().to_lowercase();
-    if q.is_empty() {
-        return Vec::new();
-    }
-    let mut exact: Vec<NodeId> = h.find(query.trim()).into_iter().collect();
-    let mut id_text = String::new();
-    let contains = (0..h.len() as u32).map(NodeId).filter(|&id| {
-        id_text.clear();
-        h.push_display_id(id, &mut id_text);
-        id_text.to_lowercase().contains(&q)
-            || h.name(id).is_some_and(|m| m.to_lowercase().contains(&q))
-    });
-    for id in contains {
-        if !exact.contains(&id) {
-            exact.push(id);
-        }
-    }
-    exact
-}
-
-/// Runs a search and selects the first match.
+/// Starts a search: an exact display id or leaf code is selected at once, and the
+/// regions whose id, code or name contain the text are looked for in the background.
 pub fn search(app: &mut App, text: &str) -> Result<(), String> {
     let Some(session) = &app.session else {
         return Err("no dataset is open".into());
     };
-    let matches = find(&session.dataset.hierarchy, text);
-    let Some(&first) = matches.first() else {
-        return Err(format!(
-            "no region has an id, code or name containing {text:?}"
-        ));
-    };
-    let n = matches.len();
-    app.hierarchy.query = Some(text.to_string());
-    app.hierarchy.matches = matches;
-    app.hierarchy.match_index = 0;
-    select(app, first);
-    if n > 1 {
-        let next = app.keymap.key(Context::Hierarchy, Action::NextMatch);
-        app.info(format!("1 of {n} regions matching {text:?} ({next}: next)"));
+    let query = text.trim().to_string();
+    if Query::new(&query).is_empty() {
+        return Err("type part of a region's id, code or name".into());
+    }
+    let exact = session.dataset.hierarchy.find(&query);
+    app.outbox.push(Command::Start(Job::Search {
+        dataset: session.dataset.clone(),
+        query: query.clone(),
+        skip: exact,
+    }));
+    app.hierarchy.search = Some(Search {
+        query,
+        matches: exact.into_iter().collect(),
+        shown: exact.map(|_| 0),
+        scanned: 0,
+        total: session.dataset.hierarchy.len(),
+        done: false,
+    });
+    if let Some(id) = exact {
+        select(app, id);
     }
     Ok(())
 }
 
-/// The next match of the last search.
-pub fn next_match(app: &mut App) {
-    let state = &mut app.hierarchy;
-    if state.matches.is_empty() {
-        let search = app.keymap.key(Context::Hierarchy, Action::Search);
-        app.warn(format!("no search yet: press {search} to search"));
+/// Takes in what the background search found: the first match is shown as soon as it
+/// arrives; the end of the scan says how many there are.
+pub fn receive(app: &mut App, update: Update) {
+    let (found, done) = match update {
+        Update::SearchProgress(found) => (found, false),
+        Update::Searched(found) => (found, true),
+        _ => return,
+    };
+    let Some(search) = &mut app.hierarchy.search else {
+        return;
+    };
+    if search.done {
         return;
     }
-    state.match_index = (state.match_index + 1) % state.matches.len();
-    let (i, n, id) = (
-        state.match_index,
-        state.matches.len(),
-        state.matches[state.match_index],
+    search.matches.extend(found.regions);
+    search.scanned = found.scanned;
+    search.done = done;
+    let first = match search.shown {
+        None if !search.matches.is_empty() => {
+            search.shown = Some(0);
+            Some(search.matches[0])
+        }
+        _ => None,
+    };
+    let (query, n, position) = (
+        search.query.clone(),
+        search.matches.len(),
+        search.position(),
     );
-    let q = state.query.clone().unwrap_or_default();
+    if let Some(id) = first {
+        select(app, id);
+    }
+    if done {
+        if n == 0 {
+            app.warn(format!(
+                "no region has an id, code or name containing {query:?}"
+            ));
+        } else if n > 1 {
+            let next = app.keymap.key(Context::Hierarchy, Action::NextMatch);
+            app.info(format!(
+                "{position} regions matching {query:?} ({next}: next)"
+            ));
+        }
+    }
+}
+
+/// The next match of the last search (of those found so far while it runs).
+pub fn next_match(app: &mut App) {
+    let Some(search) = app
+        .hierarchy
+        .search
+        .as_mut()
+        .filter(|s| !s.matches.is_empty())
+    else {
+        match &app.hierarchy.search {
+            Some(s) if !s.done => app.info(format!("searching for {:?}…", s.query)),
+            _ => {
+                let search = app.keymap.key(Context::Hierarchy, Action::Search);
+                app.warn(format!("no match to go to: press {search} to search"));
+            }
+        }
+        return;
+    };
+    let i = search.shown.map_or(0, |i| (i + 1) % search.matches.len());
+    search.shown = Some(i);
+    let (id, query, position) = (search.matches[i], search.query.clone(), search.position());
     select(app, id);
-    app.info(format!("{} of {n} regions matching {q:?}", i + 1));
+    app.info(format!("{position} regions matching {query:?}"));
 }
 
 /// Steps the size window.
@@ -159,34 +206,40 @@ pub fn step_window(window: Size, more: bool) -> Size {
     }
 }
 
+/// Rows moved by page up and page down.
+const PAGE: isize = 10;
+
 pub fn update(app: &mut App, action: Action) {
     let Some(session) = &app.session else { return };
     let h = &session.dataset.hierarchy;
-    let rows = visible(h, &app.hierarchy.expanded);
-    let pos = rows
-        .iter()
-        .position(|&id| id == app.hierarchy.selected)
-        .unwrap_or(0);
-    let last = rows.len() - 1;
-    let node = h.node(app.hierarchy.selected);
+    let tree = Tree::new(h, &app.hierarchy.expanded);
+    let selected = app.hierarchy.selected;
+    let node = h.node(selected);
+    let moved = match action {
+        Action::Up => Some(tree.step(selected, -1)),
+        Action::Down => Some(tree.step(selected, 1)),
+        Action::PageUp => Some(tree.step(selected, -PAGE)),
+        Action::PageDown => Some(tree.step(selected, PAGE)),
+        Action::First => Some(NodeId::ROOT),
+        Action::Last => Some(tree.last()),
+        _ => None,
+    };
     let state = &mut app.hierarchy;
+    if let Some(id) = moved {
+        state.selected = id;
+        return;
+    }
     match action {
-        Action::Up => state.selected = rows[pos.saturating_sub(1)],
-        Action::Down => state.selected = rows[(pos + 1).min(last)],
-        Action::PageUp => state.selected = rows[pos.saturating_sub(10)],
-        Action::PageDown => state.selected = rows[(pos + 10).min(last)],
-        Action::First => state.selected = rows[0],
-        Action::Last => state.selected = rows[last],
         // Open: the guard closes it. Closed: open it.
-        Action::ToggleNode if !node.is_leaf() && !state.expanded.remove(&state.selected) => {
-            state.expanded.insert(state.selected);
+        Action::ToggleNode if !node.is_leaf() && !state.expanded.remove(&selected) => {
+            state.expanded.insert(selected);
         }
         // Already open: go down to the first child.
-        Action::Expand if !node.is_leaf() && !state.expanded.insert(state.selected) => {
+        Action::Expand if !node.is_leaf() && !state.expanded.insert(selected) => {
             state.selected = node.children().next().expect("not a leaf");
         }
         // Already closed: go up to the parent.
-        Action::Collapse if !state.expanded.remove(&state.selected) => {
+        Action::Collapse if !state.expanded.remove(&selected) => {
             if let Some(p) = node.parent {
                 state.selected = p;
             }
@@ -214,35 +267,28 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 
 fn render_tree(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let h = &session.dataset.hierarchy;
-    let rows = visible(h, &app.hierarchy.expanded);
-    let block = widgets::block(" Regions · G (public) ");
+    let mut block = widgets::block(" Regions · G (public) ");
+    if let Some(search) = &app.hierarchy.search {
+        block = block.title_bottom(search_title(search));
+    }
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let height = inner.height as usize;
-    let pos = rows
-        .iter()
-        .position(|&id| id == app.hierarchy.selected)
-        .unwrap_or(0);
-    let offset = pos
-        .saturating_sub(height / 2)
-        .min(rows.len().saturating_sub(height));
+    let tree = Tree::new(h, &app.hierarchy.expanded);
     let width = inner.width as usize;
-    let lines: Vec<Line> = rows
-        .iter()
-        .skip(offset)
-        .take(height)
-        .map(|&id| {
+    let lines: Vec<Line> = tree
+        .window(app.hierarchy.selected, inner.height as usize)
+        .into_iter()
+        .map(|id| {
             let node = h.node(id);
             let marker = if node.is_leaf() {
                 "·"
-            } else if app.hierarchy.expanded.contains(&id) {
+            } else if tree.is_open(id) {
                 "▾"
             } else {
                 "▸"
             };
             let g = int(session.dataset.groups(id));
             let indent = "  ".repeat(node.level.0);
-            let h = &session.dataset.hierarchy;
             let label = match h.name(id) {
                 Some(name) => format!("{indent}{marker} {} {name}", h.code(id)),
                 None => format!("{indent}{marker} {}", h.code(id)),
@@ -257,6 +303,24 @@ fn render_tree(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The search under the tree: its text, and the match shown of how many, or how far
+/// the scan has got.
+fn search_title(search: &Search) -> Line<'static> {
+    let query = widgets::fit(&search.query, 16);
+    let text = if search.done && search.matches.is_empty() {
+        format!(" /{query}: no match ")
+    } else if search.done {
+        format!(" /{query}: {} ", search.position())
+    } else {
+        format!(
+            " /{query}: searching… {} found, {}% ",
+            int(search.matches.len() as u64),
+            search.scanned * 100 / search.total.max(1)
+        )
+    };
+    Line::styled(text, theme::dim())
 }
 
 fn render_node(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
@@ -348,23 +412,6 @@ pub fn scale_note(log: bool, window: Size, tail: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::data::tests::tiny;
-
-    #[test]
-    fn the_tree_shows_expanded_branches_in_order() {
-        let d = tiny();
-        let h = &d.hierarchy;
-        let mut expanded = HashSet::from([NodeId::ROOT]);
-        let top = visible(h, &expanded);
-        assert_eq!(top[0], NodeId::ROOT);
-        assert_eq!(top.len(), 1 + h.node(NodeId::ROOT).children().len());
-        let first_child = top[1];
-        expanded.insert(first_child);
-        let more = visible(h, &expanded);
-        // The first child's children come right after it.
-        let grandchildren: Vec<NodeId> = h.node(first_child).children().collect();
-        assert_eq!(&more[2..2 + grandchildren.len()], grandchildren.as_slice());
-    }
 
     #[test]
     fn windows_step_within_the_list() {

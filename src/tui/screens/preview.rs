@@ -4,6 +4,8 @@
 //! Trials run in the background ([`crate::preview::preview`]); the screen stays usable
 //! and results from a plan that has changed since the run started are marked stale.
 
+use std::time::{Duration, Instant};
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
@@ -16,11 +18,11 @@ use crate::preview::{PreviewOptions, PreviewProgress, PreviewReport, fmt_num};
 use crate::privacy::Diagnostic;
 
 use super::super::action::{Action, Context};
-use super::super::app::{App, Command, DEFAULT_PREVIEW_SEED, InputPurpose};
+use super::super::app::{App, Command, DEFAULT_PREVIEW_SEED, InputPurpose, retire};
 use super::super::session::Session;
 use super::super::theme;
 use super::super::widgets::{self, stat};
-use super::super::worker::{Job, JobKind, Update};
+use super::super::worker::{Job, JobKind, TrialClock, Update};
 use super::hierarchy;
 
 /// The banner over every preview figure.
@@ -31,7 +33,7 @@ pub const BANNER: &str = "CONFIDENTIAL DIAGNOSTICS: errors measured against the 
 pub struct Running {
     /// The plan revision it runs.
     pub revision: u64,
-    pub progress: Option<PreviewProgress>,
+    pub progress: Option<(PreviewProgress, TrialClock)>,
 }
 
 /// A finished run.
@@ -40,6 +42,8 @@ pub struct PreviewResult {
     pub report: Box<PreviewReport>,
     pub revision: u64,
     pub seed: Option<u64>,
+    /// How long its trials took, all together.
+    pub took: Option<Duration>,
 }
 
 #[derive(Clone, Debug)]
@@ -154,9 +158,9 @@ pub fn update(app: &mut App, action: Action) {
 pub fn receive(app: &mut App, update: Update) {
     let state = &mut app.preview;
     match update {
-        Update::PreviewProgress(p) => {
+        Update::PreviewProgress(p, clock) => {
             if let Some(r) = &mut state.running {
-                r.progress = Some(p);
+                r.progress = Some((p, clock));
             }
         }
         Update::Previewed(result) => {
@@ -166,11 +170,14 @@ pub fn receive(app: &mut App, update: Update) {
             };
             match result {
                 Ok(report) => {
-                    state.result = Some(PreviewResult {
+                    let took = run.progress.map(|(_, clock)| clock.finished_time());
+                    // The last trial's histograms of every region: freed off the UI thread.
+                    retire(state.result.replace(PreviewResult {
                         report,
                         revision: run.revision,
                         seed: app.preview_seed,
-                    });
+                        took,
+                    }));
                 }
                 Err(e) if e == "cancelled" => app.info("preview cancelled"),
                 Err(e) => {
@@ -224,16 +231,17 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let state = &app.preview;
     if let Some(run) = &state.running {
         let (ratio, label) = match run.progress {
-            Some(p) => {
-                let done = p.trial as f64 + p.nodes_done as f64 / p.nodes.max(1) as f64;
+            Some((p, clock)) => {
+                let done = (p.trial as f64 + p.nodes_done as f64 / p.nodes.max(1) as f64)
+                    / p.trials.max(1) as f64;
                 (
-                    (done / p.trials.max(1) as f64).clamp(0.0, 1.0),
+                    done.clamp(0.0, 1.0),
                     format!(
-                        "trial {}/{} ({} of {} regions) · {} cancels",
+                        "trial {}/{} · {} · {} · {} cancels",
                         (p.trial + 1).min(p.trials),
                         p.trials,
-                        p.nodes_done,
-                        p.nodes,
+                        widgets::trial_regions(p.nodes_done, p.nodes),
+                        widgets::trial_timing(&clock, done, Instant::now()),
                         key(app, Action::Cancel)
                     ),
                 )
@@ -258,8 +266,13 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         spans.extend(widgets::field(
             " · shown:",
             format!(
-                "{} trial(s), {}, K = {}, consistent = {}",
+                "{} trial(s){}, {}, K = {}, consistent = {}",
                 r.report.trials,
+                r.took.map_or(String::new(), |t| format!(
+                    " in {} ({} each)",
+                    widgets::duration(t),
+                    widgets::duration(t / r.report.trials.max(1) as u32)
+                )),
                 r.seed
                     .map_or("OS randomness".into(), |s| format!("seed {s}")),
                 widgets::int(u64::from(r.report.max_size)),

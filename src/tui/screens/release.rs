@@ -7,6 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -24,7 +25,7 @@ use crate::release::plan::{MaxSize, ReleasePlan};
 use crate::release::run::Draw;
 
 use super::super::action::{Action, Context};
-use super::super::app::{App, Command, Confirm, InputPurpose, Overlay};
+use super::super::app::{App, Command, Confirm, InputPurpose, Overlay, retire};
 use super::super::session::Session;
 use super::super::theme;
 use super::super::widgets::{self, int};
@@ -79,6 +80,8 @@ pub struct ReleaseState {
     /// The level whose table is shown, and the first row.
     pub level: usize,
     pub scroll: usize,
+    /// When the draw under way started.
+    pub drawing_since: Option<Instant>,
 }
 
 impl ReleaseState {
@@ -188,8 +191,11 @@ fn draw(app: &mut App) {
         progress: None,
         cancelled: false,
     });
+    app.release.drawing_since = Some(Instant::now());
     app.release.error = None;
-    app.release.drawn = None;
+    // Decided (an undecided draw is never replaced): its tables may hold millions of
+    // regions, freed off the UI thread.
+    retire(app.release.drawn.take());
 }
 
 /// Exports the undecided draw to `text` (an error keeps the field open).
@@ -389,7 +395,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     render_status(frame, status, app);
     if let (Some(drawn), Some(lines)) = (&app.release.drawn, check_lines_or_none) {
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), checks_area);
-        render_table(frame, table, app, drawn);
+        render_table(frame, table, app, session, drawn);
     }
 }
 
@@ -473,11 +479,15 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 fn render_status(frame: &mut Frame, area: Rect, app: &App) {
     let state = &app.release;
     if let Some(Busy::Drawing { progress, .. }) = &state.busy {
+        let elapsed = state.drawing_since.map_or(String::new(), |t| {
+            format!(" · {}", widgets::duration(t.elapsed()))
+        });
         let (ratio, label) = match progress {
             Some((done, total)) => (
                 *done as f64 / (*total).max(1) as f64,
                 format!(
-                    "drawing with OS randomness: {done} of {total} regions measured · {} cancels",
+                    "drawing with OS randomness: {}{elapsed} · {} cancels",
+                    widgets::trial_regions(*done, *total),
                     key(app, Action::Cancel)
                 ),
             ),
@@ -555,11 +565,23 @@ pub fn wide_cells(h: crate::histogram::HistRef<'_>) -> [u64; 8] {
     cells
 }
 
-fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) {
+/// The `i`-th region of a level in the order of display ids (the order of the exported
+/// tables), without sorting the level: node order is that order but for rare codes
+/// ([`crate::tui::overview::LevelFacts::display_order`]).
+fn nth_by_display_id(session: &Session, level: LevelId, i: usize) -> Option<NodeId> {
+    match &session.overview.levels[level.0].display_order {
+        Some(order) => order.get(i).copied(),
+        None => {
+            let range = session.dataset.hierarchy.level_range(level);
+            (i < range.len()).then(|| NodeId(range.start + i as u32))
+        }
+    }
+}
+
+fn render_table(frame: &mut Frame, area: Rect, app: &App, session: &Session, drawn: &DrawnRelease) {
     let h = &drawn.dataset.hierarchy;
     let level = LevelId(app.release.level.min(h.depth() - 1));
-    let mut ids: Vec<NodeId> = h.level_nodes(level).collect();
-    ids.sort_by(|&a, &b| h.cmp_display_ids(a, b));
+    let regions = h.level_len(level);
     let block = widgets::block(format!(
         " Public output: released counts of level {} by group size ({}{} level, {}{} scroll) ",
         h.level_name(level),
@@ -573,7 +595,7 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) 
     let first = app
         .release
         .scroll
-        .min(ids.len().saturating_sub(visible.max(1)));
+        .min(regions.saturating_sub(visible.max(1)));
     let with_names = inner.width >= 96;
     let mut header = vec![Cell::from("region")];
     if with_names {
@@ -582,11 +604,9 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, drawn: &DrawnRelease) 
     header.push(Cell::from(format!("{:>8}", "groups")));
     header.extend((0..7).map(|s| Cell::from(format!("{s:>7}"))));
     header.push(Cell::from(format!("{:>7}", "7+")));
-    let rows: Vec<Row> = ids
-        .iter()
-        .skip(first)
-        .take(visible)
-        .map(|&id| {
+    let rows: Vec<Row> = (first..regions.min(first + visible))
+        .filter_map(|i| nth_by_display_id(session, level, i))
+        .map(|id| {
             let hist = drawn.draw.histograms().hist(id.index());
             let mut cells = vec![Cell::from(h.display_id(id))];
             if with_names {

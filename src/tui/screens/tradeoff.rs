@@ -7,6 +7,8 @@
 //!   the bottom-up baseline, and the recommended allocation
 //!   ([`crate::tradeoff::frontier`], [`crate::tradeoff::recommend`] with equal weights).
 
+use std::time::Instant;
+
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
@@ -24,7 +26,7 @@ use super::super::app::{App, Command, InputPurpose};
 use super::super::session::Session;
 use super::super::theme;
 use super::super::widgets::{self, stat};
-use super::super::worker::{Job, JobKind, Update};
+use super::super::worker::{Job, JobKind, TrialClock, Update};
 use super::preview::{BANNER, toggle_seed};
 
 /// Which chart is shown.
@@ -40,7 +42,7 @@ pub struct Running {
     pub revision: u64,
     /// The level swept (for a sweep).
     pub level: usize,
-    pub progress: Option<SweepProgress>,
+    pub progress: Option<(SweepProgress, TrialClock)>,
 }
 
 #[derive(Clone, Debug)]
@@ -208,14 +210,14 @@ pub fn receive(app: &mut App, update: Update) {
         }
     };
     match update {
-        Update::SweepProgress(p) => {
+        Update::SweepProgress(p, clock) => {
             if let Some(r) = &mut state.sweep_run {
-                r.progress = Some(p);
+                r.progress = Some((p, clock));
             }
         }
-        Update::FrontierProgress(p) => {
+        Update::FrontierProgress(p, clock) => {
             if let Some(r) = &mut state.frontier_run {
-                r.progress = Some(p);
+                r.progress = Some((p, clock));
             }
         }
         Update::Swept(result) => {
@@ -338,18 +340,21 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     };
     if let Some(run) = run {
         let (ratio, label) = match run.progress {
-            Some(p) => {
+            Some((p, clock)) => {
                 let t = p.trial;
                 let within = (t.trial as f64 + t.nodes_done as f64 / t.nodes.max(1) as f64)
                     / t.trials.max(1) as f64;
+                let done = (p.point as f64 + within) / p.points.max(1) as f64;
                 (
-                    ((p.point as f64 + within) / p.points.max(1) as f64).clamp(0.0, 1.0),
+                    done.clamp(0.0, 1.0),
                     format!(
-                        "{what}: point {}/{}, trial {}/{} · {} cancels",
+                        "{what}: point {}/{}, trial {}/{} · {} · {} · {} cancels",
                         p.point + 1,
                         p.points,
                         (t.trial + 1).min(t.trials),
                         t.trials,
+                        widgets::trial_regions(t.nodes_done, t.nodes),
+                        widgets::trial_timing(&clock, done, Instant::now()),
                         key(app, Action::Cancel)
                     ),
                 )
