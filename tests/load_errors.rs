@@ -903,3 +903,35 @@ mod no_panic {
         }
     }
 }
+
+#[test]
+fn a_cancelled_load_stops_at_the_next_report() {
+    // Cancelled after the first progress report: nothing more is read and the error
+    // says so (the TUI's esc while a dataset loads).
+    let mut rows = String::from("group_id,region,size\n");
+    for i in 0..400_000 {
+        rows.push_str(&format!("g{i},A,{}\n", 1 + i % 7));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("hierarchy.csv"), "nation,state\nN,A\n").unwrap();
+    fs::write(dir.path().join("groups.csv"), rows).unwrap();
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let mut reports = Vec::new();
+    let err = Dataset::load_cancellable(dir.path(), &cancel, &mut |p: LoadProgress| {
+        reports.push(p);
+        cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err.kind, coco::data::LoadErrorKind::Cancelled),
+        "{err}"
+    );
+    assert!(err.to_string().ends_with("loading was cancelled"), "{err}");
+    assert!(
+        reports.iter().all(|p| p.bytes_read < p.bytes_total),
+        "{reports:?}"
+    );
+    // Not cancelled: the same files load.
+    let fresh = std::sync::atomic::AtomicBool::new(false);
+    assert!(Dataset::load_cancellable(dir.path(), &fresh, &mut |_| {}).is_ok());
+}

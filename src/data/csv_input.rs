@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use csv::ByteRecord;
@@ -30,19 +31,24 @@ struct Hashing<'p> {
     bytes: u64,
     total: u64,
     reported: u64,
-    progress: &'p mut dyn FnMut(LoadProgress),
+    progress: &'p mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
     /// Bytes read while looking for a byte-order mark, not yet handed on.
     pending: Vec<u8>,
 }
 
 impl Hashing<'_> {
-    fn report(&mut self) {
+    /// Reports progress; an error when the callback asks to stop (a cancelled load).
+    fn report(&mut self) -> io::Result<()> {
         self.reported = self.bytes;
-        (self.progress)(LoadProgress {
+        let flow = (self.progress)(LoadProgress {
             file: self.name.to_string(),
             bytes_read: self.bytes,
             bytes_total: self.total.max(self.bytes),
         });
+        match flow {
+            ControlFlow::Continue(()) => Ok(()),
+            ControlFlow::Break(()) => Err(io::Error::other("loading was cancelled")),
+        }
     }
 
     fn read_raw(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -50,7 +56,7 @@ impl Hashing<'_> {
         self.sha.update(&buf[..n]);
         self.bytes += n as u64;
         if self.bytes - self.reported >= PROGRESS_STEP {
-            self.report();
+            self.report()?;
         }
         Ok(n)
     }
@@ -103,7 +109,7 @@ impl<'p> CsvFile<'p> {
         dir: &Path,
         name: &'static str,
         expected: &str,
-        progress: &'p mut dyn FnMut(LoadProgress),
+        progress: &'p mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
     ) -> Result<Self, LoadError> {
         let path = dir.join(name);
         let io_err = |source| LoadError::in_file(&path, LoadErrorKind::Io { source });
@@ -119,7 +125,7 @@ impl<'p> CsvFile<'p> {
             progress,
             pending: Vec::new(),
         };
-        hashing.report();
+        hashing.report().map_err(io_err)?;
         let nonempty = hashing.skip_bom().map_err(io_err)?;
         if !nonempty {
             return Err(LoadError::in_file(
@@ -350,7 +356,9 @@ impl<'p> CsvFile<'p> {
         let mut hashing = self.reader.into_inner();
         io::copy(&mut hashing, &mut io::sink())
             .map_err(|source| LoadError::in_file(&path, LoadErrorKind::Io { source }))?;
-        hashing.report();
+        hashing
+            .report()
+            .map_err(|source| LoadError::in_file(&path, LoadErrorKind::Io { source }))?;
         Ok(InputFile {
             path: self.name.to_string(),
             sha256: hex(&hashing.sha.finalize()),

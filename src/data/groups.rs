@@ -12,6 +12,7 @@
 //! before them.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use rayon::slice::ParallelSliceMut;
@@ -175,7 +176,7 @@ const GROUPS_HEADER: &str = "naming the columns group_id,region,size";
 pub(crate) fn read_group_sizes(
     dir: &Path,
     hierarchy: &Hierarchy,
-    progress: &mut dyn FnMut(LoadProgress),
+    progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<LeafHistograms, LoadError> {
     let mut f = CsvFile::open(dir, "groups.csv", GROUPS_HEADER, progress)?;
     let sizeless = f.header().len() == 2
@@ -209,7 +210,7 @@ pub(crate) fn read_group_sizes(
 pub(crate) fn read_entities(
     dir: &Path,
     hierarchy: &Hierarchy,
-    progress: &mut dyn FnMut(LoadProgress),
+    progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<LeafHistograms, LoadError> {
     let mut f = CsvFile::open(
         dir,
@@ -310,7 +311,7 @@ pub(crate) fn read_entities(
 pub(crate) fn read_histograms(
     dir: &Path,
     hierarchy: &Hierarchy,
-    progress: &mut dyn FnMut(LoadProgress),
+    progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<LeafHistograms, LoadError> {
     let mut f = CsvFile::open(
         dir,

@@ -99,7 +99,7 @@ impl IdHashes {
         if suspects.is_empty() {
             return Ok(None);
         }
-        let mut quiet = |_: LoadProgress| {};
+        let mut quiet = |_: LoadProgress| std::ops::ControlFlow::Continue(());
         let mut f = CsvFile::open(dir, name, "", &mut quiet)?;
         let mut seen: HashMap<Vec<u8>, u64> = HashMap::new();
         while f.next_row()? {
@@ -178,7 +178,7 @@ impl GroupIndex {
         if shared.is_empty() {
             return Ok(None);
         }
-        let mut quiet = |_: LoadProgress| {};
+        let mut quiet = |_: LoadProgress| std::ops::ControlFlow::Continue(());
         let mut f = CsvFile::open(dir, name, "", &mut quiet)?;
         let mut lines: HashMap<Box<[u8]>, u64> = HashMap::new();
         let mut number: u32 = 0;

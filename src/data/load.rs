@@ -33,6 +33,7 @@
 //! collision never produces a false error.
 
 use std::io;
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -118,6 +119,8 @@ const FORMS: &str = "groups.csv (group_id,region,size), groups.csv (group_id,reg
 /// and what was expected; values from the files are quoted and cut to 40 characters.
 #[derive(Debug, Error)]
 pub enum LoadErrorKind {
+    #[error("loading was cancelled")]
+    Cancelled,
     #[error(
         "not a directory: expected a dataset directory holding hierarchy.csv and a groups file"
     )]
@@ -275,9 +278,27 @@ fn fields(n: usize) -> &'static str {
     if n == 1 { "field" } else { "fields" }
 }
 
+/// Loads `dir`, reporting progress; when `progress` answers `Break`, reading stops at
+/// once and the load fails with [`LoadErrorKind::Cancelled`].
 pub(crate) fn load(
     dir: &Path,
-    progress: &mut dyn FnMut(LoadProgress),
+    progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
+) -> Result<Dataset, LoadError> {
+    let mut stopped = false;
+    let result = load_reporting(dir, &mut |p| {
+        let flow = progress(p);
+        stopped |= flow.is_break();
+        flow
+    });
+    match result {
+        Err(_) if stopped => Err(LoadError::in_file(dir, LoadErrorKind::Cancelled)),
+        other => other,
+    }
+}
+
+fn load_reporting(
+    dir: &Path,
+    progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<Dataset, LoadError> {
     let files = Present::find(dir)?;
     let form = files.form(dir)?;
@@ -380,7 +401,7 @@ impl Present {
 /// Reads `hierarchy.csv`: level names in the header, one leaf path per row.
 fn read_hierarchy(
     dir: &Path,
-    progress: &mut dyn FnMut(LoadProgress),
+    progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<(Hierarchy, super::InputFile), LoadError> {
     let mut f = CsvFile::open(
         dir,

@@ -102,7 +102,7 @@ pub struct Dataset {
 impl Dataset {
     /// Loads and validates the dataset in `dir`.
     pub fn load(dir: &Path) -> Result<Dataset, LoadError> {
-        load::load(dir, &mut |_| {})
+        load::load(dir, &mut |_| std::ops::ControlFlow::Continue(()))
     }
 
     /// Loads with progress reports (for the TUI).
@@ -110,7 +110,27 @@ impl Dataset {
         dir: &Path,
         progress: &mut dyn FnMut(LoadProgress),
     ) -> Result<Dataset, LoadError> {
-        load::load(dir, progress)
+        load::load(dir, &mut |p| {
+            progress(p);
+            std::ops::ControlFlow::Continue(())
+        })
+    }
+
+    /// Loads with progress reports, stopping within a few megabytes read once `cancel`
+    /// is raised ([`LoadErrorKind::Cancelled`]); what
+    /// was read is dropped.
+    pub fn load_cancellable(
+        dir: &Path,
+        cancel: &std::sync::atomic::AtomicBool,
+        progress: &mut dyn FnMut(LoadProgress),
+    ) -> Result<Dataset, LoadError> {
+        load::load(dir, &mut |p| {
+            if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                return std::ops::ControlFlow::Break(());
+            }
+            progress(p);
+            std::ops::ControlFlow::Continue(())
+        })
     }
 
     /// Builds a dataset from the hierarchy and one histogram per leaf (in the order of

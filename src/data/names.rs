@@ -6,6 +6,7 @@
 //! leaf code counts as twice); names are trimmed and may not be empty.
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use super::csv_input::{CsvFile, shown, shown_name};
@@ -16,7 +17,7 @@ use super::{Hierarchy, InputFile, NodeId};
 pub(crate) fn apply(
     dir: &Path,
     hierarchy: &mut Hierarchy,
-    progress: &mut dyn FnMut(LoadProgress),
+    progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<InputFile, LoadError> {
     let mut f = CsvFile::open(dir, "names.csv", "naming the columns region,name", progress)?;
     let [region_col, name_col] = f.columns(["region", "name"], "")?;

@@ -12,7 +12,6 @@
 //! that the screens can say how long the last one took and how long the run has left.
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
@@ -20,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::data::{Dataset, LevelId, LoadProgress, NodeId};
+use crate::data::{Dataset, LevelId, LoadErrorKind, LoadProgress, NodeId};
 use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
@@ -638,32 +637,16 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
     }
 }
 
-/// Raised inside the loader's progress callback to stop a cancelled load.
-struct LoadCancelled;
-
-/// Loads a dataset, stopping at the loader's next progress report once `cancel` is
-/// raised (at least every few megabytes read).
-///
-/// The loader takes no cancel flag, so the progress callback unwinds out of it with
-/// [`std::panic::resume_unwind`], which runs no panic hook (the terminal stays as it
-/// is) and drops what was read; the unwind is caught here. Any other panic goes on.
+/// Loads a dataset, stopping within a few megabytes read once `cancel` is raised.
 fn load(
     dir: &Path,
     cancel: &AtomicBool,
     progress: &dyn Fn(LoadProgress),
 ) -> Result<Dataset, String> {
-    let run = std::panic::catch_unwind(AssertUnwindSafe(|| {
-        Dataset::load_with_progress(dir, &mut |p: LoadProgress| {
-            if cancel.load(Ordering::Relaxed) {
-                std::panic::resume_unwind(Box::new(LoadCancelled));
-            }
-            progress(p);
-        })
-    }));
-    match run {
-        Ok(loaded) => loaded.map_err(|e| e.to_string()),
-        Err(payload) if payload.is::<LoadCancelled>() => Err(CANCELLED.to_string()),
-        Err(payload) => std::panic::resume_unwind(payload),
+    match Dataset::load_cancellable(dir, cancel, &mut |p| progress(p)) {
+        Ok(d) => Ok(d),
+        Err(e) if matches!(e.kind, LoadErrorKind::Cancelled) => Err(CANCELLED.to_string()),
+        Err(e) => Err(e.to_string()),
     }
 }
 
