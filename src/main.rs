@@ -168,9 +168,12 @@ struct PlanArgs {
     /// Custom allocation: one ε per level, root first (e.g. 0.1,0.2,1/3); replaces --total.
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["total", "ratio"])]
     budgets: Option<Vec<String>>,
-    /// Method at every level.
-    #[arg(long, value_enum, default_value_t = MethodArg::Hc)]
-    method: MethodArg,
+    /// Method at every level. Without it (and without --tail), each level gets the
+    /// method coco chooses from public figures only (the hierarchy, each region's G and
+    /// K): hc with a tail listing at least 1% of the largest region's groups; the plan's
+    /// comments and the table say why.
+    #[arg(long, value_enum)]
+    method: Option<MethodArg>,
     /// With hc: measure sizes above N as the sorted sizes of the largest groups, at no
     /// extra ε (for a few large groups, e.g. group quarters among households).
     #[arg(long, value_name = "N")]
@@ -323,19 +326,21 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         AllocationArg::Geometric => {
             let ratio = match ratio {
                 Some(r) => Epsilon::parse(&r).context("--ratio")?,
-                None => default_ratio(&dataset),
+                None => coco::release::defaults::geometric_ratio(&dataset.hierarchy),
             };
             Allocation::Geometric { ratio }
         }
     };
+    // None: each level's method from public figures (release::defaults).
     let method = match (method, tail) {
-        (MethodArg::Hc, None) => Method::Hc,
-        (MethodArg::Hg, None) => Method::Hg,
-        (MethodArg::Hc, Some(above)) => Method::HcTail(coco::estimate::Tail {
+        (None, None) => None,
+        (Some(MethodArg::Hc), None) => Some(Method::Hc),
+        (Some(MethodArg::Hg), None) => Some(Method::Hg),
+        (None | Some(MethodArg::Hc), Some(above)) => Some(Method::HcTail(coco::estimate::Tail {
             above,
             groups: tail_groups,
-        }),
-        (MethodArg::Hg, Some(_)) => {
+        })),
+        (Some(MethodArg::Hg), Some(_)) => {
             bail!("--tail goes with --method hc (it extends the cumulative histogram)")
         }
     };
@@ -353,7 +358,17 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         None => MaxSize::Fixed(max_size),
     };
     // The plan model checks every rule; the CLI only says which flag broke it.
-    let plan = ReleasePlan::with_budgets(h, budgets, method, max_size).map_err(|e| {
+    let made = match method {
+        Some(method) => ReleasePlan::with_budgets(h, budgets, method, max_size).map(|p| (p, None)),
+        None => {
+            coco::release::defaults::public_default(h, |id| dataset.groups(id), &total, max_size)
+                .and_then(|mut d| {
+                    d.plan.set_budgets(budgets)?;
+                    Ok((d.plan.clone(), Some(d)))
+                })
+        }
+    };
+    let (plan, defaults) = made.map_err(|e| {
         use coco::release::plan::PlanRuleError as R;
         match e {
             R::TailNotBelowK { above, k, .. } => {
@@ -378,7 +393,14 @@ fn plan_command(args: PlanArgs) -> Result<()> {
             e => anyhow!("{e}"),
         }
     })?;
-    let text = plan.to_toml();
+    let text = match &defaults {
+        Some(d) => coco::release::defaults::PublicDefault {
+            plan: plan.clone(),
+            levels: d.levels.clone(),
+        }
+        .to_toml(),
+        None => plan.to_toml(),
+    };
     match &out {
         Some(path) => std::fs::write(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,
@@ -391,11 +413,11 @@ fn plan_command(args: PlanArgs) -> Result<()> {
     };
     let samples = plan.noise_samples(h, |id| dataset.groups(id), k_for_cost);
     let plan_total = plan.total_epsilon().expect("levels");
-    eprintln!("\nlevel          nodes        ε    share  method       noise samples");
+    eprintln!("\nlevel          nodes        ε    share  method           noise samples");
     for ((l, level), s) in plan.levels().iter().zip(h.levels()).zip(samples) {
         let share = l.epsilon().to_f64() / plan_total.to_f64() * 100.0;
         eprintln!(
-            "{:<12} {:>7} {:>8} {:>7.1}%  {:<10} {:>15}",
+            "{:<12} {:>7} {:>8} {:>7.1}%  {:<14} {:>15}",
             l.name(),
             h.level_len(level),
             l.epsilon().to_string(),
@@ -403,6 +425,12 @@ fn plan_command(args: PlanArgs) -> Result<()> {
             l.method().label(),
             preview::fmt_num(s as f64)
         );
+    }
+    if let Some(d) = &defaults {
+        eprintln!("\nwhy (public figures only: the hierarchy, each region's G and K):");
+        for (l, why) in plan.levels().iter().zip(&d.levels) {
+            eprintln!("  {:<12} {}", l.name(), why.reason);
+        }
     }
     eprintln!(
         "total ε = {plan_total}{}",
@@ -412,15 +440,6 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         }
     );
     Ok(())
-}
-
-/// Qardaji et al.'s geometric ratio: the cube root of the mean branching factor.
-fn default_ratio(dataset: &Dataset) -> Epsilon {
-    let h = &dataset.hierarchy;
-    let internal = h.nodes().iter().filter(|n| !n.is_leaf()).count().max(1);
-    let branching = (h.len() - 1) as f64 / internal as f64;
-    let r = branching.max(1.0).cbrt();
-    Epsilon::parse(&format!("{r:.2}")).unwrap_or_else(|_| Epsilon::from_ratio(1, 1).expect("1"))
 }
 
 fn preview_command(

@@ -21,10 +21,20 @@ fn copy_sample(dir: &Path) -> PathBuf {
     dir.to_path_buf()
 }
 
+/// A plan with `hc` at every level (whose memory grows with K, as one test needs).
 fn plan(tmp: &Path, data: &Path, budgets: &str, home: &Path) -> PathBuf {
     let path = tmp.join(format!("plan-{}.toml", budgets.replace(['/', ','], "_")));
     let o = coco(
-        &["plan", &s(data), "--budgets", budgets, "--out", &s(&path)],
+        &[
+            "plan",
+            &s(data),
+            "--budgets",
+            budgets,
+            "--method",
+            "hc",
+            "--out",
+            &s(&path),
+        ],
         home,
     );
     assert!(o.status.success(), "{}", text(&o));

@@ -735,11 +735,28 @@ fn feature_name(i: usize, k: Size) -> String {
     format!("{} {op} {} {}", RELEASE_NODES[p], RELEASE_NODES[q], own(j))
 }
 
-/// A two-level plan with `K` fixed, the given budgets, method and consistency step.
+/// A release scenario: the consistency step and the root's and the leaves' methods.
+type ReleaseCase = (Consistency, Method, Method);
+
+/// How a scenario reads in a message: "wls and hc" or "wls and hg, then hc+tail>2".
+fn case_label((consistency, root, leaves): ReleaseCase) -> String {
+    if root == leaves {
+        format!("{} and {}", consistency.name(), root.label())
+    } else {
+        format!(
+            "{} and {}, then {}",
+            consistency.name(),
+            root.label(),
+            leaves.label()
+        )
+    }
+}
+
+/// A two-level plan with `K` fixed, the given budgets, methods and consistency step.
 fn release_plan(
     dataset: &Dataset,
     budgets: [&str; 2],
-    (consistency, method): (Consistency, Method),
+    (consistency, method, leaves): ReleaseCase,
 ) -> ReleasePlan {
     let mut plan = ReleasePlan::with_budgets(
         &dataset.hierarchy,
@@ -748,6 +765,7 @@ fn release_plan(
         MaxSize::Fixed(RELEASE_K),
     )
     .unwrap();
+    plan.set_method(coco::data::LevelId(1), leaves).unwrap();
     plan.set_consistency(consistency);
     plan.validate(&dataset.hierarchy, Path::new("audit plan"))
         .unwrap();
@@ -853,16 +871,17 @@ const RELEASE_BUDGETS: [&str; 2] = ["1/10", "9/10"];
 /// The tail case measures sizes above 2 as a tail. With `K = 3` every tail value lies
 /// within the estimator's significance margin of `L`, so the release is driven by the
 /// head, where the growing group is; the tail's own sensitivity is audited per node.
-const RELEASE_CASES: [(Consistency, Method); 3] = [
-    (Consistency::TopDown, Method::Hc),
-    (Consistency::Wls, Method::Hc),
-    (
-        Consistency::Wls,
-        Method::HcTail(Tail {
-            above: 2,
-            groups: 3,
-        }),
-    ),
+/// The mixed case runs `wls` over a tail at the root and `hg` at the leaves (the block
+/// scale's kind of plan).
+const RELEASE_TAIL: Method = Method::HcTail(Tail {
+    above: 2,
+    groups: 3,
+});
+const RELEASE_CASES: [ReleaseCase; 4] = [
+    (Consistency::TopDown, Method::Hc, Method::Hc),
+    (Consistency::Wls, Method::Hc, Method::Hc),
+    (Consistency::Wls, RELEASE_TAIL, RELEASE_TAIL),
+    (Consistency::Wls, RELEASE_TAIL, Method::Hg),
 ];
 
 #[test]
@@ -872,7 +891,7 @@ fn whole_releases_stay_within_epsilon() {
         let plan = release_plan(&d, RELEASE_BUDGETS, case);
         let outcomes = audit_release(&plan, 1, 4000 + 10 * i as u64);
         assert_private(
-            &format!("release with {} and {}", case.0.name(), case.1.label()),
+            &format!("release with {}", case_label(case)),
             &plan.total_epsilon().unwrap(),
             &outcomes,
         );
@@ -889,9 +908,8 @@ fn audit_catches_a_release_with_noise_of_half_the_scale() {
         let outcomes = audit_release(&broken, 1, 5000 + 10 * i as u64);
         assert_caught(
             &format!(
-                "release with {} and {} and noise of half the scale",
-                case.0.name(),
-                case.1.label()
+                "release with {} and noise of half the scale",
+                case_label(case)
             ),
             &claimed.total_epsilon().unwrap(),
             &outcomes,
@@ -905,7 +923,11 @@ const RELEASE_K_EPSILON: &str = "1/2";
 
 /// A plan whose `K` is estimated privately, the levels as in [`RELEASE_BUDGETS`].
 fn release_plan_private_k(dataset: &Dataset) -> ReleasePlan {
-    let mut plan = release_plan(dataset, RELEASE_BUDGETS, (Consistency::Wls, Method::Hc));
+    let mut plan = release_plan(
+        dataset,
+        RELEASE_BUDGETS,
+        (Consistency::Wls, Method::Hc, Method::Hc),
+    );
     plan.set_max_size(MaxSize::Estimate {
         epsilon: eps(RELEASE_K_EPSILON),
     })
@@ -992,7 +1014,7 @@ fn audit_catches_a_release_whose_regions_share_a_noise_stream() {
     // The budgets as claimed; only the streams are wrong. Single-region events alone
     // pass this mechanism; the joint ones (differences and sums over two regions) do not.
     let (d, d_prime) = release_datasets();
-    let case = (Consistency::Wls, Method::Hc);
+    let case = (Consistency::Wls, Method::Hc, Method::Hc);
     let plan = release_plan(&d, RELEASE_BUDGETS, case);
     let on_d = release_with_streams(&d, &plan, true);
     let on_d_prime = release_with_streams(&d_prime, &plan, true);
@@ -1010,7 +1032,11 @@ fn audit_catches_a_release_whose_regions_share_a_noise_stream() {
 #[test]
 fn every_node_of_a_release_uses_its_own_noise_stream() {
     let (d, _) = release_pair([&[1, 2, 2], &[1, 2, 2]], [&[1, 2, 2], &[1, 2, 2]]);
-    let plan = release_plan(&d, RELEASE_BUDGETS, (Consistency::Wls, Method::Hc));
+    let plan = release_plan(
+        &d,
+        RELEASE_BUDGETS,
+        (Consistency::Wls, Method::Hc, Method::Hc),
+    );
     let (a, b) = (1, 2);
     let draws = 200;
     let same = (0..draws)
@@ -1130,11 +1156,7 @@ fn long_audit() {
         let plan = release_plan(&d, RELEASE_BUDGETS, case);
         let outcomes = audit_release(&plan, LONG_FACTOR, 9000 + 10 * i as u64);
         assert_private(
-            &format!(
-                "long: release with {} and {}",
-                case.0.name(),
-                case.1.label()
-            ),
+            &format!("long: release with {}", case_label(case)),
             &plan.total_epsilon().unwrap(),
             &outcomes,
         );

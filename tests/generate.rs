@@ -597,9 +597,8 @@ fn us_blocks_is_deterministic_and_scaled() {
     }
 }
 
-/// gen → plan → release → checks at a hundredth of the nation (hg at every level: the
-/// plan today's dense storage can hold at this size; the block-scale issue makes `hc`
-/// with a tail and `wls` fit too).
+/// gen → plan → release → checks at a hundredth of the nation, with the plan `coco plan`
+/// writes from public figures (hc + tail at every level, `wls`), as the README shows.
 #[test]
 fn us_blocks_releases_end_to_end() {
     let tmp = tempfile::tempdir().unwrap();
@@ -610,11 +609,20 @@ fn us_blocks_releases_end_to_end() {
     let inspect = coco_cmd(&["inspect", d, "--json"], &home);
     assert!(inspect.status.success());
     let plan = tmp.path().join("plan.toml");
-    let o = coco_cmd(
-        &["plan", d, "--method", "hg", "--out", plan.to_str().unwrap()],
-        &home,
-    );
+    let o = coco_cmd(&["plan", d, "--out", plan.to_str().unwrap()], &home);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Every level gets hc + tail and says why, in the plan and in the table.
+    let text = std::fs::read_to_string(&plan).unwrap();
+    assert_eq!(text.matches("tail = { above = 20").count(), 5, "{text}");
+    assert_eq!(
+        text.matches("# hc + tail: regions hold a median of")
+            .count(),
+        5,
+        "{text}"
+    );
+    assert!(text.contains("consistency = \"wls\""), "{text}");
+    let table = String::from_utf8_lossy(&o.stderr);
+    assert!(table.contains("why (public figures only"), "{table}");
     let out = tmp.path().join("release");
     let o = coco_cmd(
         &[
@@ -639,6 +647,12 @@ fn us_blocks_releases_end_to_end() {
     ] {
         assert_eq!(v["checks"][check], true, "{check}");
     }
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("manifest.json")).unwrap()).unwrap();
+    assert!(
+        manifest.to_string().contains("\"wls\""),
+        "the consistency step that ran: {manifest}"
+    );
     let o = coco_cmd(&["verify", out.to_str().unwrap(), "--dataset", d], &home);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     assert!(out.join("tables/4-block.csv").exists());

@@ -1,6 +1,7 @@
 //! Release plans, drawing a release, checks, export, manifest and the privacy ledger.
 
 pub mod checks;
+pub mod defaults;
 pub mod export;
 pub mod ledger;
 pub mod manifest;

@@ -678,6 +678,12 @@ impl ReleasePlan {
 
     /// The plan as TOML text that [`ReleasePlan::parse`] reads back to the same plan.
     pub fn to_toml(&self) -> String {
+        self.to_toml_with_notes(&[])
+    }
+
+    /// [`ReleasePlan::to_toml`] with `notes[i]` written as a comment above level `i`
+    /// (e.g. why the level got its method).
+    pub fn to_toml_with_notes(&self, notes: &[String]) -> String {
         let mut s = String::new();
         match &self.max_size {
             MaxSize::Fixed(k) => {
@@ -709,10 +715,16 @@ impl ReleasePlan {
         if self.hg_fit != defaults.unattributed_fit {
             let _ = writeln!(s, "hg_fit = \"{}\"", fit_name(self.hg_fit));
         }
-        for level in &self.levels {
+        for (i, level) in self.levels.iter().enumerate() {
+            s.push('\n');
+            if let Some(note) = notes.get(i) {
+                for line in wrap_comment(note, 88) {
+                    let _ = writeln!(s, "# {line}");
+                }
+            }
             let _ = write!(
                 s,
-                "\n[[level]]\nname = {}\nepsilon = {}\nmethod = \"{}\"\n",
+                "[[level]]\nname = {}\nepsilon = {}\nmethod = \"{}\"\n",
                 toml_string(&level.name),
                 toml_epsilon(&level.epsilon),
                 level.method.name()
@@ -747,6 +759,26 @@ impl ReleasePlan {
             })
             .collect()
     }
+}
+
+/// `text` on lines of at most `width` characters (words longer than that on their own
+/// line), with line breaks replaced so each stays one comment line.
+fn wrap_comment(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
 }
 
 fn fit_name(fit: IsotonicFit) -> &'static str {

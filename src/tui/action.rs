@@ -76,6 +76,7 @@ actions! {
     SetTail = "set-tail": "Type the selected level's tail: L or L,m (or none)",
     PresetUniform = "preset-uniform": "Split the total ε evenly over the levels",
     PresetGeometric = "preset-geometric": "Split the total ε geometrically (lower levels get more)",
+    MethodsDefault = "methods-default": "Give every level the method coco chooses from public figures (as coco plan does)",
     RatioUp = "ratio-up": "Geometric preset: raise the ratio between levels",
     RatioDown = "ratio-down": "Geometric preset: lower the ratio between levels",
     SetMaxSize = "set-max-size": "Type the public bound K on a group's size",

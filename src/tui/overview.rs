@@ -85,7 +85,7 @@ impl Overview {
             summary,
             identity,
             levels,
-            default_ratio: default_ratio(h),
+            default_ratio: crate::release::defaults::geometric_ratio(h),
         })
     }
 
@@ -98,16 +98,6 @@ impl Overview {
     pub fn omniscient(&self, level: LevelId, epsilon: &Epsilon, max_size: Size) -> f64 {
         self.levels[level.0].distinct.mean(max_size) * std::f64::consts::SQRT_2 / epsilon.to_f64()
     }
-}
-
-/// Qardaji et al.'s geometric ratio: the cube root of the mean branching factor, to two
-/// decimals (as `coco plan` uses).
-pub fn default_ratio(h: &Hierarchy) -> Epsilon {
-    let internal = h.nodes().iter().filter(|n| !n.is_leaf()).count().max(1);
-    let branching = (h.len() - 1) as f64 / internal as f64;
-    let r = branching.max(1.0).cbrt();
-    Epsilon::parse(&format!("{r:.2}"))
-        .unwrap_or_else(|_| Epsilon::from_ratio(1, 1).expect("1 is positive"))
 }
 
 /// The spread of a level's `G`: what the Dataset screen shows of 8 million numbers.

@@ -337,6 +337,26 @@ impl Session {
         self.set_method(level, method)
     }
 
+    /// coco's public default for one level under the plan's K: the method `coco plan`
+    /// writes and why (from the level's public `G`s only).
+    pub fn public_default(&self, level: LevelId) -> crate::release::defaults::LevelDefault {
+        let g = &self.overview.levels[level.0].groups;
+        crate::release::defaults::level_default(g.median, g.max, self.plan.max_size().bound())
+    }
+
+    /// Gives every level its public default method (budgets unchanged); all or nothing.
+    pub fn apply_public_defaults(&mut self) -> Result<(), String> {
+        let mut plan = self.plan.clone();
+        for i in 0..self.depth() {
+            let level = LevelId(i);
+            plan.set_method(level, self.public_default(level).method)
+                .map_err(|e| e.to_string())?;
+        }
+        self.plan = plan;
+        self.changed();
+        Ok(())
+    }
+
     /// Gives one level a tail (method hc with a tail), or plain hc with `None`.
     pub fn set_tail(&mut self, level: LevelId, tail: Option<Tail>) -> Result<(), String> {
         self.set_method(level, tail.map_or(Method::Hc, Method::HcTail))

@@ -227,6 +227,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::TypeTotal, "total"),
             (Action::ToggleMethod, "method"),
             (Action::SetTail, "tail"),
+            (Action::MethodsDefault, "defaults"),
             (Action::PresetUniform, "uniform"),
             (Action::PresetGeometric, "geometric"),
             (Action::SetMaxSize, "K"),

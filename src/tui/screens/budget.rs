@@ -108,6 +108,10 @@ pub fn update(app: &mut App, action: Action) {
             let r = session.apply_preset(Preset::Geometric { ratio });
             done(app, r);
         }
+        Action::MethodsDefault => {
+            let r = session.apply_public_defaults();
+            done(app, r);
+        }
         Action::RatioUp | Action::RatioDown => {
             let r = session.step_ratio(action == Action::RatioUp);
             done(app, r);
@@ -249,7 +253,32 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     render_summary(frame, summary, session);
     render_levels(frame, table, app, session);
     render_ledger(frame, ledger, session);
+    let level = LevelId(app.budget.level.min(session.depth() - 1));
+    let default = session.public_default(level);
+    let follows = session.plan.levels()[level.0].method() == default.method;
     let notes_text = vec![
+        Line::from(vec![
+            Span::styled(
+                format!(
+                    "coco's default for {}: ",
+                    session.plan.levels()[level.0].name()
+                ),
+                theme::heading(),
+            ),
+            Span::raw(default.reason),
+            Span::styled(
+                if follows {
+                    " (the plan uses it; from public figures only: the hierarchy, G and K)"
+                        .to_string()
+                } else {
+                    format!(
+                        " ({} gives every level its default; from public figures only: the hierarchy, G and K)",
+                        key(app, Action::MethodsDefault)
+                    )
+                },
+                theme::dim(),
+            ),
+        ]),
         Line::styled(
             "s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone).",
             theme::dim(),
@@ -439,10 +468,10 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
             .plan
             .levels()
             .iter()
-            .any(|l| !l.method().is_cumulative())
+            .any(|l| l.method() == crate::estimate::Method::Naive)
     {
         lines.push(Line::styled(
-            "wls needs hc at every level: draws with this plan fall back to topdown",
+            "wls needs hc, hc + tail or hg at every level: draws with this plan fall back to topdown",
             theme::warning(),
         ));
     }
