@@ -145,15 +145,7 @@ pub fn median(values: &[Count]) -> Count {
 
 /// A whole number with thousands separators.
 fn group_number(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    crate::inspect::thousands(u128::from(n))
 }
 
 /// Qardaji et al.'s geometric ratio for a hierarchy: the cube root of its mean branching
