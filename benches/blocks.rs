@@ -1,0 +1,105 @@
+//! The nation down to its blocks: `coco gen us-blocks` (8.1 million blocks, 122 million
+//! households at scale 1), released with the plan `coco plan` writes from public figures
+//! (hc + tail at every level, uniform ε = 1, K = 10,000, `wls`), through the same path
+//! as `coco release`: load, reserve (ledger read fail-closed), measure every region,
+//! estimate, `wls`, checks, atomic write with read-back, ledger lines.
+//!
+//! A release at this scale takes about a minute, so this is not a criterion benchmark:
+//! each figure is one run, printed with the peak resident memory of the phase (VmHWM,
+//! reset before it through /proc/self/clear_refs). The dataset is generated first,
+//! outside the measurement (about 10 s), in a temporary directory, or read from
+//! `COCO_BENCH_BLOCKS` when that names an existing us-blocks directory.
+//!
+//! Run: `cargo bench --bench blocks` (full scale; `COCO_BENCH_SCALE=0.1` for a tenth).
+//! `COCO_TIMING=1` adds the release's phases.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use coco::data::Dataset;
+use coco::generate::{self, Preset};
+use coco::noise::NoiseSource;
+use coco::privacy::Epsilon;
+use coco::release::defaults::public_default;
+use coco::release::ledger::{Ledger, Tool};
+use coco::release::plan::MaxSize;
+use coco::release::transaction::Reservation;
+
+fn peak() -> String {
+    coco::timing::peak_memory().map_or_else(
+        || "unavailable".into(),
+        |b| format!("{:.2} GiB", b as f64 / f64::from(1u32 << 30)),
+    )
+}
+
+fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` would pass nothing: skip
+    // the minute-long run then.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let scale: f64 = std::env::var("COCO_BENCH_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1.0);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = match std::env::var_os("COCO_BENCH_BLOCKS").map(PathBuf::from) {
+        Some(d) if d.join("hierarchy.csv").exists() => d,
+        _ => {
+            let d = tmp.path().join("us-blocks");
+            let t = Instant::now();
+            let scale = (scale < 1.0).then_some(scale);
+            generate::generate_into(Preset::UsBlocks, &d, 1, scale, &mut |_, _| {}).unwrap();
+            eprintln!(
+                "generated {} in {:.1} s",
+                d.display(),
+                t.elapsed().as_secs_f64()
+            );
+            d
+        }
+    };
+
+    reset_peak();
+    let t = Instant::now();
+    let dataset = Dataset::load(&dir).unwrap();
+    println!(
+        "us-blocks load: {} regions, {:.1} s, peak {}",
+        dataset.hierarchy.len(),
+        t.elapsed().as_secs_f64(),
+        peak()
+    );
+    drop(dataset);
+
+    let out = tmp.path().join("release");
+    let ledger = Ledger::at(tmp.path().join("home"));
+    reset_peak();
+    let t = Instant::now();
+    let dataset = Arc::new(Dataset::load(&dir).unwrap());
+    let one = Epsilon::from_ratio(1, 1).unwrap();
+    let plan = public_default(
+        &dataset.hierarchy,
+        |id| dataset.groups(id),
+        &one,
+        MaxSize::Fixed(10_000),
+    )
+    .unwrap()
+    .plan;
+    let approved = Reservation::open(&ledger, dataset, plan, Tool::Release, Some(&out))
+        .unwrap()
+        .draw(&NoiseSource::from_os().unwrap(), false, None, None)
+        .unwrap()
+        .approve(&out)
+        .unwrap();
+    let checks = &approved.manifest.checks;
+    assert!(checks.consistent && checks.group_totals && checks.integral);
+    println!(
+        "us-blocks release, default plan (load, measure, wls, checks, write, read back): {:.1} s, peak {}",
+        t.elapsed().as_secs_f64(),
+        peak()
+    );
+}
