@@ -657,3 +657,50 @@ fn us_blocks_releases_end_to_end() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     assert!(out.join("tables/4-block.csv").exists());
 }
+
+/// Bad input at scale still gets one clear line: a block code repeated late in the file
+/// names both lines, and a repeated (region, size) row of histograms.csv its first line.
+#[test]
+fn us_blocks_bad_rows_at_scale_get_one_clear_message() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let dir = tmp.path().join("blocks");
+    us_blocks(&dir, "0.01", "1");
+    let hierarchy = dir.join("hierarchy.csv");
+    let text = std::fs::read_to_string(&hierarchy).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let late = lines.len() - 1000;
+    let code = lines[10].rsplit(',').next().unwrap().to_string();
+    lines[late] = lines[10];
+    std::fs::write(&hierarchy, lines.join("\n") + "\n").unwrap();
+    let o = coco_cmd(&["inspect", dir.to_str().unwrap()], &home);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "hierarchy.csv:{}:5: leaf code \"{code}\" is already on line 11",
+            late + 1
+        )),
+        "{err}"
+    );
+    // Restore the hierarchy; repeat a histograms row instead.
+    std::fs::write(&hierarchy, &text).unwrap();
+    let histograms = dir.join("histograms.csv");
+    let text = std::fs::read_to_string(&histograms).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let late = lines.len() - 1000;
+    lines.insert(late, lines[late - 1]);
+    std::fs::write(&histograms, lines.join("\n") + "\n").unwrap();
+    let o = coco_cmd(&["inspect", dir.to_str().unwrap()], &home);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!("histograms.csv:{}:1: region ", late + 1))
+            && err.contains(&format!(
+                "is already on line {late}: expected each (region, size) pair at most once"
+            )),
+        "{err}"
+    );
+}
