@@ -177,9 +177,9 @@ struct PlanArgs {
     /// With hc: measure sizes above N as the sorted sizes of the largest groups, at no
     /// extra ε (for a few large groups, e.g. group quarters among households).
     #[arg(long, value_name = "N")]
-    tail: Option<u32>,
+    tail: Option<coco::histogram::Size>,
     /// With --tail: how many of the largest groups each region lists.
-    #[arg(long, value_name = "M", default_value_t = coco::estimate::Tail::DEFAULT.groups, requires = "tail")]
+    #[arg(long, value_name = "M", default_value_t = coco::estimate::TailGroups::DEFAULT.get(), requires = "tail")]
     tail_groups: u32,
     /// The public bound K on a group's size.
     #[arg(long, default_value_t = 10_000, conflicts_with = "estimate_max_size")]
@@ -338,7 +338,13 @@ fn plan_command(args: PlanArgs) -> Result<()> {
         (Some(MethodArg::Hg), None) => Some(Method::Hg),
         (None | Some(MethodArg::Hc), Some(above)) => Some(Method::HcTail(coco::estimate::Tail {
             above,
-            groups: tail_groups,
+            groups: coco::estimate::TailGroups::new(tail_groups).map_err(|e| {
+                anyhow!(
+                    "--tail-groups {}: expected a whole number from 1 to {}",
+                    e.groups,
+                    coco::estimate::tail::MAX_GROUPS
+                )
+            })?,
         })),
         (Some(MethodArg::Hg), Some(_)) => {
             bail!("--tail goes with --method hc (it extends the cumulative histogram)")
@@ -377,10 +383,6 @@ fn plan_command(args: PlanArgs) -> Result<()> {
             R::TailAbove { above, .. } => anyhow!(
                 "--tail {above}: expected a size below --max-size ({})",
                 coco::release::plan::MAX_K
-            ),
-            R::TailGroups { groups, .. } => anyhow!(
-                "--tail-groups {groups}: expected a whole number from 1 to {}",
-                coco::estimate::tail::MAX_GROUPS
             ),
             R::MaxSize { k } => anyhow!(
                 "--max-size {k}: expected a whole number from 1 to {}",

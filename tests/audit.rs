@@ -63,7 +63,7 @@ use std::path::{Path, PathBuf};
 
 use coco::consistency::Consistency;
 use coco::data::{Dataset, GroupsForm, Hierarchy, NodeId};
-use coco::estimate::{self, Method, Noisy, Tail, max_size};
+use coco::estimate::{self, Method, Noisy, Tail, TailGroups, max_size};
 use coco::histogram::{CountOfCounts, Histograms, Size};
 use coco::noise::{DiscreteLaplace, NoiseSource, StreamId};
 use coco::privacy::{Diagnostic, Epsilon};
@@ -380,7 +380,7 @@ fn node_cases() -> Vec<NodeCase> {
     // group in the head, the second one in the tail, the third at the head's first cell.
     let tail = Method::HcTail(Tail {
         above: 2,
-        groups: 2,
+        groups: TailGroups::new(2).unwrap(),
     });
     for (method, epsilon) in [
         (Method::Hc, "1"),
@@ -875,7 +875,10 @@ const RELEASE_BUDGETS: [&str; 2] = ["1/10", "9/10"];
 /// scale's kind of plan).
 const RELEASE_TAIL: Method = Method::HcTail(Tail {
     above: 2,
-    groups: 3,
+    groups: match TailGroups::new(3) {
+        Ok(m) => m,
+        Err(_) => panic!("3 groups is a tail's m"),
+    },
 });
 const RELEASE_CASES: [ReleaseCase; 4] = [
     (Consistency::TopDown, Method::Hc, Method::Hc),

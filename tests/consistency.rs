@@ -85,7 +85,7 @@ mod wls {
     use super::*;
     use coco::consistency::{Consistency, ConsistencyOptions, make_consistent};
     use coco::data::Dataset;
-    use coco::estimate::{self, EstimateOptions, IsotonicFit, Method, Tail};
+    use coco::estimate::{self, EstimateOptions, IsotonicFit, Method, Tail, TailGroups};
     use coco::noise::{NoiseSource, StreamId};
     use coco::privacy::Epsilon;
 
@@ -132,7 +132,7 @@ mod wls {
                 .iter()
                 .map(|t| match *t {
                     None => Method::Hc,
-                    Some((above, groups)) => Method::HcTail(Tail { above, groups }),
+                    Some((above, groups)) => Method::HcTail(Tail { above, groups: TailGroups::new(groups).unwrap() }),
                 })
                 .collect();
             let estimates = measured(&d, seed, &methods);
@@ -170,7 +170,7 @@ mod wls {
             groups in 1u32..8,
         ) {
             let h = &d.hierarchy;
-            let tail = Tail { above, groups };
+            let tail = Tail { above, groups: TailGroups::new(groups).unwrap() };
             // Noise switched off, at an ε so large that the significance margin is
             // below one: unsaturated tails and the heads are the true ones.
             let eps = Epsilon::parse("1000").unwrap();
@@ -205,7 +205,7 @@ mod wls {
                 .map(|m| match m {
                     0 => Method::Hg,
                     1 => Method::Hc,
-                    _ => Method::HcTail(Tail { above: 4, groups: 3 }),
+                    _ => Method::HcTail(Tail { above: 4, groups: TailGroups::new(3).unwrap() }),
                 })
                 .collect();
             let estimates = measured(&d, seed, &methods);

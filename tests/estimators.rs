@@ -4,7 +4,8 @@
 use coco::data::NodeId;
 use coco::emd::emd;
 use coco::estimate::{
-    self, EstimateOptions, IsotonicFit, Method, NodeEstimate, Tail, estimate_node, true_vector,
+    self, EstimateOptions, IsotonicFit, Method, NodeEstimate, Tail, TailGroups, estimate_node,
+    true_vector,
 };
 use coco::histogram::{Count, CountOfCounts, Size};
 use coco::noise::{NoiseSource, StreamId};
@@ -17,7 +18,10 @@ const METHODS: [Method; 4] = [
     Method::Naive,
     Method::HcTail(Tail {
         above: 3,
-        groups: 2,
+        groups: match TailGroups::new(2) {
+            Ok(m) => m,
+            Err(_) => panic!("2 groups is a tail's m"),
+        },
     }),
 ];
 
@@ -349,7 +353,7 @@ fn a_tail_locates_large_groups_better_than_hc() {
     let hc = mean_emd(Method::Hc);
     let tail = mean_emd(Method::HcTail(Tail {
         above: 20,
-        groups: 1_000,
+        groups: TailGroups::new(1_000).unwrap(),
     }));
     eprintln!("mean EMD over {runs} runs at ε = 1/3: hc {hc:.0}, hc with a tail {tail:.0}");
     assert!(tail * 2.0 <= hc, "tail {tail} vs hc {hc}");

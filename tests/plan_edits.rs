@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use proptest::prelude::*;
 
 use coco::data::{Dataset, LevelId};
-use coco::estimate::Tail;
+use coco::estimate::{Tail, TailGroups};
 use coco::privacy::Epsilon;
 use coco::release::plan::{MaxSize, ReleasePlan};
 use coco::tui::session::{Preset, Session};
@@ -108,7 +108,15 @@ fn apply(s: &mut Session, e: &Edit) -> Result<(), String> {
         }),
         Edit::Ratio(up) => s.step_ratio(*up),
         Edit::ToggleMethod(l) => s.toggle_method(level(*l)?),
-        Edit::Tail(l, t) => s.set_tail(level(*l)?, t.map(|(above, groups)| Tail { above, groups })),
+        Edit::Tail(l, t) => {
+            let level = level(*l)?;
+            // The Budget screen refuses an m out of range before the plan sees it.
+            let tail = t
+                .map(|(above, groups)| TailGroups::new(groups).map(|groups| Tail { above, groups }))
+                .transpose()
+                .map_err(|e| e.to_string())?;
+            s.set_tail(level, tail)
+        }
         Edit::MaxSize(k) => s.set_max_size(MaxSize::Fixed(*k)),
         Edit::EstimateMaxSize(t) => s.set_max_size(MaxSize::Estimate { epsilon: eps(t)? }),
         Edit::Consistency => {
@@ -162,7 +170,7 @@ fn constructors_refuse_what_the_loader_refuses() {
     let one = Epsilon::parse("1").unwrap();
     let tail = coco::estimate::Method::HcTail(Tail {
         above: 20,
-        groups: 100,
+        groups: TailGroups::new(100).unwrap(),
     });
     assert!(ReleasePlan::uniform(h, &one, tail, MaxSize::Fixed(10)).is_err());
     assert!(ReleasePlan::uniform(h, &one, tail, MaxSize::Fixed(21)).is_ok());

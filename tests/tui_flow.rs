@@ -560,9 +560,20 @@ fn budget_keys_step_toggle_and_estimate_k() {
     assert!(
         matches!(&rt.app.overlay, Some(Overlay::Input(i)) if i.error.as_ref().unwrap().contains("with K = 10000: expected L below K"))
     );
+    // m out of range: the plan model's message, naming the level.
+    answer(&mut rt, "50,0");
+    assert!(
+        matches!(&rt.app.overlay, Some(Overlay::Input(i)) if i.error.as_deref() == Some("level \"district\": a tail of 0 groups: expected a whole number from 1 to 10000000")),
+        "{:?}",
+        rt.app.overlay
+    );
     answer(&mut rt, "50,200");
-    let tail =
-        |above, groups| coco::estimate::Method::HcTail(coco::estimate::Tail { above, groups });
+    let tail = |above, groups| {
+        coco::estimate::Method::HcTail(coco::estimate::Tail {
+            above,
+            groups: coco::estimate::TailGroups::new(groups).unwrap(),
+        })
+    };
     assert_eq!(
         rt.app.session.as_ref().unwrap().plan.levels()[2].method(),
         tail(50, 200)
@@ -571,7 +582,7 @@ fn budget_keys_step_toggle_and_estimate_k() {
     answer(&mut rt, "30");
     assert_eq!(
         rt.app.session.as_ref().unwrap().plan.levels()[2].method(),
-        tail(30, coco::estimate::Tail::DEFAULT.groups)
+        tail(30, coco::estimate::Tail::DEFAULT.groups.get())
     );
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "none");

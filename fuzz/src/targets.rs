@@ -362,7 +362,8 @@ pub fn consistency(data: &[u8]) {
         .map(|_| {
             let tail = Method::HcTail(coco::estimate::Tail {
                 above: Size::from(b.below(8)).min(k.saturating_sub(1)),
-                groups: u32::from(b.below(6)) + 1,
+                groups: coco::estimate::TailGroups::new(u32::from(b.below(6)) + 1)
+                    .expect("1 to 6 groups"),
             });
             let method = [Method::Hc, Method::Hg, Method::Naive, tail][usize::from(b.below(4))];
             let epsilon = Epsilon::parse(epsilons[usize::from(b.below(4))]).expect("ε");

@@ -1311,7 +1311,7 @@ mod tests {
             seed in any::<u64>(),
         ) {
             use crate::data::Dataset;
-            use crate::estimate::{self, EstimateOptions, Method, Tail};
+            use crate::estimate::{self, EstimateOptions, Method, Tail, TailGroups};
             use crate::noise::{NoiseSource, StreamId};
             use crate::privacy::{Diagnostic, Epsilon};
             let k: Size = 40;
@@ -1330,7 +1330,7 @@ mod tests {
                 let method = match methods[level] {
                     0 => Method::Hc,
                     1 => Method::Hg,
-                    _ => Method::HcTail(Tail { above: 6, groups: 4 }),
+                    _ => Method::HcTail(Tail { above: 6, groups: TailGroups::new(4).unwrap() }),
                 };
                 let m = estimate::measure(
                     method,

@@ -31,7 +31,7 @@ pub mod tail;
 pub mod unattributed;
 
 pub use store::{Estimates, FitRef, Keep};
-pub use tail::Tail;
+pub use tail::{Tail, TailGroups, TailGroupsError};
 
 use serde::{Deserialize, Serialize};
 
@@ -414,10 +414,11 @@ fn estimate_noisy(
         Noisy::Naive(v) => naive::estimate(v, groups, epsilon),
         Noisy::CumulativeTail { head, top } => {
             // The tail parameters travel with the method; a hand-made measurement
-            // without them reads as a tail above K (only the head).
+            // without them reads as a tail above K (only the head; the estimate reads
+            // the listed sizes from `top`, never `m`).
             let t = method.tail().unwrap_or(Tail {
                 above: max_size,
-                groups: 0,
+                groups: TailGroups::MIN,
             });
             tail::estimate(head, top, groups, max_size, &t, epsilon, options)
         }

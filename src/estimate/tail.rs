@@ -38,10 +38,56 @@
 //! with a Laplace error of that variance (scale `b = √(Var/2S)`), so cell `j` at
 //! distance `d` from the step has variance `p(1 − p)` with `p = e^{−d/b}/2`.
 //!
+//! # Types
+//! `L` is a size ([`Size`]) and `m` a number of groups ([`TailGroups`], from 1 to
+//! [`MAX_GROUPS`]); a region's `G` is a [`Count`]. The two tail parameters cannot be
+//! swapped (these examples are compiled by `cargo test`):
+//!
+//! ```
+//! use coco::estimate::{Tail, TailGroups};
+//!
+//! let tail = Tail { above: 20, groups: TailGroups::new(1_000)? };
+//! assert_eq!(tail.positions(400), 400); // min(m, G)
+//! assert!(TailGroups::new(0).is_err());
+//! # Ok::<(), coco::estimate::TailGroupsError>(())
+//! ```
+//!
+//! A bare number is not a group count:
+//!
+//! ```compile_fail,E0308
+//! let tail = coco::estimate::Tail { above: 20, groups: 1_000 };
+//! ```
+//!
+//! nor is a group count a size, so `L` and `m` written the wrong way round are refused:
+//!
+//! ```compile_fail,E0308
+//! use coco::estimate::{Tail, TailGroups};
+//! use coco::histogram::Size;
+//!
+//! fn tail(above: Size, groups: TailGroups) -> Tail {
+//!     Tail { above: groups, groups: above }
+//! }
+//! ```
+//!
+//! and a region's `G` and `K` have different types too, so a method's cost cannot be
+//! asked with them swapped:
+//!
+//! ```compile_fail,E0308
+//! use coco::estimate::Method;
+//! use coco::histogram::{Count, Size};
+//!
+//! fn samples(method: Method, groups: Count, k: Size) -> u64 {
+//!     method.noise_samples(k, groups)
+//! }
+//! ```
+//!
 //! # Citations
 //! Kuo et al., PVLDB 2018, §4.2, §4.3, §5.1; Hay et al., PVLDB 2010, §3.
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize};
+use thiserror::Error;
 
 use super::{
     GroupRun, NodeEstimate, NodeFit, StepRun, add_noise, count_to_i64, cumulative, isotonic,
@@ -63,6 +109,80 @@ pub const SIGNIFICANT: f64 = 5.0;
 /// The most tail positions a level may ask for.
 pub const MAX_GROUPS: u32 = 10_000_000;
 
+/// `m`: how many of a region's largest groups a tail lists, a whole number from 1 to
+/// [`MAX_GROUPS`]. A number of groups, not a size, so it cannot stand for `L` (or `L`
+/// for it); made only by [`TailGroups::new`] (and the constants), and read back from a
+/// plan, ledger line or manifest through the same check. It is written as the bare
+/// number (`groups = 1000` in a plan, `"groups":1000` in JSON).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct TailGroups(u32);
+
+/// A number of tail positions outside `1..=MAX_GROUPS`.
+#[derive(Clone, Copy, Debug, Error, PartialEq, Eq)]
+#[error("a tail of {groups} groups: expected a whole number from 1 to {MAX_GROUPS}")]
+pub struct TailGroupsError {
+    /// The number refused.
+    pub groups: u32,
+}
+
+impl TailGroups {
+    /// The fewest: one group listed.
+    pub const MIN: TailGroups = TailGroups(1);
+    /// The most: [`MAX_GROUPS`].
+    pub const MAX: TailGroups = TailGroups(MAX_GROUPS);
+    /// [`Tail::DEFAULT`]'s: the 1,000 largest groups.
+    pub const DEFAULT: TailGroups = TailGroups(1_000);
+
+    /// `m` if it is from 1 to [`MAX_GROUPS`].
+    pub const fn new(groups: u32) -> Result<TailGroups, TailGroupsError> {
+        if groups >= 1 && groups <= MAX_GROUPS {
+            Ok(TailGroups(groups))
+        } else {
+            Err(TailGroupsError { groups })
+        }
+    }
+
+    /// A number of groups computed from public figures, raised to 1 or lowered to
+    /// [`MAX_GROUPS`] if it lies outside the range.
+    pub fn saturating(groups: u64) -> TailGroups {
+        TailGroups(groups.clamp(1, u64::from(MAX_GROUPS)) as u32)
+    }
+
+    /// `m` as a number.
+    pub const fn get(self) -> u32 {
+        self.0
+    }
+}
+
+impl TryFrom<u32> for TailGroups {
+    type Error = TailGroupsError;
+
+    fn try_from(groups: u32) -> Result<TailGroups, TailGroupsError> {
+        TailGroups::new(groups)
+    }
+}
+
+impl From<TailGroups> for u64 {
+    fn from(groups: TailGroups) -> u64 {
+        u64::from(groups.0)
+    }
+}
+
+impl fmt::Display for TailGroups {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// The bare number, checked like [`TailGroups::new`]: every plan, ledger line and
+/// manifest coco wrote holds one in range.
+impl<'de> Deserialize<'de> for TailGroups {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<TailGroups, D::Error> {
+        TailGroups::new(u32::deserialize(deserializer)?).map_err(serde::de::Error::custom)
+    }
+}
+
 /// The public parameters of the tail: sizes above `above` are measured as the sorted
 /// sizes of the `groups` largest groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -70,7 +190,7 @@ pub struct Tail {
     /// `L`: the head covers sizes `0..L`, the tail sizes `≥ L` (clamped at `L`).
     pub above: Size,
     /// `m`: how many of the largest groups are listed.
-    pub groups: u32,
+    pub groups: TailGroups,
 }
 
 impl Tail {
@@ -78,7 +198,7 @@ impl Tail {
     /// quarters are), the 1,000 largest groups listed.
     pub const DEFAULT: Tail = Tail {
         above: 20,
-        groups: 1_000,
+        groups: TailGroups::DEFAULT,
     };
 
     /// This tail with `above` lowered below `K` when `K` is known and not above it.
@@ -224,13 +344,44 @@ mod tests {
         Epsilon::parse(s).unwrap()
     }
 
+    fn m(groups: u32) -> TailGroups {
+        TailGroups::new(groups).unwrap()
+    }
+
+    #[test]
+    fn tail_groups_are_checked_and_written_as_numbers() {
+        assert_eq!(TailGroups::new(1), Ok(TailGroups::MIN));
+        assert_eq!(TailGroups::new(MAX_GROUPS), Ok(TailGroups::MAX));
+        for bad in [0, MAX_GROUPS + 1, u32::MAX] {
+            assert_eq!(TailGroups::new(bad), Err(TailGroupsError { groups: bad }));
+        }
+        assert_eq!(
+            TailGroups::new(0).unwrap_err().to_string(),
+            "a tail of 0 groups: expected a whole number from 1 to 10000000"
+        );
+        assert_eq!(TailGroups::saturating(0), TailGroups::MIN);
+        assert_eq!(TailGroups::saturating(1_220_000).get(), 1_220_000);
+        assert_eq!(TailGroups::saturating(u64::MAX), TailGroups::MAX);
+        assert_eq!(TailGroups::DEFAULT.to_string(), "1000");
+        // The bare number in JSON, both ways; out of range is refused on reading.
+        let json = serde_json::to_string(&Tail::DEFAULT).unwrap();
+        assert_eq!(json, r#"{"above":20,"groups":1000}"#);
+        assert_eq!(
+            serde_json::from_str::<TailGroups>("1000").unwrap(),
+            m(1_000)
+        );
+        for bad in ["0", "10000001", "-1", "\"5\""] {
+            assert!(serde_json::from_str::<TailGroups>(bad).is_err(), "{bad}");
+        }
+    }
+
     #[test]
     fn true_vectors_split_at_l() {
         // Sizes: 1×0, 3×2, 1×7, 1×30, 1×12; K = 20, L = 5, m = 4.
         let h = CountOfCounts::from_pairs([(0, 1), (2, 3), (7, 1), (12, 1), (30, 1)]).unwrap();
         let tail = Tail {
             above: 5,
-            groups: 4,
+            groups: m(4),
         };
         let (head, top) = true_vectors(&h, 7, 20, &tail);
         assert_eq!(head, [1, 1, 4, 4, 4]);
@@ -242,7 +393,7 @@ mod tests {
             20,
             &Tail {
                 above: 5,
-                groups: 100,
+                groups: m(100),
             },
         );
         assert_eq!(top, [5, 5, 5, 5, 7, 12, 20]);
@@ -252,7 +403,10 @@ mod tests {
     fn noiseless_measurement_is_recovered() {
         let h = CountOfCounts::from_pairs([(0, 1), (2, 3), (7, 1), (12, 1), (20, 1)]).unwrap();
         for groups in [3, 4, 100] {
-            let tail = Tail { above: 5, groups };
+            let tail = Tail {
+                above: 5,
+                groups: m(groups),
+            };
             let (head, top) = true_vectors(&h, 7, 20, &tail);
             for fit in [IsotonicFit::L1, IsotonicFit::L2] {
                 let options = EstimateOptions {
@@ -277,7 +431,7 @@ mod tests {
         let h = CountOfCounts::from_pairs([(1, 2), (9, 1), (14, 1)]).unwrap();
         let tail = Tail {
             above: 5,
-            groups: 1,
+            groups: m(1),
         };
         let (head, top) = true_vectors(&h, 4, 20, &tail);
         assert_eq!(top, [14]);
@@ -308,7 +462,7 @@ mod tests {
             100,
             &Tail {
                 above: 10,
-                groups: 2,
+                groups: m(2),
             },
             &eps("1"),
             &EstimateOptions::default(),
@@ -331,7 +485,7 @@ mod tests {
             50,
             &Tail {
                 above: 5,
-                groups: 4,
+                groups: m(4),
             },
             &eps("1"),
             &EstimateOptions::default(),

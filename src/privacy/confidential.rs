@@ -71,6 +71,9 @@
 //!     m.noisy = n;
 //! }
 //! ```
+//!
+//! The public parameters a measurement is made with have types of their own too: a
+//! tail's size `L` and number of groups `m` cannot be swapped ([`crate::estimate::tail`]).
 
 /// Why confidential data is read outside the measurement step. Each use names one, so
 /// the places that read the truth can be listed and reviewed.

@@ -21,12 +21,12 @@
 
 use super::plan::{Allocation, MaxSize, PlanRuleError, ReleasePlan, allocate};
 use crate::data::{Hierarchy, NodeId};
-use crate::estimate::{Method, Tail, tail::MAX_GROUPS};
+use crate::estimate::{Method, Tail, TailGroups};
 use crate::histogram::{Count, Size};
 use crate::privacy::Epsilon;
 
 /// The fewest groups a default tail lists (the TUI's default tail).
-pub const MIN_TAIL_GROUPS: u32 = Tail::DEFAULT.groups;
+pub const MIN_TAIL_GROUPS: TailGroups = Tail::DEFAULT.groups;
 
 /// The share of the level's largest region's groups a default tail lists: 1 in 100.
 pub const TAIL_SHARE: u64 = 100;
@@ -63,13 +63,10 @@ impl PublicDefault {
 
 /// The default tail of a level whose largest region holds `largest` groups, under `K`.
 pub fn default_tail(largest: Count, k: Option<Size>) -> Tail {
-    let share = largest.div_ceil(TAIL_SHARE);
-    let groups = share
-        .max(u64::from(MIN_TAIL_GROUPS))
-        .min(u64::from(MAX_GROUPS)) as u32;
+    let share = TailGroups::saturating(largest.div_ceil(TAIL_SHARE));
     Tail {
         above: Tail::DEFAULT.above,
-        groups,
+        groups: share.max(MIN_TAIL_GROUPS),
     }
     .below(k)
 }
@@ -91,7 +88,7 @@ pub fn level_default(median: Count, largest: Count, k: Option<Size>) -> LevelDef
     }
     let why_m = if tail.groups == MIN_TAIL_GROUPS {
         "coco's least"
-    } else if tail.groups == MAX_GROUPS {
+    } else if tail.groups == TailGroups::MAX {
         "the most a tail may list"
     } else {
         "1% of the largest region's"
@@ -105,7 +102,7 @@ pub fn level_default(median: Count, largest: Count, k: Option<Size>) -> LevelDef
             group_number(median),
             group_number(largest),
             tail.above,
-            group_number(u64::from(tail.groups)),
+            group_number(tail.groups.into()),
         ),
     }
 }
@@ -168,9 +165,13 @@ mod tests {
 
     #[test]
     fn tails_list_a_share_of_the_largest_region() {
-        assert_eq!(default_tail(15, Some(10_000)).groups, 1_000);
-        assert_eq!(default_tail(122_000_000, Some(10_000)).groups, 1_220_000);
-        assert_eq!(default_tail(u64::MAX, None).groups, MAX_GROUPS);
+        assert_eq!(default_tail(0, Some(10_000)).groups.get(), 1_000);
+        assert_eq!(default_tail(15, Some(10_000)).groups.get(), 1_000);
+        assert_eq!(
+            default_tail(122_000_000, Some(10_000)).groups.get(),
+            1_220_000
+        );
+        assert_eq!(default_tail(u64::MAX, None).groups, TailGroups::MAX);
         assert_eq!(default_tail(10, Some(10_000)).above, 20);
         assert_eq!(default_tail(10, Some(12)).above, 11);
     }

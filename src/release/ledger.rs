@@ -62,7 +62,8 @@ use toml_edit::Document;
 
 use super::plan::{MaxSize, ReleasePlan};
 use crate::data::{Dataset, hex};
-use crate::estimate::Method;
+use crate::estimate::{Method, TailGroups};
+use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;
 
@@ -287,10 +288,11 @@ impl MethodKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TailRecord {
-    pub above: u32,
-    /// Absent in lines written before the ledger recorded it.
+    /// `L`.
+    pub above: Size,
+    /// `m`. Absent in lines written before the ledger recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub groups: Option<u32>,
+    pub groups: Option<TailGroups>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -534,7 +536,7 @@ impl LegacyEntry {
                     "hc" => (MethodKind::Hc, None),
                     "hg" => (MethodKind::Hg, None),
                     "naive" => (MethodKind::Naive, None),
-                    other => match other.strip_prefix("hc+tail>").map(str::parse::<u32>) {
+                    other => match other.strip_prefix("hc+tail>").map(str::parse::<Size>) {
                         Some(Ok(above)) => (
                             MethodKind::Hc,
                             Some(TailRecord {
@@ -1718,6 +1720,69 @@ mod tests {
         let e = ledger.read_strict().unwrap_err().to_string();
         assert!(
             e.contains(":3: a line in the old format after chained lines"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn tails_are_recorded_as_numbers_and_checked_on_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path().join("home"));
+        let d = dataset(&[1, 1, 3]);
+        let tail = crate::estimate::Tail::DEFAULT;
+        let plan = ReleasePlan::uniform(
+            &d.hierarchy,
+            &Epsilon::parse("1").unwrap(),
+            Method::HcTail(tail),
+            crate::release::plan::MaxSize::Fixed(100),
+        )
+        .unwrap();
+        let id = new_id();
+        let e = LedgerEntry::for_draw(
+            &d,
+            &plan,
+            DrawSpend {
+                id: &id,
+                epsilon: &plan.total_epsilon().unwrap(),
+                randomness: Randomness::Os,
+                levels: true,
+            },
+            Status::Written,
+            Tool::Release,
+        );
+        let lock = ledger.lock().unwrap();
+        ledger.append(&lock, e).unwrap();
+        drop(lock);
+        let text = std::fs::read_to_string(ledger.path()).unwrap();
+        assert_eq!(
+            text.matches(r#""method":"hc","tail":{"above":20,"groups":1000}}"#)
+                .count(),
+            2,
+            "{text}"
+        );
+        let read = ledger.read_strict().unwrap();
+        for level in &read.lines[0].levels {
+            assert_eq!(
+                level.tail,
+                Some(TailRecord {
+                    above: 20,
+                    groups: Some(TailGroups::DEFAULT)
+                })
+            );
+        }
+        // Read back, the line is written again byte for byte.
+        let mut again = serde_json::to_string(&read.lines[0]).unwrap();
+        again.push('\n');
+        assert_eq!(again, text);
+        // coco never writes m out of range: such a line is a defect.
+        std::fs::write(
+            ledger.path(),
+            text.replacen(r#""groups":1000"#, r#""groups":0"#, 1),
+        )
+        .unwrap();
+        let e = ledger.read_strict().unwrap_err().to_string();
+        assert!(
+            e.contains(":1: not a ledger entry: a tail of 0 groups: expected a whole number from 1 to 10000000"),
             "{e}"
         );
     }

@@ -8,7 +8,7 @@ use super::plan::{MaxSize, ReleasePlan};
 use super::run::Draw;
 use crate::consistency::{Consistency, MergeRule};
 use crate::data::Dataset;
-use crate::estimate::IsotonicFit;
+use crate::estimate::{IsotonicFit, TailGroups};
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;
@@ -43,8 +43,10 @@ pub struct ManifestLevel {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestTail {
-    pub above: u32,
-    pub groups: u32,
+    /// `L`.
+    pub above: Size,
+    /// `m`.
+    pub groups: TailGroups,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -28,7 +28,7 @@ use toml_edit::{Document, Item, Table, Value};
 use crate::consistency::{Consistency, ConsistencyOptions, MergeRule};
 use crate::data::{Hierarchy, LevelId, NodeId};
 use crate::estimate::tail::MAX_GROUPS;
-use crate::estimate::{EstimateOptions, IsotonicFit, Method, Tail};
+use crate::estimate::{EstimateOptions, IsotonicFit, Method, Tail, TailGroups};
 use crate::histogram::{Count, Size};
 use crate::privacy::{Epsilon, EpsilonError};
 
@@ -128,6 +128,8 @@ pub enum PlanRuleError {
     TailNotBelowK { level: String, above: Size, k: Size },
     #[error("level {level:?}: a tail above L = {above}: expected L from 0 to {}", MAX_K - 1)]
     TailAbove { level: String, above: Size },
+    /// Raised where a level's `m` is typed as a number ([`tail_groups`]): a [`Tail`]
+    /// holds a [`TailGroups`], in range by construction.
     #[error(
         "level {level:?}: a tail of {groups} groups: expected a whole number from 1 to {MAX_GROUPS}"
     )]
@@ -153,6 +155,15 @@ impl PlanRuleError {
             _ => None,
         }
     }
+}
+
+/// A level's `m` typed as a number (the TUI's Budget screen): the [`TailGroups`], or
+/// the plan model's [`PlanRuleError::TailGroups`] naming the level.
+pub fn tail_groups(level: &str, groups: u32) -> Result<TailGroups, PlanRuleError> {
+    TailGroups::new(groups).map_err(|e| PlanRuleError::TailGroups {
+        level: level.to_string(),
+        groups: e.groups,
+    })
 }
 
 /// A plan file that cannot be used: where, and what is wrong.
@@ -383,7 +394,8 @@ impl ReleasePlan {
 
     /// The rules every plan keeps, whatever built or changed it: `K` from 1 to
     /// [`MAX_K`] (or estimated with a usable ε), every level's ε usable by its method's
-    /// noise, every tail's `L` below `K` and its group count in range.
+    /// noise, every tail's `L` below `K` (its group count is in range by its type,
+    /// [`TailGroups`]).
     pub fn check_rules(&self) -> Result<(), PlanRuleError> {
         let k = match &self.max_size {
             MaxSize::Fixed(k) => {
@@ -413,12 +425,6 @@ impl ReleasePlan {
                     return Err(PlanRuleError::TailAbove {
                         level: level.name.clone(),
                         above: t.above,
-                    });
-                }
-                if !(1..=MAX_GROUPS).contains(&t.groups) {
-                    return Err(PlanRuleError::TailGroups {
-                        level: level.name.clone(),
-                        groups: t.groups,
                     });
                 }
                 if let Some(k) = k
@@ -1041,9 +1047,8 @@ fn parse_tail(text: &str, item: &Item) -> Result<Tail, Located> {
     let mut above = None;
     let mut groups = Tail::DEFAULT.groups;
     for (key, value) in table.iter() {
-        let number = |lo: i64, hi: i64, what: &'static str| match value.as_integer() {
-            Some(n) if (lo..=hi).contains(&n) => Ok(n),
-            _ => Err((
+        let bad_number = |what: &'static str| {
+            (
                 value.span(),
                 PlanErrorKind::BadValue {
                     key: if what == "above" {
@@ -1058,11 +1063,24 @@ fn parse_tail(text: &str, item: &Item) -> Result<Tail, Located> {
                         "a whole number from 1 to 10000000 (how many of the largest groups are listed)"
                     },
                 },
-            )),
+            )
         };
         match key {
-            "above" => above = Some(number(0, i64::from(MAX_K) - 1, "above")? as Size),
-            "groups" => groups = number(1, i64::from(MAX_GROUPS), "groups")? as u32,
+            "above" => {
+                above = Some(
+                    value
+                        .as_integer()
+                        .filter(|n| (0..i64::from(MAX_K)).contains(n))
+                        .ok_or_else(|| bad_number("above"))? as Size,
+                )
+            }
+            "groups" => {
+                groups = value
+                    .as_integer()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .and_then(|n| TailGroups::new(n).ok())
+                    .ok_or_else(|| bad_number("groups"))?
+            }
             _ => {
                 return Err((
                     value.span(),
@@ -1237,7 +1255,7 @@ method = "hc"
             plan.levels[0].method,
             Method::HcTail(Tail {
                 above: 20,
-                groups: 500
+                groups: TailGroups::new(500).unwrap()
             })
         );
         assert_eq!(parse(&plan.to_toml()).unwrap().levels, {

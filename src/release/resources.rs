@@ -553,7 +553,7 @@ mod tests {
         let d = tiny();
         let tail = Method::HcTail(crate::estimate::Tail {
             above: 16,
-            groups: 50,
+            groups: crate::estimate::TailGroups::new(50).unwrap(),
         });
         let at = |k| {
             needs(

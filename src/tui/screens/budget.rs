@@ -12,10 +12,11 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
 use crate::consistency::Consistency;
 use crate::data::LevelId;
 use crate::estimate::Tail;
+use crate::histogram::Size;
 use crate::preview::fmt_num;
 use crate::privacy::Diagnostic;
 use crate::privacy::Epsilon;
-use crate::release::plan::{MaxSize, ReleasePlan};
+use crate::release::plan::{MaxSize, ReleasePlan, tail_groups};
 
 use super::super::action::{Action, Context};
 use super::super::app::{App, InputPurpose};
@@ -166,8 +167,8 @@ pub fn update(app: &mut App, action: Action) {
     }
 }
 
-/// `L`, `L,m` or `none` (plain hc).
-fn parse_tail(text: &str) -> Result<Option<Tail>, String> {
+/// `L`, `L,m` or `none` (plain hc) for the level named `level`.
+fn parse_tail(text: &str, level: &str) -> Result<Option<Tail>, String> {
     let text = text.trim();
     if text.eq_ignore_ascii_case("none") || text.is_empty() {
         return Ok(None);
@@ -180,12 +181,15 @@ fn parse_tail(text: &str) -> Result<Option<Tail>, String> {
     let mut parts = text.splitn(2, [',', ' ']).map(str::trim);
     let above = parts
         .next()
-        .and_then(|a| a.replace('_', "").parse::<u32>().ok())
+        .and_then(|a| a.replace('_', "").parse::<Size>().ok())
         .ok_or_else(bad)?;
     let groups = match parts.next().filter(|g| !g.is_empty()) {
         None => Tail::DEFAULT.groups,
-        // The range is the plan model's rule, checked when the tail is set.
-        Some(g) => g.replace('_', "").parse::<u32>().ok().ok_or_else(bad)?,
+        // Out of range: the plan model's message, naming the level.
+        Some(g) => {
+            let g = g.replace('_', "").parse::<u32>().ok().ok_or_else(bad)?;
+            tail_groups(level, g).map_err(|e| e.to_string())?
+        }
     };
     Ok(Some(Tail { above, groups }))
 }
@@ -203,7 +207,12 @@ pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), S
             })?;
             session.set_max_size(MaxSize::Fixed(k))
         }
-        InputPurpose::Tail(l) => session.set_tail(LevelId(*l), parse_tail(text)?),
+        InputPurpose::Tail(l) => {
+            let level = LevelId(*l);
+            let name = session.plan.levels().get(level.0).map_or("", |l| l.name());
+            let tail = parse_tail(text, name)?;
+            session.set_tail(level, tail)
+        }
         InputPurpose::MaxSizeEpsilon => session.set_max_size(MaxSize::Estimate {
             epsilon: epsilon(text)?,
         }),
