@@ -345,21 +345,26 @@ fn number(bytes: &[u8], end: u8) -> Option<(Count, &[u8])> {
 }
 
 /// The node with display id `region`, as [`Hierarchy::find_display_id`] finds it; the
-/// region of the row before (and its node) makes the usual case quick: the next
-/// sibling of that node, under the same path.
+/// region of the row before (and its node) makes the usual case quick: a later
+/// sibling of that node (under the same path), found among them by its code (siblings
+/// are in the order of their codes, each code once).
 fn find_region(h: &Hierarchy, region: &str, before: Option<(&str, NodeId)>) -> Option<NodeId> {
     if let Some((prev, prev_id)) = before
         && let Some(slash) = prev.rfind('/')
         && region.len() > slash
         && region.as_bytes()[..=slash] == prev.as_bytes()[..=slash]
-        && !region[slash + 1..].contains('/')
+        && let Some(parent) = h.node(prev_id).parent
+        && let code = &region[slash + 1..]
+        && !code.contains('/')
     {
-        let next = NodeId(prev_id.0 + 1);
-        if next.index() < h.len()
-            && h.node(next).parent == h.node(prev_id).parent
-            && h.code(next) == &region[slash + 1..]
-        {
-            return Some(next);
+        let (mut lo, mut hi) = (prev_id.0 + 1, h.node(parent).children.end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match h.code(NodeId(mid)).cmp(code) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(NodeId(mid)),
+            }
         }
     }
     h.find_display_id(region)
@@ -619,6 +624,41 @@ mod tests {
                 .iter()
                 .any(|a| a.as_ref().is_ok_and(|c| !c.passed()))
         );
+    }
+
+    #[test]
+    fn regions_are_found_as_find_display_id_finds_them() {
+        let levels = vec!["a".to_string(), "b".into(), "c".into()];
+        let mut rows = Vec::new();
+        for b in ["1", "2", "10", "x/y", ""] {
+            for c in ["1", "3", "5", "3/1", "7"] {
+                rows.push(vec!["R".to_string(), b.to_string(), format!("{b}{c}")]);
+            }
+        }
+        // Whatever the loader makes of such codes.
+        rows.retain(|r| {
+            Hierarchy::from_leaf_paths(levels.clone(), std::slice::from_ref(r)).is_ok()
+        });
+        let h = Hierarchy::from_leaf_paths(levels, &rows).unwrap();
+        let mut regions: Vec<String> = (0..h.len() as u32)
+            .map(|i| h.display_id(NodeId(i)))
+            .collect();
+        regions.extend(
+            [
+                "R/1/19", "R/1/", "R/2/23", "R/9/91", "R//1", "R/1/11/1", "X/1/11",
+            ]
+            .map(String::from),
+        );
+        for i in 0..h.len() as u32 {
+            let prev = h.display_id(NodeId(i));
+            for region in &regions {
+                assert_eq!(
+                    find_region(&h, region, Some((&prev, NodeId(i)))),
+                    h.find_display_id(region),
+                    "{region} after {prev}"
+                );
+            }
+        }
     }
 
     #[test]
