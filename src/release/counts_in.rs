@@ -26,8 +26,8 @@ use crate::histogram::{Count, Size};
 /// The size a chunk is filled to before it is cut at its last line end.
 const CHUNK: usize = 4 << 20;
 /// A chunk that finds no line end by this many times [`CHUNK`] gives the file to the
-/// row-by-row path.
-const MAX_CHUNK_GROWTH: usize = 16;
+/// row-by-row path (a line of `counts.csv` is a few dozen bytes).
+const MAX_CHUNK_GROWTH: usize = 4;
 
 /// What reading a `counts.csv` gave.
 pub(super) struct ReadCounts {
@@ -99,14 +99,6 @@ fn counts_rows<'a, R: Read + 'a>(
     })
 }
 
-/// A message from the reading thread.
-enum Message {
-    /// Chunks of whole lines, in file order.
-    Chunks(Vec<Vec<u8>>),
-    /// A line too long for a chunk: the row-by-row path takes the file.
-    LongLine,
-}
-
 /// The fast path: the gathered rows (and the digest, if asked), or `None` where the
 /// file is not plainly coco's form, a row fails a check, or it cannot be read.
 fn fast<'a>(
@@ -119,7 +111,8 @@ fn fast<'a>(
     let h = public.hierarchy;
     let batch = 2 * rayon::current_num_threads().max(1);
     std::thread::scope(|scope| {
-        let (full_tx, full_rx) = mpsc::sync_channel::<Message>(1);
+        // Batches of chunks to parse, and emptied ones back to the reader.
+        let (full_tx, full_rx) = mpsc::sync_channel::<Vec<Vec<u8>>>(1);
         let (empty_tx, empty_rx) = mpsc::channel::<Vec<Vec<u8>>>();
         let reader =
             scope.spawn(move || read_chunks(file, batch, chunk, hash, &full_tx, &empty_rx));
@@ -128,10 +121,7 @@ fn fast<'a>(
         let mut last: Option<String> = None;
         let mut first_chunk = true;
         let plain = 'read: {
-            for message in &full_rx {
-                let Message::Chunks(chunks) = message else {
-                    break 'read false;
-                };
+            for chunks in &full_rx {
                 let parsed: Vec<Option<Chunk>> = chunks
                     .par_iter()
                     .enumerate()
@@ -162,14 +152,14 @@ fn fast<'a>(
 }
 
 /// Reads `file` in chunks of whole lines (of about `chunk` bytes), `batch` chunks to a
-/// message, hashing what it reads if asked. Returns `Some(digest)` at the end of the file, `None` when it
-/// stopped early (a line too long, or the receiver gone).
+/// message, hashing what it reads if asked. Returns `Some(digest)` at the end of the
+/// file, `None` when it stopped early (a line too long, or the receiver gone).
 fn read_chunks(
     mut file: std::fs::File,
     batch: usize,
     chunk: usize,
     hash: bool,
-    full: &mpsc::SyncSender<Message>,
+    full: &mpsc::SyncSender<Vec<Vec<u8>>>,
     empty: &mpsc::Receiver<Vec<Vec<u8>>>,
 ) -> std::io::Result<Option<Option<String>>> {
     let mut hasher = hash.then(Sha256::new);
@@ -207,17 +197,14 @@ fn read_chunks(
                         buf.truncate(end + 1);
                         break;
                     }
-                    None if target >= chunk * MAX_CHUNK_GROWTH => {
-                        let _ = full.send(Message::LongLine);
-                        return Ok(None);
-                    }
+                    None if target >= chunk * MAX_CHUNK_GROWTH => return Ok(None),
                     None => target *= 2,
                 }
             }
             used += 1;
         }
         chunks.truncate(used);
-        if full.send(Message::Chunks(chunks)).is_err() {
+        if full.send(chunks).is_err() {
             return Ok(None);
         }
     }
