@@ -316,3 +316,61 @@ fn coco_verify_checks_files_ledger_and_dataset() {
     assert_eq!(o.status.code(), Some(6));
     assert!(text(&o).contains("must never be published"));
 }
+
+/// `coco verify --dataset` reads a hand-edited `counts.csv` as `csv` reads it: a
+/// malformed row is named by its line, a quoted line break is read as part of its
+/// region (and fails the checks), and a file put back verifies again.
+#[test]
+fn coco_verify_names_what_is_wrong_in_an_edited_counts_csv() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let data = sample();
+    let p = plan(tmp.path(), &data, &home);
+    let out = tmp.path().join("r");
+    let o = coco(
+        &["release", &s(&data), "--config", &s(&p), "--out", &s(&out)],
+        &home,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let verify = || coco(&["verify", &s(&out), "--dataset", &s(&data)], &home);
+    let o = verify();
+    assert!(o.status.success(), "{}", text(&o));
+    let counts = out.join("counts.csv");
+    let original = std::fs::read_to_string(&counts).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
+    let edited = |lines: &[String]| {
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&counts, text).unwrap();
+    };
+    let owned = |lines: &[&str]| lines.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+
+    // A row of three fields on line 3.
+    let mut short = owned(&lines);
+    short.insert(2, "district,ARV/01/0101,1".into());
+    edited(&short);
+    let o = verify();
+    assert_eq!(o.status.code(), Some(6), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("counts.csv: changed since it was written"),
+        "{t}"
+    );
+    assert!(t.contains("counts.csv cannot be read as CSV"), "{t}");
+    assert!(t.contains("line: 3"), "{t}");
+
+    // A quoted line break in the region of the first row.
+    let mut quoted = owned(&lines);
+    let first: Vec<&str> = lines[1].split(',').collect();
+    quoted[1] = format!("{},\"{}\nx\",{},{}", first[0], first[1], first[2], first[3]);
+    edited(&quoted);
+    let o = verify();
+    assert_eq!(o.status.code(), Some(6), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("counts.csv fails its checks against"), "{t}");
+    assert!(t.contains("unknown region \"ARV\\nx\""), "{t}");
+
+    // Put back: verifies again.
+    std::fs::write(&counts, &original).unwrap();
+    let o = verify();
+    assert!(o.status.success(), "{}", text(&o));
+}

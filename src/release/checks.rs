@@ -133,18 +133,7 @@ pub fn check_counts<S: AsRef<str>>(
     max_size: Size,
 ) -> Checks {
     let h = public.hierarchy;
-    let mut checks = Checks {
-        integral: true,
-        nonnegative: true,
-        group_totals: true,
-        consistent: true,
-        within_max_size: true,
-        problems: vec![],
-    };
-    // Each region's rows, as read: runs of (node, first cell).
-    let mut runs: Vec<(NodeId, usize)> = Vec::new();
-    let mut cells: Vec<(Size, Count)> = Vec::new();
-    let mut seen = vec![false; h.len()];
+    let mut gathered = CountRows::new(public);
     let mut current: Option<(String, Option<NodeId>)> = None;
     for row in rows {
         let [level, region, size, count] = [
@@ -158,16 +147,19 @@ pub fn check_counts<S: AsRef<str>>(
             _ => {
                 let id = h.find_display_id(region);
                 current = Some((region.to_string(), id));
-                if let Some(id) = id {
-                    if std::mem::replace(&mut seen[id.index()], true) {
-                        checks.consistent = false;
-                        checks.fail(format!("{region}: its rows are not together"));
-                    }
-                    runs.push((id, cells.len()));
+                if let Some(id) = id
+                    && !gathered.start_run(id)
+                {
+                    gathered.checks.consistent = false;
+                    gathered
+                        .checks
+                        .fail(format!("{region}: its rows are not together"));
+                    gathered.runs.push((id, gathered.cells.len()));
                 }
                 id
             }
         };
+        let checks = &mut gathered.checks;
         let Some(id) = id else {
             checks.group_totals = false;
             checks.fail(format!("unknown region {region:?}"));
@@ -204,51 +196,110 @@ pub fn check_counts<S: AsRef<str>>(
             checks.fail(format!("{region}: size {size:?} is not a whole number"));
             continue;
         };
-        cells.push((size_value, count_value));
+        gathered.cells.push((size_value, count_value));
     }
-    drop(seen);
-    // In node order; a region's sizes must be strictly increasing.
-    let mut order: Vec<usize> = (0..runs.len()).collect();
-    if !runs.windows(2).all(|w| w[0].0 < w[1].0) {
-        order.sort_unstable_by_key(|&r| runs[r].0);
+    gathered.finish(max_size)
+}
+
+/// The rows of a `counts.csv` gathered for [`check_counts`], as they are read: each
+/// region's run of cells, and what failed on the way.
+pub(crate) struct CountRows<'a> {
+    public: PublicData<'a>,
+    checks: Checks,
+    /// Each region's rows, as read: runs of (node, first cell).
+    runs: Vec<(NodeId, usize)>,
+    cells: Vec<(Size, Count)>,
+    seen: Vec<bool>,
+}
+
+impl<'a> CountRows<'a> {
+    pub(crate) fn new(public: PublicData<'a>) -> Self {
+        Self {
+            public,
+            checks: Checks {
+                integral: true,
+                nonnegative: true,
+                group_totals: true,
+                consistent: true,
+                within_max_size: true,
+                problems: vec![],
+            },
+            runs: Vec::new(),
+            cells: Vec::new(),
+            seen: vec![false; public.hierarchy.len()],
+        }
     }
-    let mut histograms = HistogramSet::with_capacity(h.len(), cells.len());
-    let mut next = order.iter().peekable();
-    for i in 0..h.len() as u32 {
-        match next.peek() {
-            Some(&&r) if runs[r].0 == NodeId(i) => {
-                next.next();
-                let end = runs.get(r + 1).map_or(cells.len(), |&(_, s)| s);
-                let run = &cells[runs[r].1..end];
-                if run.windows(2).all(|w| w[0].0 < w[1].0) {
-                    histograms.push_sorted_pairs(run.iter().copied().filter(|p| p.1 > 0));
-                } else {
-                    match CountOfCounts::from_pairs(run.iter().copied()) {
-                        Ok(hist) => histograms.push(hist.as_ref()),
-                        Err(e) => {
-                            checks.consistent = false;
-                            checks.fail(format!("{}: {e}", h.display_id(NodeId(i))));
-                            histograms.push_sorted_pairs(std::iter::empty());
+
+    /// Starts the run of rows of region `id`, whose rows are to follow. Returns false,
+    /// and starts nothing, when the region had rows before (its rows are not together).
+    pub(crate) fn start_run(&mut self, id: NodeId) -> bool {
+        if std::mem::replace(&mut self.seen[id.index()], true) {
+            return false;
+        }
+        self.runs.push((id, self.cells.len()));
+        true
+    }
+
+    /// Adds cells `(size, count)` of valid rows to the current run.
+    pub(crate) fn extend_cells(&mut self, cells: &[(Size, Count)]) {
+        self.cells.extend_from_slice(cells);
+    }
+
+    /// Checks the histograms the rows describe ([`check_release`]) and returns all that
+    /// failed.
+    pub(crate) fn finish(self, max_size: Size) -> Checks {
+        let Self {
+            public,
+            mut checks,
+            runs,
+            cells,
+            seen,
+        } = self;
+        let h = public.hierarchy;
+        drop(seen);
+        // In node order; a region's sizes must be strictly increasing.
+        let mut order: Vec<usize> = (0..runs.len()).collect();
+        if !runs.windows(2).all(|w| w[0].0 < w[1].0) {
+            order.sort_unstable_by_key(|&r| runs[r].0);
+        }
+        let mut histograms = HistogramSet::with_capacity(h.len(), cells.len());
+        let mut next = order.iter().peekable();
+        for i in 0..h.len() as u32 {
+            match next.peek() {
+                Some(&&r) if runs[r].0 == NodeId(i) => {
+                    next.next();
+                    let end = runs.get(r + 1).map_or(cells.len(), |&(_, s)| s);
+                    let run = &cells[runs[r].1..end];
+                    if run.windows(2).all(|w| w[0].0 < w[1].0) {
+                        histograms.push_sorted_pairs(run.iter().copied().filter(|p| p.1 > 0));
+                    } else {
+                        match CountOfCounts::from_pairs(run.iter().copied()) {
+                            Ok(hist) => histograms.push(hist.as_ref()),
+                            Err(e) => {
+                                checks.consistent = false;
+                                checks.fail(format!("{}: {e}", h.display_id(NodeId(i))));
+                                histograms.push_sorted_pairs(std::iter::empty());
+                            }
                         }
                     }
                 }
+                _ => histograms.push_sorted_pairs(std::iter::empty()),
             }
-            _ => histograms.push_sorted_pairs(std::iter::empty()),
+            // A region listed twice was reported above; its later rows are ignored.
+            while next.peek().is_some_and(|&&r| runs[r].0 == NodeId(i)) {
+                next.next();
+            }
         }
-        // A region listed twice was reported above; its later rows are ignored.
-        while next.peek().is_some_and(|&&r| runs[r].0 == NodeId(i)) {
-            next.next();
+        drop(cells);
+        let structural = check_release(public, &histograms, max_size);
+        checks.group_totals &= structural.group_totals;
+        checks.consistent &= structural.consistent;
+        checks.within_max_size &= structural.within_max_size;
+        for p in structural.problems {
+            checks.fail(p);
         }
+        checks
     }
-    drop(cells);
-    let structural = check_release(public, &histograms, max_size);
-    checks.group_totals &= structural.group_totals;
-    checks.consistent &= structural.consistent;
-    checks.within_max_size &= structural.within_max_size;
-    for p in structural.problems {
-        checks.fail(p);
-    }
-    checks
 }
 
 #[cfg(test)]

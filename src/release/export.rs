@@ -12,17 +12,19 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use rayon::slice::ParallelSliceMut;
+use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use super::checks::{Checks, check_counts};
+use super::checks::Checks;
+use super::counts_in::read_counts;
+use super::csv_out::{push_field, push_number, write_chunks};
 use super::ledger::{new_id, sync_dir};
 use super::manifest::{self, FileDigest, Manifest};
 use super::plan::ReleasePlan;
 use super::run::Draw;
-use crate::data::{Dataset, NodeId, hex};
-use crate::histogram::{Count, Histograms, Size};
+use crate::data::{Dataset, Hierarchy, NodeId, hex};
+use crate::histogram::{Count, HistogramSet, Histograms, Size};
 
 #[derive(Debug, Error)]
 pub enum ExportError {
@@ -87,37 +89,65 @@ impl<W: Write> Write for Hashing<W> {
     }
 }
 
-/// Creates `path`, lets `fill` write it, `fsync`s it and returns its digest.
-fn write_file(
+/// Where a file's bytes go: buffered, hashed, to the file.
+type Out = Hashing<BufWriter<File>>;
+
+/// A file written and closed for writing, whose `fsync` is still to come.
+struct Unsynced {
+    digest: FileDigest,
+    path: PathBuf,
+    file: File,
+}
+
+impl Unsynced {
+    fn sync(self) -> Result<FileDigest, ExportError> {
+        self.file.sync_all().map_err(io(&self.path))?;
+        Ok(self.digest)
+    }
+}
+
+/// Creates `path`, lets `fill` write it and returns its digest, not yet `fsync`ed.
+fn write_unsynced(
     dir: &Path,
     name: &str,
-    fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<FileDigest, ExportError> {
+    fill: impl FnOnce(&mut Out) -> std::io::Result<()>,
+) -> Result<Unsynced, ExportError> {
     let path = dir.join(name);
     let file = File::create(&path).map_err(io(&path))?;
     let mut w = Hashing {
-        inner: BufWriter::new(file),
+        inner: BufWriter::with_capacity(1 << 16, file),
         hasher: Sha256::new(),
     };
     fill(&mut w).map_err(io(&path))?;
     w.flush().map_err(io(&path))?;
     let Hashing { inner, hasher } = w;
     let file = inner.into_inner().map_err(|e| io(&path)(e.into_error()))?;
-    file.sync_all().map_err(io(&path))?;
-    Ok(FileDigest {
-        path: name.to_string(),
-        sha256: hex(&hasher.finalize()),
+    Ok(Unsynced {
+        digest: FileDigest {
+            path: name.to_string(),
+            sha256: hex(&hasher.finalize()),
+        },
+        path,
+        file,
     })
 }
 
+/// Creates `path`, lets `fill` write it, `fsync`s it and returns its digest.
+fn write_file(
+    dir: &Path,
+    name: &str,
+    fill: impl FnOnce(&mut Out) -> std::io::Result<()>,
+) -> Result<FileDigest, ExportError> {
+    write_unsynced(dir, name, fill)?.sync()
+}
+
 /// Nodes of each level sorted by display id (the order of `counts.csv`).
-fn sorted_levels(dataset: &Dataset) -> Vec<Vec<NodeId>> {
-    let h = &dataset.hierarchy;
+fn sorted_levels(h: &Hierarchy) -> Vec<Vec<NodeId>> {
     h.levels()
         .map(|l| {
             let mut ids: Vec<NodeId> = h.level_nodes(l).collect();
             if !ids
-                .windows(2)
+                .par_windows(2)
                 .all(|w| h.cmp_display_ids(w[0], w[1]).is_le())
             {
                 ids.par_sort_by(|&a, &b| h.cmp_display_ids(a, b));
@@ -127,80 +157,143 @@ fn sorted_levels(dataset: &Dataset) -> Vec<Vec<NodeId>> {
         .collect()
 }
 
-fn csv_error(e: csv::Error) -> std::io::Error {
-    std::io::Error::other(e)
+/// Display ids of nodes taken one after another, each built from its parent's, which
+/// is kept while siblings follow one another (as in a level sorted by display id).
+struct DisplayIds<'h> {
+    h: &'h Hierarchy,
+    /// The parent of the last node, and where its display id and `/` end in `text`.
+    parent: Option<(NodeId, usize)>,
+    text: String,
+}
+
+impl<'h> DisplayIds<'h> {
+    fn new(h: &'h Hierarchy) -> Self {
+        Self {
+            h,
+            parent: None,
+            text: String::new(),
+        }
+    }
+
+    /// [`Hierarchy::display_id`] of `id`.
+    fn of(&mut self, id: NodeId) -> &str {
+        let parent = self.h.node(id).parent;
+        match (parent, self.parent) {
+            (Some(p), Some((q, end))) if p == q => self.text.truncate(end),
+            (Some(p), _) => {
+                self.text.clear();
+                self.h.push_display_id(p, &mut self.text);
+                self.text.push('/');
+                self.parent = Some((p, self.text.len()));
+            }
+            (None, _) => {
+                self.text.clear();
+                self.parent = None;
+            }
+        }
+        self.text.push_str(self.h.code(id));
+        &self.text
+    }
+}
+
+/// Regions per chunk of rows formatted at once (about a megabyte of `counts.csv` for
+/// census blocks).
+const CHUNK_REGIONS: usize = 8192;
+
+/// The chunks of a release's rows: (level, range of its sorted nodes).
+fn chunks_of(levels: &[Vec<NodeId>]) -> Vec<(usize, std::ops::Range<usize>)> {
+    levels
+        .iter()
+        .enumerate()
+        .flat_map(|(l, ids)| {
+            (0..ids.len())
+                .step_by(CHUNK_REGIONS)
+                .map(move |s| (l, s..(s + CHUNK_REGIONS).min(ids.len())))
+        })
+        .collect()
 }
 
 /// Writes `counts.csv`: `level,region,size,count`, zero counts left out, sorted by
-/// level (root first), region, size.
-fn write_counts(w: &mut dyn Write, dataset: &Dataset, draw: &Draw) -> std::io::Result<()> {
-    let h = &dataset.hierarchy;
-    let mut csv = csv::Writer::from_writer(w);
-    csv.write_record(["level", "region", "size", "count"])
-        .map_err(csv_error)?;
-    let mut region = String::new();
-    let (mut itoa, mut itoa2) = (itoa::Buffer::new(), itoa::Buffer::new());
-    for (level, ids) in h.levels().zip(sorted_levels(dataset)) {
-        let name = h.level_name(level);
-        for id in ids {
-            region.clear();
-            h.push_display_id(id, &mut region);
-            for &(size, count) in draw.histograms().hist(id.index()).pairs() {
-                csv.write_record([
-                    name.as_bytes(),
-                    region.as_bytes(),
-                    itoa.format(size).as_bytes(),
-                    itoa2.format(count).as_bytes(),
-                ])
-                .map_err(csv_error)?;
+/// level (root first), region, size. Byte for byte what `csv::Writer` writes for these
+/// records; chunks of regions are formatted in parallel and written in order.
+fn write_counts<W: Write + Send>(
+    w: &mut W,
+    h: &Hierarchy,
+    hists: &HistogramSet,
+    levels: &[Vec<NodeId>],
+) -> std::io::Result<()> {
+    w.write_all(b"level,region,size,count\n")?;
+    // `level,` as a row starts, once per level.
+    let level_fields: Vec<Vec<u8>> = h
+        .levels()
+        .map(|l| {
+            let mut f = Vec::new();
+            push_field(&mut f, h.level_name(l).as_bytes());
+            f.push(b',');
+            f
+        })
+        .collect();
+    let chunks = chunks_of(levels);
+    write_chunks(w, chunks.len(), |i, buf| {
+        let (l, range) = &chunks[i];
+        let (mut regions, mut prefix) = (DisplayIds::new(h), Vec::new());
+        let mut itoa = itoa::Buffer::new();
+        for &id in &levels[*l][range.clone()] {
+            let pairs = hists.hist(id.index()).pairs();
+            if pairs.is_empty() {
+                continue;
+            }
+            prefix.clear();
+            prefix.extend_from_slice(&level_fields[*l]);
+            push_field(&mut prefix, regions.of(id).as_bytes());
+            prefix.push(b',');
+            for &(size, count) in pairs {
+                buf.extend_from_slice(&prefix);
+                push_number(buf, &mut itoa, size);
+                buf.push(b',');
+                push_number(buf, &mut itoa, count);
+                buf.push(b'\n');
             }
         }
-    }
-    csv.flush()
+        Ok(())
+    })
 }
 
 /// The census-style table of one level: one row per region, sizes 0–6 and "7 or more".
-fn write_wide(
-    w: &mut dyn Write,
-    dataset: &Dataset,
-    draw: &Draw,
+/// Byte for byte what `csv::Writer` writes for these records.
+fn write_wide<W: Write + Send>(
+    w: &mut W,
+    h: &Hierarchy,
+    hists: &HistogramSet,
     ids: &[NodeId],
 ) -> std::io::Result<()> {
-    let h = &dataset.hierarchy;
-    let mut csv = csv::Writer::from_writer(w);
-    let mut header = vec![
-        "region".to_string(),
-        "name".to_string(),
-        "groups".to_string(),
-    ];
-    header.extend((0..7).map(|s| format!("size_{s}")));
-    header.push("size_7_or_more".into());
-    csv.write_record(&header).map_err(csv_error)?;
-    let mut region = String::new();
-    let mut numbers: Vec<String> = vec![String::new(); 9];
-    for &id in ids {
-        let hist = draw.histograms().hist(id.index());
-        let mut cells: [Count; 8] = [0; 8];
-        for &(size, count) in hist.pairs() {
-            cells[(size as usize).min(7)] += count;
-        }
-        region.clear();
-        h.push_display_id(id, &mut region);
-        for (slot, value) in numbers
-            .iter_mut()
-            .zip(std::iter::once(hist.groups()).chain(cells))
-        {
-            slot.clear();
-            slot.push_str(itoa::Buffer::new().format(value));
-        }
-        csv.write_record(
-            [region.as_str(), h.name(id).unwrap_or_default()]
-                .into_iter()
-                .chain(numbers.iter().map(String::as_str)),
-        )
-        .map_err(csv_error)?;
+    w.write_all(b"region,name,groups,")?;
+    for s in 0..7 {
+        write!(w, "size_{s},")?;
     }
-    csv.flush()
+    w.write_all(b"size_7_or_more\n")?;
+    let chunks = ids.len().div_ceil(CHUNK_REGIONS);
+    write_chunks(w, chunks, |i, buf| {
+        let mut regions = DisplayIds::new(h);
+        let mut itoa = itoa::Buffer::new();
+        let end = ((i + 1) * CHUNK_REGIONS).min(ids.len());
+        for &id in &ids[i * CHUNK_REGIONS..end] {
+            let hist = hists.hist(id.index());
+            let mut cells: [Count; 8] = [0; 8];
+            for &(size, count) in hist.pairs() {
+                cells[(size as usize).min(7)] += count;
+            }
+            push_field(buf, regions.of(id).as_bytes());
+            buf.push(b',');
+            push_field(buf, h.name(id).unwrap_or_default().as_bytes());
+            for value in std::iter::once(hist.groups()).chain(cells) {
+                buf.push(b',');
+                push_number(buf, &mut itoa, value);
+            }
+            buf.push(b'\n');
+        }
+        Ok(())
+    })
 }
 
 /// A file name for a level's table: its index and a safe version of its name (ASCII
@@ -221,33 +314,16 @@ fn table_name(index: usize, level: &str) -> String {
     format!("tables/{index}-{safe}.csv")
 }
 
-/// Reads `counts.csv` back and checks it.
-fn verify_counts(path: &Path, dataset: &Dataset, max_size: Size) -> Result<Checks, ExportError> {
-    let reader = csv::Reader::from_path(path).map_err(|e| io(path)(csv_error(e)))?;
-    let mut failed = None;
-    let checks = check_counts(dataset.public(), counts_rows(reader, &mut failed), max_size);
-    match failed {
-        Some(e) => Err(io(path)(csv_error(e))),
-        None => Ok(checks),
-    }
+fn csv_error(e: csv::Error) -> std::io::Error {
+    std::io::Error::other(e)
 }
 
-/// The rows of a `counts.csv` as they are read (streamed, not collected); the first
-/// read error ends them and is left in `failed`.
-pub(crate) fn counts_rows<'a, R: std::io::Read + 'a>(
-    reader: csv::Reader<R>,
-    failed: &'a mut Option<csv::Error>,
-) -> impl Iterator<Item = [String; 4]> + 'a {
-    reader.into_records().map_while(move |record| match record {
-        Ok(r) => {
-            let field = |i: usize| r.get(i).unwrap_or("").to_string();
-            Some([field(0), field(1), field(2), field(3)])
-        }
-        Err(e) => {
-            *failed = Some(e);
-            None
-        }
-    })
+/// Reads `counts.csv` back and checks it.
+fn verify_counts(path: &Path, dataset: &Dataset, max_size: Size) -> Result<Checks, ExportError> {
+    match read_counts(path, dataset.public(), max_size, false) {
+        Ok(read) => Ok(read.checks),
+        Err(e) => Err(io(path)(csv_error(e))),
+    }
 }
 
 /// The longest output directory name accepted: the temporary directory beside it adds
@@ -385,30 +461,70 @@ fn fill_release_dir(
     plan: &ReleasePlan,
     draw: &Draw,
 ) -> Result<Manifest, ExportError> {
-    let mut outputs = Vec::new();
-    if let crate::noise::Randomness::Seeded { seed } = draw.randomness() {
-        // Unmistakable beside the tables, not only inside the manifest.
-        outputs.push(write_file(tmp, NOT_PRIVATE_FILE, |w| {
-            writeln!(
-                w,
-                "NOT PRIVATE: this release was drawn with seeded noise (seed {seed}).\nAnyone who knows the seed can regenerate the noise and subtract it.\nIt is for tests only and must never be published."
-            )
-        })?);
-    }
-    outputs.push(write_file(tmp, "counts.csv", |w| {
-        write_counts(w, dataset, draw)
-    })?);
-    let tables = tmp.join("tables");
-    std::fs::create_dir(&tables).map_err(io(&tables))?;
     let h = &dataset.hierarchy;
-    for ((level, ids), index) in h.levels().zip(sorted_levels(dataset)).zip(0..) {
-        let name = table_name(index, h.level_name(level));
-        outputs.push(write_file(tmp, &name, |w| {
-            write_wide(w, dataset, draw, &ids)
-        })?);
-    }
-    sync_dir(&tables).map_err(io(&tables))?;
-    let checks = verify_counts(&tmp.join("counts.csv"), dataset, draw.max_size())?;
+    let hists = draw.histograms();
+    let levels = sorted_levels(h);
+    // Each file is `fsync`ed on a thread of its own as soon as it is written, while the
+    // next is written and `counts.csv` read back; all are joined before the manifest.
+    let (outputs, checks) = std::thread::scope(|scope| {
+        let mut syncing = Vec::new();
+        let written = (|| {
+            let mut sync = |file: Unsynced| syncing.push(scope.spawn(move || file.sync()));
+            if let crate::noise::Randomness::Seeded { seed } = draw.randomness() {
+                // Unmistakable beside the tables, not only inside the manifest.
+                sync(write_unsynced(tmp, NOT_PRIVATE_FILE, |w| {
+                    writeln!(
+                        w,
+                        "NOT PRIVATE: this release was drawn with seeded noise (seed {seed}).\nAnyone who knows the seed can regenerate the noise and subtract it.\nIt is for tests only and must never be published."
+                    )
+                })?);
+            }
+            let phase = crate::timing::phase("  write counts.csv");
+            sync(write_unsynced(tmp, "counts.csv", |w| {
+                write_counts(w, h, hists, &levels)
+            })?);
+            phase.done();
+            // The tables are written while `counts.csv` is read back.
+            let tables = tmp.join("tables");
+            std::fs::create_dir(&tables).map_err(io(&tables))?;
+            let (tables_synced, checks) = rayon::join(
+                || {
+                    let _phase = crate::timing::phase("  write tables");
+                    let mut syncing = Vec::new();
+                    for ((level, ids), index) in h.levels().zip(&levels).zip(0..) {
+                        let name = table_name(index, h.level_name(level));
+                        let file = write_unsynced(tmp, &name, |w| write_wide(w, h, hists, ids))?;
+                        syncing.push(scope.spawn(move || file.sync()));
+                    }
+                    sync_dir(&tables).map_err(io(&tables))?;
+                    Ok::<_, ExportError>(syncing)
+                },
+                || {
+                    let _phase = crate::timing::phase("  read back counts.csv");
+                    verify_counts(&tmp.join("counts.csv"), dataset, draw.max_size())
+                },
+            );
+            syncing.extend(tables_synced?);
+            let checks = checks?;
+            Ok::<_, ExportError>(checks)
+        })();
+        let phase = crate::timing::phase("  fsync (rest)");
+        // Every file is synced (or failed) before anything is returned, in order.
+        let outputs = syncing
+            .into_iter()
+            .map(|s| {
+                s.join().unwrap_or_else(|_| {
+                    Err(ExportError::Io {
+                        path: tmp.to_path_buf(),
+                        source: std::io::Error::other("an fsync thread panicked"),
+                    })
+                })
+            })
+            .collect::<Result<Vec<FileDigest>, _>>();
+        phase.done();
+        let checks = written?;
+        Ok::<_, ExportError>((outputs?, checks))
+    })?;
     if !checks.passed() {
         return Err(ExportError::ChecksFailed {
             problems: checks.problems.join("; "),
@@ -439,5 +555,128 @@ mod table_name_tests {
         );
         let long = table_name(1, &"x".repeat(1024));
         assert!(long.len() < 255 - "tables/".len(), "{}", long.len());
+    }
+}
+
+#[cfg(test)]
+mod writer_tests {
+    use super::*;
+
+    /// `counts.csv` as `csv::Writer` writes it, row by row (the reference).
+    fn counts_by_csv(h: &Hierarchy, hists: &HistogramSet, levels: &[Vec<NodeId>]) -> Vec<u8> {
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        csv.write_record(["level", "region", "size", "count"])
+            .unwrap();
+        for (level, ids) in h.levels().zip(levels) {
+            for &id in ids {
+                for &(size, count) in hists.hist(id.index()).pairs() {
+                    csv.write_record([
+                        h.level_name(level),
+                        &h.display_id(id),
+                        &size.to_string(),
+                        &count.to_string(),
+                    ])
+                    .unwrap();
+                }
+            }
+        }
+        csv.into_inner().unwrap()
+    }
+
+    /// A level's table as `csv::Writer` writes it (the reference).
+    fn wide_by_csv(h: &Hierarchy, hists: &HistogramSet, ids: &[NodeId]) -> Vec<u8> {
+        let mut csv = csv::Writer::from_writer(Vec::new());
+        let mut header = vec!["region".to_string(), "name".into(), "groups".into()];
+        header.extend((0..7).map(|s| format!("size_{s}")));
+        header.push("size_7_or_more".into());
+        csv.write_record(&header).unwrap();
+        for &id in ids {
+            let hist = hists.hist(id.index());
+            let mut cells: [Count; 8] = [0; 8];
+            for &(size, count) in hist.pairs() {
+                cells[(size as usize).min(7)] += count;
+            }
+            let mut row = vec![h.display_id(id), h.name(id).unwrap_or_default().to_string()];
+            row.extend(
+                std::iter::once(hist.groups())
+                    .chain(cells)
+                    .map(|v| v.to_string()),
+            );
+            csv.write_record(&row).unwrap();
+        }
+        csv.into_inner().unwrap()
+    }
+
+    /// A hierarchy whose names and codes need quoting, with enough regions for many
+    /// chunks, and histograms of all shapes.
+    fn tricky() -> (Hierarchy, HistogramSet) {
+        let levels = vec!["na,tion".into(), "st\"ate".into(), "block".into()];
+        let states = ["A", "B,C", "\"D\"", "é e", "\n"];
+        let mut rows = Vec::new();
+        for (s, state) in states.iter().enumerate() {
+            for b in 0..(3 * CHUNK_REGIONS / (s + 1)) {
+                let code = match b % 5 {
+                    0 => format!("{s}{b:06}"),
+                    1 => format!("{s}-{b},x"),
+                    2 => format!("q{s}\"{b}"),
+                    3 => format!(" {s} {b} "),
+                    _ => format!("{s}.{b}\rcr"),
+                };
+                rows.push(vec!["U,S".to_string(), state.to_string(), code]);
+            }
+        }
+        let mut h = Hierarchy::from_leaf_paths(levels, &rows).unwrap();
+        for i in (0..h.len() as u32).step_by(3) {
+            let name = match i % 4 {
+                0 => format!("Name {i}"),
+                1 => format!("Name, {i}"),
+                2 => format!("\"{i}\" said"),
+                _ => String::new(),
+            };
+            h.set_name(NodeId(i), name);
+        }
+        let mut hists = HistogramSet::new();
+        for i in 0..h.len() as u64 {
+            let pairs: Vec<(Size, Count)> = (0..(i % 11) as Size)
+                .map(|s| (s * (i as Size % 3 + 1), (i * 7 + u64::from(s)) % 50 + 1))
+                .chain((i % 13 == 0).then_some((5000, u64::MAX / 4)))
+                .collect();
+            hists.push_sorted_pairs(pairs);
+        }
+        (h, hists)
+    }
+
+    #[test]
+    fn written_as_csv_writes_them() {
+        let (h, hists) = tricky();
+        let levels = sorted_levels(&h);
+        assert!(levels.iter().map(Vec::len).sum::<usize>() > 4 * CHUNK_REGIONS);
+        let mut ours = Vec::new();
+        write_counts(&mut ours, &h, &hists, &levels).unwrap();
+        assert!(
+            ours == counts_by_csv(&h, &hists, &levels),
+            "counts.csv differs"
+        );
+        for ids in &levels {
+            let mut ours = Vec::new();
+            write_wide(&mut ours, &h, &hists, ids).unwrap();
+            assert!(ours == wide_by_csv(&h, &hists, ids), "a table differs");
+        }
+    }
+
+    #[test]
+    fn display_ids_follow_the_hierarchy() {
+        let (h, _) = tricky();
+        let mut ids = DisplayIds::new(&h);
+        for level in sorted_levels(&h) {
+            for id in level {
+                assert_eq!(ids.of(id), h.display_id(id));
+            }
+        }
+        // In any order too.
+        for i in (0..h.len() as u32).rev().step_by(7) {
+            assert_eq!(ids.of(NodeId(i)), h.display_id(NodeId(i)));
+            assert_eq!(ids.of(NodeId::ROOT), h.display_id(NodeId::ROOT));
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! Release plans, drawing a release, checks, export, manifest and the privacy ledger.
 
 pub mod checks;
+mod counts_in;
+mod csv_out;
 pub mod defaults;
 pub mod export;
 pub mod ledger;

@@ -16,13 +16,15 @@
 
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use super::checks::{Checks, check_counts};
+use super::checks::Checks;
+use super::counts_in::{ReadCounts, read_counts};
 use super::ledger::{DatasetRecord, Ledger, LedgerError, Status, canonical_dir};
-use super::manifest::Manifest;
+use super::manifest::{FileDigest, Manifest};
 use crate::data::Dataset;
 use crate::privacy::Epsilon;
 
@@ -152,11 +154,58 @@ pub fn verify_release(
     })?;
     let mut problems = Vec::new();
 
+    // `counts.csv` against the dataset, read once: hashed on the way, while the other
+    // files are hashed and the dataset's content digest computed beside it.
+    let counts_path = out.join("counts.csv");
+    let hashed_with_counts = |f: &&FileDigest| dataset.is_some() && f.path == "counts.csv";
+    let (counts_read, (mut digests, content)) = rayon::join(
+        || {
+            dataset.map(|d| {
+                let _phase = crate::timing::phase("verify: read counts.csv");
+                read_counts(&counts_path, d.public(), manifest.max_size, true)
+            })
+        },
+        || {
+            rayon::join(
+                || {
+                    let _phase = crate::timing::phase("verify: hash the other files");
+                    manifest
+                        .outputs
+                        .par_iter()
+                        .map(|f| {
+                            if hashed_with_counts(&f) {
+                                return None;
+                            }
+                            Some(sha256_file(&out.join(&f.path)))
+                        })
+                        .collect::<Vec<_>>()
+                },
+                || {
+                    dataset.map(|d| {
+                        let _phase = crate::timing::phase("verify: content digest");
+                        d.content_digest()
+                    })
+                },
+            )
+        },
+    );
+    for (f, digest) in manifest.outputs.iter().zip(&mut digests) {
+        if digest.is_none() {
+            // Where the reading with the checks could not hash it, as any other file.
+            *digest = Some(match &counts_read {
+                Some(Ok(ReadCounts {
+                    sha256: Some(d), ..
+                })) => Ok(d.clone()),
+                _ => sha256_file(&out.join(&f.path)),
+            });
+        }
+    }
+
     // The files.
     let mut files = Vec::new();
-    for f in &manifest.outputs {
+    for (f, digest) in manifest.outputs.iter().zip(digests.into_iter().flatten()) {
         let path = out.join(&f.path);
-        let state = match sha256_file(&path) {
+        let state = match digest {
             Ok(d) if d == f.sha256 => "ok",
             Ok(_) => "changed",
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => "missing",
@@ -245,11 +294,12 @@ pub fn verify_release(
     };
 
     // The dataset.
+    let mut counts_read = counts_read;
     let dataset = dataset.map(|d| {
         let recorded = entry.as_ref().map(|e| &e.dataset);
         let same_content = recorded
             .and_then(|r| r.content.as_ref())
-            .map(|c| *c == d.content_digest());
+            .map(|c| Some(c) == content.as_ref());
         let same_inputs = recorded.filter(|r| !r.inputs.is_empty()).map(|r| {
             r.inputs.len() == d.inputs.len()
                 && r.inputs
@@ -267,17 +317,11 @@ pub fn verify_release(
             ),
             _ => {}
         }
-        let counts = csv::Reader::from_path(out.join("counts.csv"))
-            .ok()
-            .and_then(|reader| {
-                let mut failed = None;
-                let checks = check_counts(
-                    d.public(),
-                    super::export::counts_rows(reader, &mut failed),
-                    manifest.max_size,
-                );
-                failed.is_none().then_some(checks)
-            });
+        let (counts, unreadable) = match counts_read.take() {
+            Some(Ok(read)) => (Some(read.checks), None),
+            Some(Err(e)) => (None, Some(e)),
+            None => (None, None),
+        };
         match &counts {
             Some(c) if !c.passed() => problems.push(format!(
                 "counts.csv fails its checks against {}: {}{}",
@@ -293,7 +337,10 @@ pub fn verify_release(
                     _ => String::new(),
                 }
             )),
-            None => problems.push("counts.csv cannot be read as CSV".into()),
+            None => problems.push(match unreadable {
+                Some(e) => format!("counts.csv cannot be read as CSV: {e}"),
+                None => "counts.csv cannot be read as CSV".into(),
+            }),
             _ => {}
         }
         DatasetMatch {
