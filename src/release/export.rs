@@ -2,11 +2,14 @@
 //!
 //! Everything is written into a temporary directory beside the destination: `counts.csv`
 //! (the contract), census-style wide tables `tables/<level>.csv` (sizes 0–6 and "7 or
-//! more"), and `manifest.json`. Each file is `fsync`ed; `counts.csv` is read back and
-//! checked ([`check_counts`]); then the directory is renamed into place and its parent
-//! `fsync`ed. The release transaction records the outcome in the ledger afterwards. A crash at any point leaves either no
-//! destination or a complete, verified one (plus at most a stray `.coco-tmp-*`
-//! directory, which is never mistaken for a release).
+//! more"), and `manifest.json`. Rows are formatted in parallel chunks and written in
+//! order, byte for byte as `csv::Writer` writes them. Each file is `fsync`ed (on a
+//! thread of its own, while the next is written); `counts.csv` is read back and checked
+//! ([`check_counts`](super::checks::check_counts)) while the tables are written; once
+//! every `fsync` is done, the directory is renamed into place and its parent `fsync`ed.
+//! The release transaction records the outcome in the ledger afterwards. A crash at any
+//! point leaves either no destination or a complete, verified one (plus at most a stray
+//! `.coco-tmp-*` directory, which is never mistaken for a release).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
