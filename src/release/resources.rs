@@ -22,8 +22,8 @@
 //! * **The released histograms**: 16 bytes per distinct size and 8 per region.
 //! * **`wls`**: the combined runs of every region above the leaves and one level's
 //!   targets, 32 bytes per run, at most [`crate::consistency::wls::piece_cap`] runs per
-//!   region (a cap that joins the most alike runs of a region beyond it; no dataset
-//!   measured reached it), so this part is a bound.
+//!   region (a cap that joins the most alike runs of a region beyond it; the largest
+//!   counties of us-blocks reach it), so this part is a bound.
 //!
 //! The memory available is `MemAvailable` from `/proc/meminfo`, lowered to the room
 //! left under a cgroup (v2) memory limit when there is one, and to `COCO_MEMORY_LIMIT`
