@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
+mod common;
+
 use coco::generate::household_sizes::SizeModel;
 use coco::generate::us_counties::{OUTLIER_MAX_SIZE, OUTLIERS, UsCounties};
 use coco::generate::{GenerateError, Preset, generate};
@@ -446,32 +448,7 @@ fn generated_data_builds_a_dataset_in_memory() {
 // us-blocks: the nation down to its blocks, at a small scale here (the full scale is
 // measured in the README, not tested).
 
-const COCO: &str = env!("CARGO_BIN_EXE_coco");
-
-fn coco_cmd(args: &[&str], home: &Path) -> std::process::Output {
-    std::process::Command::new(COCO)
-        .args(args)
-        .env("COCO_HOME", home)
-        .output()
-        .unwrap()
-}
-
-fn us_blocks(dir: &Path, scale: &str, seed: &str) {
-    let o = coco_cmd(
-        &[
-            "gen",
-            "us-blocks",
-            "--out",
-            dir.to_str().unwrap(),
-            "--scale",
-            scale,
-            "--seed",
-            seed,
-        ],
-        &dir.with_extension("home"),
-    );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-}
+use common::cli::{coco as coco_cmd, gen_us_blocks as us_blocks};
 
 #[test]
 fn us_blocks_has_the_shape_of_the_census_geography() {

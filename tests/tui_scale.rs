@@ -9,8 +9,9 @@
 //! release binary and `COCO_TUI_TIMINGS` (see the README).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
+
+mod common;
 
 use coco::data::{Hierarchy, LevelId, NodeId};
 use coco::tui::AppOptions;
@@ -25,25 +26,7 @@ const HEIGHT: u16 = 40;
 /// us-blocks at a hundredth, seed 1, in a fresh directory.
 fn us_blocks(tmp: &Path) -> PathBuf {
     let dir = tmp.join("blocks");
-    let out = Command::new(env!("CARGO_BIN_EXE_coco"))
-        .args([
-            "gen",
-            "us-blocks",
-            "--scale",
-            "0.01",
-            "--seed",
-            "1",
-            "--out",
-        ])
-        .arg(&dir)
-        .env("COCO_HOME", tmp.join("gen-home"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::cli::gen_us_blocks(&dir, "0.01", "1");
     dir
 }
 

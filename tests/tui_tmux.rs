@@ -6,6 +6,8 @@
 //! Skipped (with a message) only when tmux is not installed. Every wait polls the pane
 //! until the expected text appears, with a generous deadline: the machine may be slow.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -253,21 +255,7 @@ fn a_census_hierarchy_in_a_real_terminal() {
     let work = tempfile::tempdir().unwrap();
     let home = work.path().join("home");
     let blocks = work.path().join("blocks");
-    let generated = Command::new(env!("CARGO_BIN_EXE_coco"))
-        .args([
-            "gen",
-            "us-blocks",
-            "--scale",
-            "0.01",
-            "--seed",
-            "1",
-            "--out",
-        ])
-        .arg(&blocks)
-        .env("COCO_HOME", &home)
-        .output()
-        .unwrap();
-    assert!(generated.status.success());
+    common::cli::gen_us_blocks(&blocks, "0.01", "1");
     let tmux = start_sized(work.path(), "120", "40");
     tmux.type_text(&format!(
         "COCO_HOME={} {} tui {}",

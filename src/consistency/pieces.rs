@@ -228,19 +228,28 @@ pub fn merge(
                 b: bias,
             },
         );
-        // Advance whichever ends first (both when they end together).
-        let a_end = a.get(i + 1).map_or(u32::MAX, |p| p.start);
-        let b_end = b.get(j + 1).map_or(u32::MAX, |p| p.start);
-        if a_end == u32::MAX && b_end == u32::MAX {
+        if !advance(a, b, &mut i, &mut j) {
             break;
         }
-        if a_end <= b_end {
-            i += 1;
-        }
-        if b_end <= a_end {
-            j += 1;
-        }
     }
+}
+
+/// One step of a walk over two piece lists in parallel: moves past whichever of the
+/// current pieces `a[i]`, `b[j]` ends first (both when they end together); `false` when
+/// both are the last.
+pub(super) fn advance(a: &[Piece], b: &[Piece], i: &mut usize, j: &mut usize) -> bool {
+    let a_end = a.get(*i + 1).map_or(u32::MAX, |p| p.start);
+    let b_end = b.get(*j + 1).map_or(u32::MAX, |p| p.start);
+    if a_end == u32::MAX && b_end == u32::MAX {
+        return false;
+    }
+    if a_end <= b_end {
+        *i += 1;
+    }
+    if b_end <= a_end {
+        *j += 1;
+    }
+    true
 }
 
 /// Keeps a function within `cap` runs (a memory bound the resource guard can count on)

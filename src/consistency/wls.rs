@@ -107,7 +107,7 @@ pub use super::pieces::EXACT;
 use super::pieces::{Events, Piece, merge, piece_len, push_joined};
 use crate::data::{Hierarchy, LevelId, NodeId};
 use crate::estimate::isotonic;
-use crate::estimate::{Estimates, FitRef, GroupRun, IsotonicFit};
+use crate::estimate::{Estimates, FitRef, GroupRun, HeadBlock, IsotonicFit};
 use crate::histogram::{Count, CountOfCounts, HistRef, HistogramSet, Size};
 
 /// Blocks at least this long are taken as flat stretches of the truth, whose fitted
@@ -517,16 +517,8 @@ fn child_target_rounded(child: &[Piece], corr: &Correction, out: &mut Vec<Piece>
                 b: 0.0,
             },
         );
-        let a_end = child.get(i + 1).map_or(u32::MAX, |p| p.start);
-        let b_end = corr.get(j + 1).map_or(u32::MAX, |p| p.start);
-        if a_end == u32::MAX && b_end == u32::MAX {
+        if !super::pieces::advance(child, corr, &mut i, &mut j) {
             break;
-        }
-        if a_end <= b_end {
-            i += 1;
-        }
-        if b_end <= a_end {
-            j += 1;
         }
     }
     if let Some(e) = end {
@@ -615,6 +607,29 @@ fn down(input: &Input, up: &Up, fit: IsotonicFit) -> Result<HistogramSet, Consis
     Ok(HistogramSet::concat(levels))
 }
 
+/// A head block's variance per cell and its bias `β` (step 1): the noise variance,
+/// lowered for a long flat block by its length and the least noise of the tree, and a
+/// bias of [`CLIP_BIAS`] standard deviations where the block is clipped at the head's
+/// upper bound.
+fn head_block_moments(fit: &FitRef<'_>, b: &HeadBlock, least_noise: f64) -> (f64, f64) {
+    let var = fit.noise_variance;
+    let bv = if b.len as usize >= MIN_FLAT_BLOCK {
+        var / f64::from(b.len) * (var / least_noise)
+    } else {
+        var
+    };
+    let beta = fit.head_bound.map_or(0.0, |upper| {
+        let sd = bv.sqrt();
+        let gap = upper - b.value;
+        if gap < sd {
+            -CLIP_BIAS * (sd - gap.max(0.0))
+        } else {
+            0.0
+        }
+    });
+    (bv, beta)
+}
+
 /// A node's fit as runs of `(x, v, β)` over `0..=K` (step 1), into `out`.
 pub(crate) fn expand(
     fit: &FitRef<'_>,
@@ -637,23 +652,7 @@ pub(crate) fn expand(
         if start >= end {
             continue;
         }
-        let bv = if b.len as usize >= MIN_FLAT_BLOCK {
-            var / f64::from(b.len) * (var / least_noise)
-        } else {
-            var
-        };
-        let beta = match fit.head_bound {
-            Some(upper) => {
-                let sd = bv.sqrt();
-                let gap = upper - b.value;
-                if gap < sd {
-                    -CLIP_BIAS * (sd - gap.max(0.0))
-                } else {
-                    0.0
-                }
-            }
-            None => 0.0,
-        };
+        let (bv, beta) = head_block_moments(fit, b, least_noise);
         push_joined(
             out,
             Piece {
@@ -1206,32 +1205,14 @@ mod tests {
                         .iter()
                         .find(|b| (b.start as usize..(b.start + b.len) as usize).contains(&j))
                         .unwrap();
-                    let bv = if b.len as usize >= MIN_FLAT_BLOCK {
-                        var / f64::from(b.len) * (var / least)
-                    } else {
-                        var
-                    };
-                    let beta = fit.head_bound.map_or(0.0, |upper| {
-                        let sd = bv.sqrt();
-                        let gap = upper - b.value;
-                        if gap < sd {
-                            -CLIP_BIAS * (sd - gap.max(0.0))
-                        } else {
-                            0.0
-                        }
-                    });
+                    let (bv, beta) = head_block_moments(fit, b, least);
                     if j == k as usize {
                         (b.value, EXACT, beta)
                     } else {
                         (b.value, bv.max(EXACT), beta)
                     }
                 } else {
-                    let above: u64 = fit
-                        .steps
-                        .iter()
-                        .filter(|r| r.size as usize > j)
-                        .map(|r| u64::from(r.count))
-                        .sum();
+                    let above = fit.listed_above(j);
                     let mut v = if fit.saturated && j < first_size {
                         var
                     } else {

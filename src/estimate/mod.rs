@@ -315,16 +315,24 @@ impl NodeFit {
         (self.noise_variance / (2.0 * f64::from(run.count.max(1)))).sqrt()
     }
 
+    /// The listed groups above size `j`.
+    pub fn listed_above(&self, j: usize) -> u64 {
+        listed_above(&self.steps, j)
+    }
+
     /// `Hc[j]` for `j ≥ from`, given `G`: the groups not listed above `j`.
     pub fn tail_value(&self, groups: Count, j: usize) -> f64 {
-        let above: u64 = self
-            .steps
-            .iter()
-            .filter(|r| r.size as usize > j)
-            .map(|r| u64::from(r.count))
-            .sum();
-        groups.saturating_sub(above) as f64
+        groups.saturating_sub(self.listed_above(j)) as f64
     }
+}
+
+/// The groups of `steps` above size `j`.
+fn listed_above(steps: &[StepRun], j: usize) -> u64 {
+    steps
+        .iter()
+        .filter(|r| r.size as usize > j)
+        .map(|r| u64::from(r.count))
+        .sum()
 }
 
 /// Measures one node: the only place a true histogram meets noise.

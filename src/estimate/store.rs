@@ -44,6 +44,11 @@ impl FitRef<'_> {
     pub fn step_scale(&self, run: &StepRun) -> f64 {
         (self.noise_variance / (2.0 * f64::from(run.count.max(1)))).sqrt()
     }
+
+    /// The listed groups above size `j` (see [`NodeFit::listed_above`]).
+    pub fn listed_above(&self, j: usize) -> u64 {
+        super::listed_above(self.steps, j)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -31,6 +31,18 @@ pub struct Checks {
 }
 
 impl Checks {
+    /// Every check passed, nothing reported yet: what a checker starts from.
+    pub fn all_passed() -> Checks {
+        Checks {
+            integral: true,
+            nonnegative: true,
+            group_totals: true,
+            consistent: true,
+            within_max_size: true,
+            problems: vec![],
+        }
+    }
+
     pub fn passed(&self) -> bool {
         self.integral
             && self.nonnegative
@@ -55,14 +67,7 @@ pub fn check_release<H: Histograms + ?Sized>(
     histograms: &H,
     max_size: Size,
 ) -> Checks {
-    let mut checks = Checks {
-        integral: true,
-        nonnegative: true,
-        group_totals: true,
-        consistent: true,
-        within_max_size: true,
-        problems: vec![],
-    };
+    let mut checks = Checks::all_passed();
     let h = public.hierarchy;
     if histograms.regions() != h.len() {
         checks.group_totals = false;
@@ -216,14 +221,7 @@ impl<'a> CountRows<'a> {
     pub(crate) fn new(public: PublicData<'a>) -> Self {
         Self {
             public,
-            checks: Checks {
-                integral: true,
-                nonnegative: true,
-                group_totals: true,
-                consistent: true,
-                within_max_size: true,
-                problems: vec![],
-            },
+            checks: Checks::all_passed(),
             runs: Vec::new(),
             cells: Vec::new(),
             seen: vec![false; public.hierarchy.len()],

@@ -32,3 +32,21 @@ pub fn text(o: &Output) -> String {
 pub fn s(p: &Path) -> String {
     p.display().to_string()
 }
+
+/// `coco gen us-blocks --out dir --scale scale --seed seed` (its home beside `dir`).
+pub fn gen_us_blocks(dir: &Path, scale: &str, seed: &str) {
+    let o = coco(
+        &[
+            "gen",
+            "us-blocks",
+            "--out",
+            dir.to_str().unwrap(),
+            "--scale",
+            scale,
+            "--seed",
+            seed,
+        ],
+        &dir.with_extension("home"),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
