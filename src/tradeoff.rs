@@ -336,7 +336,8 @@ pub fn render_text(f: &Frontier) -> String {
     let _ = writeln!(
         s,
         "frontier at total ε = {} ({} trial(s) per point): mean per-node EMD per level\n",
-        f.total_epsilon, f.trials
+        preview::short_epsilon(&f.total_epsilon),
+        f.trials
     );
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".into()];
@@ -350,7 +351,11 @@ pub fn render_text(f: &Frontier) -> String {
         };
         let mut row = vec![
             format!("{:.0}%{marker}", p.x * 100.0),
-            p.budgets.join(" / "),
+            p.budgets
+                .iter()
+                .map(|b| preview::short_epsilon(b))
+                .collect::<Vec<_>>()
+                .join(" / "),
         ];
         row.extend(
             p.consistent
@@ -361,7 +366,7 @@ pub fn render_text(f: &Frontier) -> String {
     }
     let mut bu = vec![
         "bottom-up".to_string(),
-        format!("0 / … / {}", f.total_epsilon),
+        format!("0 / … / {}", preview::short_epsilon(&f.total_epsilon)),
     ];
     bu.extend(
         f.bottom_up
