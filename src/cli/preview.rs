@@ -87,7 +87,9 @@ fn preview(
     };
     let report = preview::preview(&dataset, &plan, &options, None, &|p: PreviewProgress| {
         let done = p.trial == p.trials && p.nodes_done == p.nodes;
-        progress.report(
+        let share =
+            (p.trial as f64 + p.nodes_done as f64 / p.nodes.max(1) as f64) / p.trials.max(1) as f64;
+        progress.report_share(
             &format!(
                 "preview: trial {}/{} ({} of {} regions)",
                 (p.trial + 1).min(p.trials),
@@ -95,6 +97,7 @@ fn preview(
                 p.nodes_done,
                 p.nodes
             ),
+            share,
             done,
         );
     })?;
@@ -148,7 +151,10 @@ fn sweep(args: PreviewArgs) -> Result<()> {
         },
         &|p: SweepProgress| {
             let last = p.point + 1 == p.points && p.trial.trial == p.trial.trials;
-            progress.report(
+            let t = &p.trial;
+            let within = (t.trial as f64 + t.nodes_done as f64 / t.nodes.max(1) as f64)
+                / t.trials.max(1) as f64;
+            progress.report_share(
                 &format!(
                     "sweep: point {}/{}, trial {}/{}",
                     p.point + 1,
@@ -156,6 +162,7 @@ fn sweep(args: PreviewArgs) -> Result<()> {
                     (p.trial.trial + 1).min(p.trial.trials),
                     p.trial.trials
                 ),
+                (p.point as f64 + within) / p.points.max(1) as f64,
                 last,
             );
         },

@@ -7,6 +7,7 @@ use std::time::Instant;
 /// Progress on standard error: one rewritten line on a terminal, sparse lines otherwise.
 pub struct StderrProgress {
     terminal: bool,
+    started: Instant,
     last: Mutex<Option<Instant>>,
 }
 
@@ -14,7 +15,24 @@ impl StderrProgress {
     pub fn new() -> Self {
         Self {
             terminal: std::io::stderr().is_terminal(),
+            started: Instant::now(),
             last: Mutex::new(None),
+        }
+    }
+
+    /// [`StderrProgress::report`] for a job `done` of the way through (0 to 1): with
+    /// the time left at the pace so far, once a second has passed (a lower bound: the
+    /// steps after the regions are measured are left out).
+    pub fn report_share(&self, message: &str, done: f64, last_step: bool) {
+        match coco::timing::time_left(self.started.elapsed(), done) {
+            Some(left) if !last_step => self.report(
+                &format!(
+                    "{message} · ≥ {} left at this pace",
+                    coco::timing::readable(left)
+                ),
+                false,
+            ),
+            _ => self.report(message, last_step),
         }
     }
 
