@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod consistency;
+pub mod convert;
 pub mod data;
 pub mod emd;
 pub mod estimate;
