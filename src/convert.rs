@@ -110,8 +110,9 @@ fn csv_to_parquet(from: &Path, to: &Path) -> Result<(), String> {
             .collect::<Vec<_>>(),
     ));
     let file = std::fs::File::create(to).map_err(|e| e.to_string())?;
+    let mut out = std::io::BufWriter::new(file);
     let mut writer = ArrowWriter::try_new(
-        std::io::BufWriter::new(file),
+        &mut out,
         schema.clone(),
         Some(crate::release::parquet_properties(BATCH_ROWS)),
     )
@@ -170,11 +171,9 @@ fn csv_to_parquet(from: &Path, to: &Path) -> Result<(), String> {
     if rows > 0 {
         flush(builders)?;
     }
-    writer.finish().map_err(|e| e.to_string())?;
-    let mut inner = writer.into_inner().map_err(|e| e.to_string())?;
-    std::io::Write::flush(&mut inner).map_err(|e| e.to_string())?;
-    inner
-        .into_inner()
+    writer.close().map_err(|e| e.to_string())?;
+    std::io::Write::flush(&mut out).map_err(|e| e.to_string())?;
+    out.into_inner()
         .map_err(|e| e.to_string())?
         .sync_all()
         .map_err(|e| e.to_string())

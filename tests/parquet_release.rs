@@ -236,3 +236,68 @@ fn write_counts(path: &Path, rows: &[Vec<String>]) {
     w.write(&batch).unwrap();
     w.close().unwrap();
 }
+
+/// Through the binary: `--format parquet` writes `counts.parquet` whose rows are the
+/// `counts.csv` rows of a `--format both` release of the same (seeded) draw; `csv`
+/// writes no Parquet; `coco convert` makes a dataset that inspects the same.
+#[test]
+fn the_command_line_writes_and_reads_parquet() {
+    use common::cli::{coco, s, sample, text};
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let plan = tmp.path().join("plan.toml");
+    let sample = sample();
+    let o = coco(&["plan", &s(&sample), "--out", &s(&plan)], &home);
+    assert!(o.status.success(), "{}", text(&o));
+    let release = |name: &str, format: &str| {
+        let out = tmp.path().join(name);
+        let o = coco(
+            &[
+                "release", &s(&sample), "--config", &s(&plan), "--out", &s(&out), "--seed", "7",
+                "--not-private", "--format", format,
+            ],
+            &home,
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        out
+    };
+    let pq = release("pq", "parquet");
+    let both = release("both", "both");
+    let csv = release("csv", "csv");
+    assert!(!pq.join("counts.csv").exists());
+    assert_eq!(
+        parquet_rows(&pq.join("counts.parquet")),
+        csv_rows(&both.join("counts.csv"))
+    );
+    assert_eq!(
+        fs::read(both.join("counts.csv")).unwrap(),
+        fs::read(csv.join("counts.csv")).unwrap()
+    );
+    assert!(!csv.join("counts.parquet").exists());
+    assert!(!listed(&csv).iter().any(|f| f.ends_with(".parquet")));
+    let o = coco(
+        &["release", &s(&sample), "--config", &s(&plan), "--out", &s(&tmp.path().join("x")), "--format", "xlsx"],
+        &home,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("expected one of csv, parquet, both"), "{}", text(&o));
+
+    let converted = tmp.path().join("households-pq");
+    let o = coco(&["convert", &s(&sample), "--out", &s(&converted)], &home);
+    assert!(o.status.success(), "{}", text(&o));
+    let inspect = |dir: &Path| {
+        let o = coco(&["inspect", &s(dir), "--json"], &home);
+        assert!(o.status.success(), "{}", text(&o));
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let obj = v.as_object_mut().unwrap();
+        for key in ["inputs", "fingerprint", "directory", "dataset"] {
+            obj.remove(key);
+        }
+        let form = obj["form_description"].as_str().unwrap().replace(".parquet", ".csv");
+        obj.insert("form_description".into(), form.into());
+        v
+    };
+    assert_eq!(inspect(&sample), inspect(&converted));
+    let o = coco(&["convert", &s(&sample), "--out", &s(&converted)], &home);
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+}

@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
+use coco::release::export::OutputFormat;
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::transaction::{ApproveError, Reservation};
 
@@ -34,6 +35,17 @@ pub struct ReleaseArgs {
     /// Print one JSON object (output, ε, ledger id, checks) on standard output.
     #[arg(long)]
     pub json: bool,
+    /// The files written: csv (counts.csv, tables/*.csv), parquet (counts.parquet,
+    /// tables/*.parquet) or both; the same columns and rows either way.
+    #[arg(long, default_value = "csv", value_parser = parse_format)]
+    pub format: OutputFormat,
+}
+
+fn parse_format(name: &str) -> Result<OutputFormat, String> {
+    OutputFormat::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = OutputFormat::ALL.iter().map(|(n, _)| *n).collect();
+        format!("expected one of {}", names.join(", "))
+    })
 }
 
 pub fn run(args: ReleaseArgs) -> Result<()> {
@@ -44,6 +56,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         seed,
         not_private,
         json,
+        format,
     } = args;
     let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
@@ -71,7 +84,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             );
         }),
     )?;
-    let approved = match pending.approve(&out) {
+    let approved = match pending.approve_as(&out, format) {
         Ok(a) => a,
         Err(ApproveError::Refused { error, pending }) => {
             // Checked before the draw; something changed since. The draw is spent.

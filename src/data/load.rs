@@ -63,7 +63,8 @@ pub struct LoadProgress {
 pub struct LoadError {
     pub file: PathBuf,
     pub line: Option<u64>,
-    pub column: Option<usize>,
+    /// (32 bits, so that a `LoadError` stays small.)
+    pub column: Option<u32>,
     pub kind: LoadErrorKind,
     /// What `line` and `column` count.
     pub position: Position,
@@ -75,8 +76,9 @@ pub enum Position {
     /// File lines and field numbers (CSV).
     #[default]
     Lines,
-    /// Data rows, and the column's name (Parquet).
-    Rows { column_name: Option<Box<str>> },
+    /// Data rows, and the column's name, empty where no column applies (Parquet).
+    /// (A thin box, so that a `LoadError` stays small.)
+    Rows { column_name: Box<String> },
 }
 
 /// Where a row was, in a message: `line 4` of a CSV file or `row 3` of a Parquet file.
@@ -111,8 +113,8 @@ impl LoadError {
                 if let Some(r) = self.line {
                     at.push(format!("row {r}"));
                 }
-                if let Some(c) = column_name {
-                    at.push(format!("column {c}"));
+                if !column_name.is_empty() {
+                    at.push(format!("column {column_name}"));
                 }
                 if !at.is_empty() {
                     s.push_str(&format!(": {}", at.join(", ")));
@@ -143,11 +145,17 @@ impl LoadError {
         LoadError {
             file: file.to_path_buf(),
             line: Some(line),
-            column,
+            column: column.map(field_number),
             kind,
             position: Position::Lines,
         }
     }
+}
+
+/// A 1-based field number as a [`LoadError`] holds it (a header of more than 2^32
+/// columns is refused long before).
+pub(crate) fn field_number(column: usize) -> u32 {
+    u32::try_from(column).unwrap_or(u32::MAX)
 }
 
 /// The most levels a hierarchy may have: display ids grow with the depth, so a runaway
@@ -197,8 +205,8 @@ pub enum LoadErrorKind {
     NotParquet { problem: String },
     #[error("column {column} is {found}: expected {expected}")]
     ColumnType {
-        column: String,
-        found: String,
+        column: Box<str>,
+        found: Box<str>,
         expected: &'static str,
     },
     #[error("{column} is null: expected a value in every row")]

@@ -288,7 +288,8 @@ impl<'p> ParquetFile<'p> {
         if total == 0 {
             return Err(not_parquet("the file is empty (0 bytes)".into()));
         }
-        let digest = Digesting::start(file.try_clone().map_err(io_err)?);
+        // A file of its own: a clone would share the reader's offset.
+        let digest = Digesting::start(File::open(&path).map_err(io_err)?);
         let fetched = Arc::new(AtomicU64::new(0));
         let source = Source {
             file,
@@ -298,17 +299,18 @@ impl<'p> ParquetFile<'p> {
         let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
         let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(source, options)
             .map_err(|e| not_parquet(e.to_string()))?;
-        let header = builder
+        let header: Vec<String> = builder
             .schema()
             .fields()
             .iter()
             .map(|f| f.name().clone())
             .collect();
+        let roles = header.iter().map(|n| Role::of(n)).collect();
         let mut file = ParquetFile {
-            path,
+            path: path.clone(),
             name,
             header,
-            roles: Vec::new(),
+            roles,
             total,
             fetched,
             reported: 0,
@@ -342,10 +344,6 @@ impl<'p> ParquetFile<'p> {
         &self.path
     }
 
-    pub fn total_bytes(&self) -> u64 {
-        self.total
-    }
-
     /// The names of the file's (top-level) columns.
     pub fn header(&self) -> &[String] {
         &self.header
@@ -365,19 +363,18 @@ impl<'p> ParquetFile<'p> {
             .expect("columns are found before rows are read")
             .schema()
             .clone();
-        self.roles = self.header.iter().map(|n| Role::of(n)).collect();
         for (i, field) in schema.fields().iter().enumerate() {
             let role = self.roles[i];
             if !kind_of(field.data_type()).is_some_and(|k| role.accepts(k)) {
                 return Err(LoadError {
                     position: Position::Rows {
-                        column_name: Some(field.name().as_str().into()),
+                        column_name: Box::default(),
                     },
                     ..LoadError::in_file(
                         &self.path,
                         LoadErrorKind::ColumnType {
-                            column: shown(field.name().as_bytes()),
-                            found: field.data_type().to_string(),
+                            column: shown(field.name().as_bytes()).into(),
+                            found: field.data_type().to_string().into(),
                             expected: role.expected(),
                         },
                     )
@@ -489,7 +486,9 @@ impl<'p> ParquetFile<'p> {
 
     fn in_file(&self, kind: LoadErrorKind) -> LoadError {
         LoadError {
-            position: Position::Rows { column_name: None },
+            position: Position::Rows {
+                column_name: Box::default(),
+            },
             ..LoadError::in_file(&self.path, kind)
         }
     }
@@ -508,19 +507,6 @@ impl<'p> ParquetFile<'p> {
         }
     }
 
-    /// Column `i` as text (checked UTF-8 when the row was read).
-    pub fn text(&self, i: usize) -> Result<&str, LoadError> {
-        std::str::from_utf8(self.field(i)).map_err(|e| {
-            self.error(
-                Some(i),
-                LoadErrorKind::NotUtf8 {
-                    byte: self.field(i)[e.valid_up_to()],
-                    offset: e.valid_up_to() + 1,
-                },
-            )
-        })
-    }
-
     /// Column `i` as an integer from 0 to `max`; `column` names it in messages.
     pub fn uint(&self, i: usize, column: &'static str, max: u64) -> Result<u64, LoadError> {
         let Column::Int { values, .. } = &self.columns[i] else {
@@ -528,7 +514,7 @@ impl<'p> ParquetFile<'p> {
             return Err(self.error(
                 Some(i),
                 LoadErrorKind::ColumnType {
-                    column: shown(self.header[i].as_bytes()),
+                    column: shown(self.header[i].as_bytes()).into(),
                     found: "a string".into(),
                     expected: Role::Number.expected(),
                 },
@@ -593,10 +579,13 @@ pub(crate) fn rows_error(
     LoadError {
         file: path.to_path_buf(),
         line: Some(row),
-        column: column.map(|c| c + 1),
+        column: column.map(|c| super::load::field_number(c + 1)),
         kind,
         position: Position::Rows {
-            column_name: column.map(|c| super::csv_input::shown_name(&header[c]).into()),
+            column_name: column
+                .map(|c| super::csv_input::shown_name(&header[c]))
+                .unwrap_or_default()
+                .into(),
         },
     }
 }

@@ -549,24 +549,24 @@ fn fill_release_dir(
     let (outputs, checks) = std::thread::scope(|scope| {
         let mut syncing = Vec::new();
         let written = (|| {
-            let mut sync = |file: Unsynced| syncing.push(scope.spawn(move || file.sync()));
+            let spawn_sync = |file: Unsynced| scope.spawn(move || file.sync());
             if let crate::noise::Randomness::Seeded { seed } = draw.randomness() {
                 // Unmistakable beside the tables, not only inside the manifest.
-                sync(write_unsynced(tmp, NOT_PRIVATE_FILE, |w| {
+                syncing.push(spawn_sync(write_unsynced(tmp, NOT_PRIVATE_FILE, |w| {
                     writeln!(
                         w,
                         "NOT PRIVATE: this release was drawn with seeded noise (seed {seed}).\nAnyone who knows the seed can regenerate the noise and subtract it.\nIt is for tests only and must never be published."
                     )
-                })?);
+                })?));
             }
             let tables = tmp.join("tables");
             std::fs::create_dir(&tables).map_err(io(&tables))?;
             let mut checks = None;
             if format.csv() {
                 let phase = crate::timing::phase("  write counts.csv");
-                sync(write_unsynced(tmp, "counts.csv", |w| {
+                syncing.push(spawn_sync(write_unsynced(tmp, "counts.csv", |w| {
                     write_counts(w, h, hists, &levels)
-                })?);
+                })?));
                 phase.done();
                 // The tables are written while `counts.csv` is read back.
                 let (tables_synced, read) = rayon::join(
@@ -577,7 +577,7 @@ fn fill_release_dir(
                             let name = table_name(index, h.level_name(level));
                             let file =
                                 write_unsynced(tmp, &name, |w| write_wide(w, h, hists, ids))?;
-                            syncing.push(scope.spawn(move || file.sync()));
+                            syncing.push(spawn_sync(file));
                         }
                         sync_dir(&tables).map_err(io(&tables))?;
                         Ok::<_, ExportError>(syncing)
@@ -592,9 +592,9 @@ fn fill_release_dir(
             }
             if format.parquet() {
                 let phase = crate::timing::phase("  write counts.parquet");
-                sync(write_unsynced(tmp, "counts.parquet", |w| {
+                syncing.push(spawn_sync(write_unsynced(tmp, "counts.parquet", |w| {
                     parquet_out::write_counts(w, h, hists, &levels)
-                })?);
+                })?));
                 phase.done();
                 // The tables are written (and read back) while `counts.parquet` is read
                 // back.
@@ -609,7 +609,7 @@ fn fill_release_dir(
                             })?;
                             let path = tmp.join(&name);
                             parquet_out::check_wide(&path, h, hists, ids).map_err(io(&path))?;
-                            syncing.push(scope.spawn(move || file.sync()));
+                            syncing.push(spawn_sync(file));
                         }
                         sync_dir(&tables).map_err(io(&tables))?;
                         Ok::<_, ExportError>(syncing)

@@ -171,8 +171,8 @@ pub fn verify_release(
     // files are hashed and the dataset's content digest computed beside it.
     // Releases written before Parquet always list `counts.csv`; a Parquet release lists
     // `counts.parquet`, checked the same way.
-    let listed = |name: &str| manifest.outputs.iter().any(|f| f.path == name);
-    let (with_csv, with_parquet) = (listed("counts.csv"), listed("counts.parquet"));
+    let lists = |name: &str| manifest.outputs.iter().any(|f| f.path == name);
+    let (with_csv, with_parquet) = (lists("counts.csv"), lists("counts.parquet"));
     let counts_path = out.join("counts.csv");
     let parquet_path = out.join("counts.parquet");
     let hashed_with_counts = |f: &&FileDigest| dataset.is_some() && f.path == "counts.csv";

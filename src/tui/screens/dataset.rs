@@ -103,7 +103,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         ),
         Line::from(
             [
-                widgets::field("Groups form", summary.form_description),
+                widgets::field("Groups form", summary.form_description.clone()),
                 widgets::field(
                     " · ledger key",
                     format!("{}… (content)", &summary.content_digest[..12]),
