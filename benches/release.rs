@@ -117,12 +117,18 @@ fn us_counties_release(c: &mut Criterion) {
     let dataset = std::sync::Arc::new(Dataset::load(&dir).unwrap());
     let plan = plan(&dataset, Consistency::Wls, Method::Hc);
     let first = outs.path().join("drawn");
-    let approved = Reservation::open(&ledger, dataset.clone(), plan.clone(), Tool::Release, Some(&first))
-        .unwrap()
-        .draw(&NoiseSource::from_os().unwrap(), false, None, None)
-        .unwrap()
-        .approve(&first)
-        .unwrap();
+    let approved = Reservation::open(
+        &ledger,
+        dataset.clone(),
+        plan.clone(),
+        Tool::Release,
+        Some(&first),
+    )
+    .unwrap()
+    .draw(&NoiseSource::from_os().unwrap(), false, None, None)
+    .unwrap()
+    .approve(&first)
+    .unwrap();
     for format in [OutputFormat::Csv, OutputFormat::Parquet, OutputFormat::Both] {
         reset_peak();
         let mut group = c.benchmark_group("write");

@@ -8,8 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, Int8Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt16Array,
-    UInt64Array,
+    ArrayRef, Int8Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt16Array, UInt64Array,
 };
 use arrow_schema::{Field, Schema};
 use coco::data::{Dataset, GroupsForm};
@@ -36,8 +35,8 @@ fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>, row_group: usize) 
             .map(|(name, a)| Field::new(*name, a.data_type().clone(), a.null_count() > 0))
             .collect::<Vec<_>>(),
     ));
-    let batch = RecordBatch::try_new(schema.clone(), columns.into_iter().map(|c| c.1).collect())
-        .unwrap();
+    let batch =
+        RecordBatch::try_new(schema.clone(), columns.into_iter().map(|c| c.1).collect()).unwrap();
     let props = WriterProperties::builder()
         .set_max_row_group_row_count(Some(row_group))
         .build();
@@ -59,8 +58,10 @@ fn load_with(
         fs::write(dir.path().join(n), text).unwrap();
     }
     write_parquet(&dir.path().join(name), columns, 2);
-    Dataset::load(dir.path())
-        .map_err(|e| e.to_string().replace(&dir.path().display().to_string(), "{dir}"))
+    Dataset::load(dir.path()).map_err(|e| {
+        e.to_string()
+            .replace(&dir.path().display().to_string(), "{dir}")
+    })
 }
 
 fn error_with(name: &str, columns: Vec<(&str, ArrayRef)>) -> String {
@@ -81,7 +82,10 @@ fn parquet_tables_load_like_their_csv_twins() {
     .unwrap();
     assert_eq!(g.form, GroupsForm::GroupSizes);
     assert_eq!(g.inputs[1].path, "groups.parquet");
-    assert_eq!(g.form_description(), "groups.parquet (group_id,region,size)");
+    assert_eq!(
+        g.form_description(),
+        "groups.parquet (group_id,region,size)"
+    );
     // Column order is free; integers of any width; integer ids.
     let h = load_with(
         "histograms.parquet",
@@ -100,7 +104,10 @@ fn parquet_tables_load_like_their_csv_twins() {
             ("group_id", Arc::new(UInt64Array::from(vec![7, 8, 9, 10]))),
             ("region", strings(&["a1", "a1", "b1", "a2"])),
         ],
-        &[("entities.csv", "entity_id,group_id\n1,7\n2,7\n3,8\n4,8\n5,8\n6,10\n7,10\n")],
+        &[(
+            "entities.csv",
+            "entity_id,group_id\n1,7\n2,7\n3,8\n4,8\n5,8\n6,10\n7,10\n",
+        )],
     )
     .unwrap();
     assert_eq!(e.form, GroupsForm::Entities);
@@ -133,7 +140,10 @@ fn parquet_problems_name_the_file_row_and_column() {
             vec![
                 ("group_id", strings(&["g1", "g2", "g3"])),
                 ("region", strings(&["a1", "a1", "a2"])),
-                ("size", Arc::new(Int64Array::from(vec![Some(1), Some(2), None]))),
+                (
+                    "size",
+                    Arc::new(Int64Array::from(vec![Some(1), Some(2), None])),
+                ),
             ],
             "{dir}/groups.parquet: row 3, column size: size is null: expected a value in every row",
         ),
@@ -259,8 +269,9 @@ fn a_table_twice_or_not_parquet_is_refused() {
     );
     fs::write(d.join("groups.csv"), "group_id,region,size\ng1,a1,1\n").unwrap();
     assert!(
-        shown(Dataset::load(d).unwrap_err())
-            .starts_with("{dir}: more than one groups form: found groups.csv and histograms.parquet;")
+        shown(Dataset::load(d).unwrap_err()).starts_with(
+            "{dir}: more than one groups form: found groups.csv and histograms.parquet;"
+        )
     );
 }
 
@@ -299,7 +310,12 @@ fn csv_and_parquet_twins_fail_the_same_way() {
             .map(|(i, &name)| {
                 let values: Vec<&str> = rows.iter().map(|r| r[i]).collect();
                 let column = if matches!(name, "size" | "count") {
-                    int64(&values.iter().map(|v| v.parse().unwrap()).collect::<Vec<_>>())
+                    int64(
+                        &values
+                            .iter()
+                            .map(|v| v.parse().unwrap())
+                            .collect::<Vec<_>>(),
+                    )
                 } else {
                     strings(&values)
                 };
@@ -345,7 +361,13 @@ fn a_converted_dataset_inspects_as_its_original() {
         let mut v = serde_json::to_value(coco::inspect::Summary::of(d)).unwrap();
         let o = v.as_object_mut().unwrap();
         // Names, sizes and digests of the files, and where they are.
-        for key in ["inputs", "fingerprint", "directory", "dataset", "form_description"] {
+        for key in [
+            "inputs",
+            "fingerprint",
+            "directory",
+            "dataset",
+            "form_description",
+        ] {
             assert!(o.remove(key).is_some(), "{key}");
         }
         v
@@ -354,7 +376,9 @@ fn a_converted_dataset_inspects_as_its_original() {
     assert_eq!(original.content_digest(), twin.content_digest());
     assert_eq!(
         twin.form_description(),
-        original.form_description().replace("groups.csv", "groups.parquet")
+        original
+            .form_description()
+            .replace("groups.csv", "groups.parquet")
     );
     let names: Vec<&str> = twin.inputs.iter().map(|i| i.path.as_str()).collect();
     assert_eq!(names, ["hierarchy.csv", "names.csv", "groups.parquet"]);

@@ -62,7 +62,9 @@ fn parquet_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
                     .map(|c| {
                         assert!(!c.is_null(r));
                         match c.data_type() {
-                            arrow_schema::DataType::Utf8 => c.as_string::<i32>().value(r).to_string(),
+                            arrow_schema::DataType::Utf8 => {
+                                c.as_string::<i32>().value(r).to_string()
+                            }
                             arrow_schema::DataType::Int64 => {
                                 c.as_primitive::<Int64Type>().value(r).to_string()
                             }
@@ -103,11 +105,17 @@ fn both_formats_hold_the_same_rows() {
     let out = tmp.path().join("both");
     release(&tmp.path().join("home"), &out, OutputFormat::Both);
     let (names, rows) = parquet_rows(&out.join("counts.parquet"));
-    assert_eq!((names, rows.len() > 100), (csv_rows(&out.join("counts.csv")).0, true));
+    assert_eq!(
+        (names, rows.len() > 100),
+        (csv_rows(&out.join("counts.csv")).0, true)
+    );
     assert_eq!(rows, csv_rows(&out.join("counts.csv")).1);
     for level in ["0-country", "1-province", "2-district"] {
         let csv = csv_rows(&out.join(format!("tables/{level}.csv")));
-        assert_eq!(parquet_rows(&out.join(format!("tables/{level}.parquet"))), csv);
+        assert_eq!(
+            parquet_rows(&out.join(format!("tables/{level}.parquet"))),
+            csv
+        );
     }
     assert_eq!(
         listed(&out),
@@ -214,7 +222,10 @@ fn write_counts(path: &Path, rows: &[Vec<String>]) {
     let col = |i: usize| rows.iter().map(|r| r[i].clone()).collect::<Vec<_>>();
     let int = |i: usize| -> ArrayRef {
         Arc::new(Int64Array::from(
-            col(i).iter().map(|v| v.parse::<i64>().unwrap()).collect::<Vec<_>>(),
+            col(i)
+                .iter()
+                .map(|v| v.parse::<i64>().unwrap())
+                .collect::<Vec<_>>(),
         ))
     };
     let columns: Vec<ArrayRef> = vec![
@@ -230,9 +241,8 @@ fn write_counts(path: &Path, rows: &[Vec<String>]) {
         arrow_schema::Field::new("count", arrow_schema::DataType::Int64, false),
     ]));
     let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
-    let mut w =
-        parquet::arrow::ArrowWriter::try_new(fs::File::create(path).unwrap(), schema, None)
-            .unwrap();
+    let mut w = parquet::arrow::ArrowWriter::try_new(fs::File::create(path).unwrap(), schema, None)
+        .unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
 }
@@ -253,8 +263,17 @@ fn the_command_line_writes_and_reads_parquet() {
         let out = tmp.path().join(name);
         let o = coco(
             &[
-                "release", &s(&sample), "--config", &s(&plan), "--out", &s(&out), "--seed", "7",
-                "--not-private", "--format", format,
+                "release",
+                &s(&sample),
+                "--config",
+                &s(&plan),
+                "--out",
+                &s(&out),
+                "--seed",
+                "7",
+                "--not-private",
+                "--format",
+                format,
             ],
             &home,
         );
@@ -276,11 +295,24 @@ fn the_command_line_writes_and_reads_parquet() {
     assert!(!csv.join("counts.parquet").exists());
     assert!(!listed(&csv).iter().any(|f| f.ends_with(".parquet")));
     let o = coco(
-        &["release", &s(&sample), "--config", &s(&plan), "--out", &s(&tmp.path().join("x")), "--format", "xlsx"],
+        &[
+            "release",
+            &s(&sample),
+            "--config",
+            &s(&plan),
+            "--out",
+            &s(&tmp.path().join("x")),
+            "--format",
+            "xlsx",
+        ],
         &home,
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("expected one of csv, parquet, both"), "{}", text(&o));
+    assert!(
+        text(&o).contains("expected one of csv, parquet, both"),
+        "{}",
+        text(&o)
+    );
 
     let converted = tmp.path().join("households-pq");
     let o = coco(&["convert", &s(&sample), "--out", &s(&converted)], &home);
@@ -293,7 +325,10 @@ fn the_command_line_writes_and_reads_parquet() {
         for key in ["inputs", "fingerprint", "directory", "dataset"] {
             obj.remove(key);
         }
-        let form = obj["form_description"].as_str().unwrap().replace(".parquet", ".csv");
+        let form = obj["form_description"]
+            .as_str()
+            .unwrap()
+            .replace(".parquet", ".csv");
         obj.insert("form_description".into(), form.into());
         v
     };

@@ -150,8 +150,16 @@ impl Tally {
     }
 }
 
-fn duplicate_error(at: &Locator, dup: Duplicate, kind: fn(String, Place) -> LoadErrorKind) -> LoadError {
-    at.at(dup.line, Some(dup.column), kind(dup.id, at.place(dup.first_line)))
+fn duplicate_error(
+    at: &Locator,
+    dup: Duplicate,
+    kind: fn(String, Place) -> LoadErrorKind,
+) -> LoadError {
+    at.at(
+        dup.line,
+        Some(dup.column),
+        kind(dup.id, at.place(dup.first_line)),
+    )
 }
 
 fn duplicate_group(id: String, first: Place) -> LoadErrorKind {
@@ -313,12 +321,7 @@ pub(crate) fn read_histograms(
     hierarchy: &Hierarchy,
     progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<LeafHistograms, LoadError> {
-    let mut f = TableFile::open(
-        dir,
-        name,
-        "naming the columns region,size,count",
-        progress,
-    )?;
+    let mut f = TableFile::open(dir, name, "naming the columns region,size,count", progress)?;
     let [region_col, size_col, count_col] = f.columns(["region", "size", "count"], "")?;
     let mut leaves = LeafCodes::new(hierarchy);
     let n = leaves.len();

@@ -30,8 +30,8 @@ use rayon::slice::ParallelSliceMut;
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 use super::csv_input::shown;
-use super::table::TableFile;
 use super::load::{LoadError, LoadProgress};
+use super::table::TableFile;
 
 /// A key that is already a uniform hash and needs no hashing again.
 #[derive(Default)]

@@ -436,8 +436,8 @@ impl Present {
             ));
         }
         // A table as CSV or as Parquet, not both.
-        let table = |csv: &'static str, parquet: &'static str| {
-            match (exists(csv)?, exists(parquet)?) {
+        let table =
+            |csv: &'static str, parquet: &'static str| match (exists(csv)?, exists(parquet)?) {
                 (true, true) => Err(LoadError::in_file(
                     dir,
                     LoadErrorKind::BothFormats { csv, parquet },
@@ -445,8 +445,7 @@ impl Present {
                 (true, false) => Ok(Some(csv)),
                 (false, true) => Ok(Some(parquet)),
                 (false, false) => Ok(None),
-            }
-        };
+            };
         Ok(Present {
             names: exists("names.csv")?,
             groups: table("groups.csv", "groups.parquet")?,
@@ -546,8 +545,9 @@ fn read_hierarchy(
     let depth = levels.len();
     let leaf_col = depth - 1;
     let path = f.path().to_path_buf();
-    let hierarchy_error =
-        |line: u64, e: HierarchyError| LoadError::at(&path, line, None, LoadErrorKind::Hierarchy(e));
+    let hierarchy_error = |line: u64, e: HierarchyError| {
+        LoadError::at(&path, line, None, LoadErrorKind::Hierarchy(e))
+    };
     let mut builder = HierarchyBuilder::new(levels.clone()).map_err(|e| hierarchy_error(1, e))?;
     let mut lines = RowLines::default();
     // The previous row's codes: a code seen on the row before was checked there.

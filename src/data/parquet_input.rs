@@ -282,9 +282,8 @@ impl<'p> ParquetFile<'p> {
         let io_err = |source| LoadError::in_file(&path, LoadErrorKind::Io { source });
         let file = File::open(&path).map_err(io_err)?;
         let total = file.metadata().map_err(io_err)?.len();
-        let not_parquet = |problem: String| {
-            LoadError::in_file(&path, LoadErrorKind::NotParquet { problem })
-        };
+        let not_parquet =
+            |problem: String| LoadError::in_file(&path, LoadErrorKind::NotParquet { problem });
         if total == 0 {
             return Err(not_parquet("the file is empty (0 bytes)".into()));
         }
@@ -458,10 +457,11 @@ impl<'p> ParquetFile<'p> {
     /// The next batch of rows, reporting progress; `None` at the end.
     fn next_batch(&mut self) -> Result<Option<RecordBatch>, LoadError> {
         if let Some(builder) = self.builder.take() {
-            let reader = builder
-                .with_batch_size(BATCH_ROWS)
-                .build()
-                .map_err(|e| self.in_file(LoadErrorKind::NotParquet { problem: e.to_string() }))?;
+            let reader = builder.with_batch_size(BATCH_ROWS).build().map_err(|e| {
+                self.in_file(LoadErrorKind::NotParquet {
+                    problem: e.to_string(),
+                })
+            })?;
             self.reader = Some(reader);
         }
         let next = self.reader.as_mut().and_then(Iterator::next);
@@ -616,8 +616,12 @@ mod tests {
             schema.clone(),
             vec![
                 Arc::new(StringArray::from(regions)),
-                Arc::new(Int64Array::from_iter_values((0..ROWS as i64).map(|i| i * 31))),
-                Arc::new(Int64Array::from_iter_values((0..ROWS as i64).map(|i| i ^ 0x5555))),
+                Arc::new(Int64Array::from_iter_values(
+                    (0..ROWS as i64).map(|i| i * 31),
+                )),
+                Arc::new(Int64Array::from_iter_values(
+                    (0..ROWS as i64).map(|i| i ^ 0x5555),
+                )),
             ],
         )
         .unwrap();
@@ -644,7 +648,10 @@ mod tests {
         f.columns(["region", "size", "count"], "").unwrap();
         assert!(f.next_row().unwrap());
         let fetched = f.fetched.load(Ordering::Relaxed);
-        assert!(fetched < total / 3, "{fetched} of {total} bytes fetched for the first row");
+        assert!(
+            fetched < total / 3,
+            "{fetched} of {total} bytes fetched for the first row"
+        );
         let mut rows = 1;
         while f.next_row().unwrap() {
             rows += 1;
@@ -667,7 +674,11 @@ mod tests {
     #[test]
     fn cancelling_stops_within_a_row_group() {
         let dir = tempfile::tempdir().unwrap();
-        let schema = Arc::new(Schema::new(vec![Field::new("count", DataType::Int64, false)]));
+        let schema = Arc::new(Schema::new(vec![Field::new(
+            "count",
+            DataType::Int64,
+            false,
+        )]));
         let n = 2_000_000i64;
         let batch = RecordBatch::try_new(
             schema.clone(),

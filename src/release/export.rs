@@ -110,10 +110,7 @@ impl OutputFormat {
 
     /// The format named `name` (`csv`, `parquet` or `both`).
     pub fn parse(name: &str) -> Option<OutputFormat> {
-        Self::ALL
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, f)| f)
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
     }
 }
 
@@ -381,7 +378,11 @@ fn verify_counts(path: &Path, dataset: &Dataset, max_size: Size) -> Result<Check
 
 /// Reads `counts.parquet` back: the checks of `counts.csv`, and its rows must describe
 /// exactly the histograms drawn.
-fn verify_counts_parquet(path: &Path, dataset: &Dataset, draw: &Draw) -> Result<Checks, ExportError> {
+fn verify_counts_parquet(
+    path: &Path,
+    dataset: &Dataset,
+    draw: &Draw,
+) -> Result<Checks, ExportError> {
     let (checks, read) =
         parquet_out::read_counts(path, dataset.public(), draw.max_size()).map_err(io(path))?;
     match parquet_out::first_difference(&dataset.hierarchy, &read, draw.histograms()) {

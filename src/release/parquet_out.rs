@@ -26,7 +26,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 
-use super::checks::{CountChecker, CountRow, Checks};
+use super::checks::{Checks, CountChecker, CountRow};
 use super::export::{CHUNK_REGIONS, DisplayIds, chunks_of};
 use crate::data::{Hierarchy, NodeId, PublicData};
 use crate::histogram::{Count, HistogramSet, Histograms, Size};
@@ -114,7 +114,8 @@ where
     W: Write + Send,
     F: Fn(usize) -> std::io::Result<RecordBatch> + Sync,
 {
-    let mut writer = ArrowWriter::try_new(w, schema, Some(properties(ROW_GROUP_ROWS))).map_err(parquet_error)?;
+    let mut writer =
+        ArrowWriter::try_new(w, schema, Some(properties(ROW_GROUP_ROWS))).map_err(parquet_error)?;
     let at_once = 2 * rayon::current_num_threads().max(1);
     std::thread::scope(|scope| {
         let (tx, rx) = mpsc::sync_channel::<Vec<RecordBatch>>(1);
@@ -174,10 +175,8 @@ pub(super) fn write_counts<W: Write + Send>(
             .map(|id| hists.hist(id.index()).pairs().len())
             .sum();
         let level_name = h.level_name(crate::data::LevelId(*l));
-        let mut level = arrow_array::builder::StringBuilder::with_capacity(
-            rows,
-            rows * level_name.len(),
-        );
+        let mut level =
+            arrow_array::builder::StringBuilder::with_capacity(rows, rows * level_name.len());
         let mut region = arrow_array::builder::StringBuilder::with_capacity(rows, rows * 16);
         let (mut size, mut count) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
         let mut regions = DisplayIds::new(h);

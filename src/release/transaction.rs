@@ -306,7 +306,8 @@ impl PendingDraw {
             });
         }
         let phase = crate::timing::phase("write and read back");
-        let result = export::write_release_dir_as(out, &self.dataset, &self.plan, &self.draw, format);
+        let result =
+            export::write_release_dir_as(out, &self.dataset, &self.plan, &self.draw, format);
         phase.done();
         let output = std::path::absolute(out)
             .unwrap_or_else(|_| out.to_path_buf())

@@ -141,7 +141,13 @@ fn listed(dir: &Path) -> std::io::Result<Vec<String>> {
 
 /// The first three problems of failed checks, and how many more there are.
 fn first_problems(c: &Checks) -> String {
-    let shown = c.problems.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+    let shown = c
+        .problems
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
     match c.problems.len() {
         n if n > 3 => format!("{shown} and {} more", n - 3),
         _ => shown,
@@ -372,7 +378,9 @@ pub fn verify_release(
                 Some(c)
             }
             Some(Err(e)) => {
-                problems.push(format!("counts.parquet cannot be read as coco's Parquet: {e}"));
+                problems.push(format!(
+                    "counts.parquet cannot be read as coco's Parquet: {e}"
+                ));
                 None
             }
             None => None,
