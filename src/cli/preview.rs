@@ -11,7 +11,7 @@ use coco::privacy::Epsilon;
 use coco::tradeoff::{self, Priority, SweepProgress};
 
 use super::load_plan;
-use super::progress::StderrProgress;
+use super::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct PreviewArgs {
@@ -77,7 +77,7 @@ fn preview(
 ) -> Result<()> {
     let dataset = Dataset::load(dir)?;
     let plan = load_plan(&dataset, config)?;
-    let progress = StderrProgress::new();
+    let progress = Progress::new("preview");
     let options = PreviewOptions {
         trials,
         seed,
@@ -86,18 +86,18 @@ fn preview(
         bottom_up: true,
     };
     let report = preview::preview(&dataset, &plan, &options, None, &|p: PreviewProgress| {
-        let done = p.trial == p.trials && p.nodes_done == p.nodes;
-        progress.report(
-            &format!(
-                "preview: trial {}/{} ({} of {} regions)",
+        let nodes = p.nodes as u64;
+        progress.update(
+            p.trial as u64 * nodes + p.nodes_done as u64,
+            p.trials as u64 * nodes,
+            format!(
+                "regions (trial {} of {})",
                 (p.trial + 1).min(p.trials),
-                p.trials,
-                p.nodes_done,
-                p.nodes
+                p.trials
             ),
-            done,
         );
     })?;
+    progress.finish();
     if json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -135,7 +135,7 @@ fn sweep(args: PreviewArgs) -> Result<()> {
     {
         bail!("--shares {bad}: each share must be below 1 (every level needs some budget)");
     }
-    let progress = StderrProgress::new();
+    let progress = Progress::new("sweep");
     let mut frontier = tradeoff::frontier(
         &dataset,
         &plan,
@@ -147,19 +147,15 @@ fn sweep(args: PreviewArgs) -> Result<()> {
             cancel: None,
         },
         &|p: SweepProgress| {
-            let last = p.point + 1 == p.points && p.trial.trial == p.trial.trials;
-            progress.report(
-                &format!(
-                    "sweep: point {}/{}, trial {}/{}",
-                    p.point + 1,
-                    p.points,
-                    (p.trial.trial + 1).min(p.trial.trials),
-                    p.trial.trials
-                ),
-                last,
+            let trials = p.trial.trials as u64;
+            progress.update(
+                p.point as u64 * trials + p.trial.trial as u64,
+                p.points as u64 * trials,
+                format!("trials (point {} of {})", p.point + 1, p.points),
             );
         },
     )?;
+    progress.finish();
     let priority = match (weights, max_ratio) {
         (Some(w), _) => Priority::Weights(w),
         (None, Some(x)) => Priority::MaxRatio(x),
