@@ -11,6 +11,7 @@ pub mod plan;
 pub mod resources;
 pub mod run;
 pub mod transaction;
+pub mod tuning;
 pub mod verify;
 
 pub use checks::{Checks, check_counts, check_release};

@@ -32,6 +32,7 @@ pub mod app;
 pub mod input;
 pub mod keymap;
 pub mod overview;
+pub mod proxy;
 pub mod runtime;
 pub mod screens;
 pub mod search;
