@@ -4,8 +4,8 @@
 //! measurements ([`estimate`], the only place confidential data meets noise) →
 //! post-processing ([`consistency`]) → [`release`] → checks → files.
 //!
-//! The library never imports a terminal UI crate; [`tui`] is a sibling of the batch
-//! commands over the same core.
+//! The core never imports a terminal UI crate; `tui` (behind the default cargo feature
+//! `tui`) is a sibling of the batch commands over the same core.
 
 #![forbid(unsafe_code)]
 
@@ -23,4 +23,5 @@ pub mod proxy;
 pub mod release;
 pub mod timing;
 pub mod tradeoff;
+#[cfg(feature = "tui")]
 pub mod tui;

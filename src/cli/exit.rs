@@ -1,0 +1,112 @@
+//! How `coco` exits: the codes scripts rely on, and the code for an error.
+
+use coco::data::LoadError;
+use coco::privacy::EpsilonError;
+use coco::release::PlanError;
+use coco::release::export::ExportError;
+use coco::release::ledger::LedgerError;
+use coco::release::resources::ResourceError;
+use coco::release::transaction::{ApproveError, TransactionError};
+
+/// How `coco` exits; scripts may rely on these.
+pub const EXIT_CODES: &str = "Exit codes:
+  0  success
+  1  any other failure (reading or writing files, an internal error)
+  2  usage error (bad command line)
+  3  input error (dataset, plan, configuration or output path)
+  4  refused by policy (a privacy-budget cap, a ledger that needs repair, a seeded release without --not-private)
+  5  refused for resources (not enough memory for the plan)
+  6  the release failed its checks (not written; its ε is spent), or coco verify found a problem";
+
+/// Exit codes (see [`EXIT_CODES`]).
+pub mod codes {
+    pub const FAILURE: u8 = 1;
+    pub const INPUT: u8 = 3;
+    pub const POLICY: u8 = 4;
+    pub const RESOURCES: u8 = 5;
+    pub const CHECKS: u8 = 6;
+}
+
+/// An exit code for a failure already reported.
+#[derive(Debug)]
+pub struct ExitWith(pub u8);
+
+impl std::fmt::Display for ExitWith {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {}", self.0)
+    }
+}
+
+impl std::error::Error for ExitWith {}
+
+/// The exit code for an error: the first cause in its chain that says.
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    use coco::release::run::RunError;
+    fn run(e: &RunError) -> u8 {
+        match e {
+            RunError::Resources(_) | RunError::ResourcesAfterMaxSize { .. } => codes::RESOURCES,
+            _ => codes::FAILURE,
+        }
+    }
+    fn export(e: &ExportError) -> u8 {
+        match e {
+            ExportError::ChecksFailed { .. } => codes::CHECKS,
+            ExportError::OutputExists { .. } | ExportError::BadOutput { .. } => codes::INPUT,
+            ExportError::Io { .. } => codes::FAILURE,
+        }
+    }
+    fn ledger(e: &LedgerError) -> u8 {
+        match e {
+            e if e.is_policy() => codes::POLICY,
+            LedgerError::Config { .. } => codes::INPUT,
+            _ => codes::FAILURE,
+        }
+    }
+    for cause in e.chain() {
+        if let Some(ExitWith(code)) = cause.downcast_ref() {
+            return *code;
+        }
+        if let Some(t) = cause.downcast_ref::<TransactionError>() {
+            return match t {
+                TransactionError::Ledger(l) => ledger(l),
+                TransactionError::Output(x) => export(x),
+                TransactionError::EmptyPlan => codes::INPUT,
+                TransactionError::SeededNotAllowed => codes::POLICY,
+                TransactionError::Draw { error, .. } => run(error),
+            };
+        }
+        if let Some(a) = cause.downcast_ref::<ApproveError>() {
+            return match a {
+                ApproveError::Refused { error, .. } | ApproveError::Failed { error, .. } => {
+                    export(error)
+                }
+            };
+        }
+        if let Some(x) = cause.downcast_ref::<ExportError>() {
+            return export(x);
+        }
+        if let Some(v) = cause.downcast_ref::<coco::release::verify::VerifyError>() {
+            use coco::release::verify::VerifyError;
+            return match v {
+                VerifyError::Io { .. } | VerifyError::Manifest { .. } => codes::INPUT,
+                VerifyError::Ledger(l) => ledger(l),
+            };
+        }
+        if let Some(l) = cause.downcast_ref::<LedgerError>() {
+            return ledger(l);
+        }
+        if let Some(r) = cause.downcast_ref::<RunError>() {
+            return run(r);
+        }
+        if cause.downcast_ref::<ResourceError>().is_some() {
+            return codes::RESOURCES;
+        }
+        if cause.downcast_ref::<LoadError>().is_some()
+            || cause.downcast_ref::<PlanError>().is_some()
+            || cause.downcast_ref::<EpsilonError>().is_some()
+        {
+            return codes::INPUT;
+        }
+    }
+    codes::FAILURE
+}

@@ -1,0 +1,64 @@
+//! `coco gen PRESET --out DIR`: a synthetic dataset.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use coco::generate::{self, Preset};
+
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    /// Which dataset to generate.
+    #[arg(value_enum)]
+    pub preset: Preset,
+    /// Directory to write (created; must not hold files).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Seed for the generator (the same seed gives the same files).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// For us-blocks: the share of each county's households kept, in (0, 1]; the
+    /// tracts and blocks scale with them (0.01: about 80,000 blocks).
+    #[arg(long)]
+    pub scale: Option<f64>,
+}
+
+pub fn run(args: GenArgs) -> Result<()> {
+    let GenArgs {
+        preset,
+        out,
+        seed,
+        scale,
+    } = args;
+    let show = std::io::stderr().is_terminal();
+    let mut last = 0usize;
+    let mut progress = |done: usize, total: usize| {
+        let pct = done * 100 / total.max(1);
+        if show && pct != last {
+            last = pct;
+            eprint!("\rgen: {pct}% ({done} of {total} counties)");
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let report =
+        generate::generate_into(preset, &out, seed, scale, &mut progress).with_context(|| {
+            format!(
+                "could not generate {} into {}",
+                preset
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default(),
+                out.display()
+            )
+        })?;
+    eprintln!(
+        "wrote {} groups in {} leaves to {}",
+        report.groups,
+        report.leaves,
+        report.dir.display()
+    );
+    Ok(())
+}

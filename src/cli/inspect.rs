@@ -1,0 +1,28 @@
+//! `coco inspect DIR [--json]`: a dataset's summary (confidential).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use coco::data::Dataset;
+use coco::inspect::Summary;
+
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// Dataset directory (hierarchy.csv plus groups in one of three forms).
+    pub dir: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: InspectArgs) -> Result<()> {
+    let dataset = Dataset::load(&args.dir)?;
+    let summary = Summary::of(&dataset);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        print!("{}", summary.to_text());
+    }
+    Ok(())
+}

@@ -1,0 +1,203 @@
+//! `coco plan DIR`: write a release plan from an allocation rule and show its cost.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use coco::data::Dataset;
+use coco::estimate::Method;
+use coco::preview;
+use coco::privacy::Epsilon;
+use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+
+#[derive(Args, Debug)]
+pub struct PlanArgs {
+    /// Dataset directory.
+    pub dir: PathBuf,
+    /// Total ε to split over the levels (decimal or fraction like 1/3).
+    #[arg(long, default_value = "1")]
+    pub total: String,
+    /// How to split it (or give --budgets for a custom allocation).
+    #[arg(long, value_enum, default_value_t = AllocationArg::Uniform)]
+    pub allocation: AllocationArg,
+    /// For geometric: each level's share over its parent's (default: cube root of the mean branching factor).
+    #[arg(long)]
+    pub ratio: Option<String>,
+    /// Custom allocation: one ε per level, root first (e.g. 0.1,0.2,1/3); replaces --total.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["total", "ratio"])]
+    pub budgets: Option<Vec<String>>,
+    /// Method at every level. Without it (and without --tail), each level gets the
+    /// method coco chooses from public figures only (the hierarchy, each region's G and
+    /// K): hc with a tail listing at least 1% of the largest region's groups; the plan's
+    /// comments and the table say why.
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// With hc: measure sizes above N as the sorted sizes of the largest groups, at no
+    /// extra ε (for a few large groups, e.g. group quarters among households).
+    #[arg(long, value_name = "N")]
+    pub tail: Option<coco::histogram::Size>,
+    /// With --tail: how many of the largest groups each region lists.
+    #[arg(long, value_name = "M", default_value_t = coco::estimate::TailGroups::DEFAULT.get(), requires = "tail")]
+    pub tail_groups: u32,
+    /// The public bound K on a group's size.
+    #[arg(long, default_value_t = 10_000, conflicts_with = "estimate_max_size")]
+    pub max_size: u32,
+    /// Estimate K privately with this ε instead (added to the total).
+    #[arg(long)]
+    pub estimate_max_size: Option<String>,
+    /// Write the plan here instead of standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum AllocationArg {
+    Uniform,
+    Geometric,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum MethodArg {
+    Hc,
+    Hg,
+}
+
+pub fn run(args: PlanArgs) -> Result<()> {
+    let PlanArgs {
+        dir,
+        total,
+        allocation,
+        ratio,
+        budgets,
+        method,
+        tail,
+        tail_groups,
+        max_size,
+        estimate_max_size,
+        out,
+    } = args;
+    let dataset = Dataset::load(&dir)?;
+    let h = &dataset.hierarchy;
+    let total = Epsilon::parse(&total).context("--total")?;
+    let allocation = match allocation {
+        AllocationArg::Uniform => Allocation::Uniform,
+        AllocationArg::Geometric => {
+            let ratio = match ratio {
+                Some(r) => Epsilon::parse(&r).context("--ratio")?,
+                None => coco::release::defaults::geometric_ratio(&dataset.hierarchy),
+            };
+            Allocation::Geometric { ratio }
+        }
+    };
+    // None: each level's method from public figures (release::defaults).
+    let method = match (method, tail) {
+        (None, None) => None,
+        (Some(MethodArg::Hc), None) => Some(Method::Hc),
+        (Some(MethodArg::Hg), None) => Some(Method::Hg),
+        (None | Some(MethodArg::Hc), Some(above)) => Some(Method::HcTail(coco::estimate::Tail {
+            above,
+            groups: coco::estimate::TailGroups::new(tail_groups).map_err(|e| {
+                anyhow!(
+                    "--tail-groups {}: expected a whole number from 1 to {}",
+                    e.groups,
+                    coco::estimate::tail::MAX_GROUPS
+                )
+            })?,
+        })),
+        (Some(MethodArg::Hg), Some(_)) => {
+            bail!("--tail goes with --method hc (it extends the cumulative histogram)")
+        }
+    };
+    let budgets = match budgets {
+        Some(list) => list
+            .iter()
+            .map(|b| Epsilon::parse(b).with_context(|| format!("--budgets {b}")))
+            .collect::<Result<Vec<_>>>()?,
+        None => allocate(&total, h.depth(), allocation),
+    };
+    let max_size = match estimate_max_size {
+        Some(e) => MaxSize::Estimate {
+            epsilon: Epsilon::parse(&e).context("--estimate-max-size")?,
+        },
+        None => MaxSize::Fixed(max_size),
+    };
+    // The plan model checks every rule; the CLI only says which flag broke it.
+    let made = match method {
+        Some(method) => ReleasePlan::with_budgets(h, budgets, method, max_size).map(|p| (p, None)),
+        None => {
+            coco::release::defaults::public_default(h, |id| dataset.groups(id), &total, max_size)
+                .and_then(|mut d| {
+                    d.plan.set_budgets(budgets)?;
+                    Ok((d.plan.clone(), Some(d)))
+                })
+        }
+    };
+    let (plan, defaults) = made.map_err(|e| {
+        use coco::release::plan::PlanRuleError as R;
+        match e {
+            R::TailNotBelowK { above, k, .. } => {
+                anyhow!("--tail {above}: expected a size below --max-size ({k})")
+            }
+            R::TailAbove { above, .. } => anyhow!(
+                "--tail {above}: expected a size below --max-size ({})",
+                coco::release::plan::MAX_K
+            ),
+            R::MaxSize { k } => anyhow!(
+                "--max-size {k}: expected a whole number from 1 to {}",
+                coco::release::plan::MAX_K
+            ),
+            R::MaxSizeEpsilon { reason, .. } => anyhow!("--estimate-max-size: {reason}"),
+            R::LevelCount { given, levels, names } => anyhow!(
+                "--budgets has {given} value(s) but the hierarchy has {levels} levels ({names}): give one ε per level, root first"
+            ),
+            e => anyhow!("{e}"),
+        }
+    })?;
+    let text = match &defaults {
+        Some(d) => coco::release::defaults::PublicDefault {
+            plan: plan.clone(),
+            levels: d.levels.clone(),
+        }
+        .to_toml(),
+        None => plan.to_toml(),
+    };
+    match &out {
+        Some(path) => std::fs::write(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => print!("{text}"),
+    }
+    // The cost table goes to stderr so stdout stays a valid plan.
+    let k_for_cost = match plan.max_size() {
+        MaxSize::Fixed(k) => *k,
+        MaxSize::Estimate { .. } => 10_000,
+    };
+    let samples = plan.noise_samples(h, |id| dataset.groups(id), k_for_cost);
+    let plan_total = plan.total_epsilon().expect("levels");
+    eprintln!("\nlevel          nodes        ε    share  method           noise samples");
+    for ((l, level), s) in plan.levels().iter().zip(h.levels()).zip(samples) {
+        let share = l.epsilon().to_f64() / plan_total.to_f64() * 100.0;
+        eprintln!(
+            "{:<12} {:>7} {:>8} {:>7.1}%  {:<14} {:>15}",
+            l.name(),
+            h.level_len(level),
+            l.epsilon().to_string(),
+            share,
+            l.method().label(),
+            preview::fmt_num(s as f64)
+        );
+    }
+    if let Some(d) = &defaults {
+        eprintln!("\nwhy (public figures only: the hierarchy, each region's G and K):");
+        for (l, why) in plan.levels().iter().zip(&d.levels) {
+            eprintln!("  {:<12} {}", l.name(), why.reason);
+        }
+    }
+    eprintln!(
+        "total ε = {plan_total}{}",
+        match &out {
+            Some(path) => format!("; plan written to {}", path.display()),
+            None => String::new(),
+        }
+    );
+    Ok(())
+}

@@ -1,0 +1,152 @@
+//! `coco release DIR --config PLAN --out OUT`: draw one release with fresh noise,
+//! check it and write it atomically.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Result;
+use clap::Args;
+use coco::data::Dataset;
+use coco::noise::NoiseSource;
+use coco::release::ledger::{Ledger, Tool};
+use coco::release::transaction::{ApproveError, Reservation};
+
+use super::load_plan;
+use super::progress::StderrProgress;
+
+#[derive(Args, Debug)]
+pub struct ReleaseArgs {
+    /// Dataset directory.
+    pub dir: PathBuf,
+    /// Release plan (TOML).
+    #[arg(long)]
+    pub config: PathBuf,
+    /// Output directory (must not exist, or be empty).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Seed the noise (for tests): anyone with the seed can regenerate the noise, so
+    /// the release is NOT private. Refused unless --not-private is given too.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// With --seed: write the seeded release anyway, marked not private everywhere.
+    #[arg(long, requires = "seed")]
+    pub not_private: bool,
+    /// Print one JSON object (output, ε, ledger id, checks) on standard output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: ReleaseArgs) -> Result<()> {
+    let ReleaseArgs {
+        dir,
+        config,
+        out,
+        seed,
+        not_private,
+        json,
+    } = args;
+    let phase = coco::timing::phase("load");
+    let dataset = Arc::new(Dataset::load(&dir)?);
+    phase.done();
+    let plan = load_plan(&dataset, &config)?;
+    let ledger = Ledger::open_default()?;
+    // Locks the ledger until the draw is decided: concurrent releases queue here and
+    // cannot both slip under a cap.
+    let reservation = Reservation::open(&ledger, dataset, plan, Tool::Release, Some(&out))?;
+    let spent_before = reservation.cap().spent.clone();
+    let binding = reservation.cap().binding().cloned();
+    let source = match seed {
+        Some(s) => NoiseSource::seeded(s),
+        None => NoiseSource::from_os()?,
+    };
+    let progress = StderrProgress::new();
+    let pending = reservation.draw(
+        &source,
+        not_private,
+        None,
+        Some(&|done: usize, n: usize| {
+            progress.report(
+                &format!("release: measured {done} of {n} regions"),
+                done == n,
+            );
+        }),
+    )?;
+    let approved = match pending.approve(&out) {
+        Ok(a) => a,
+        Err(ApproveError::Refused { error, pending }) => {
+            // Checked before the draw; something changed since. The draw is spent.
+            let recorded = pending.discard(&format!("not written: {error}"))?;
+            return Err(anyhow::Error::new(*error).context(format!(
+                "the release was drawn but not written; recorded in the ledger as {} (ε = {} spent)",
+                recorded.status.label(),
+                recorded.epsilon
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let manifest = &approved.manifest;
+    let epsilon = approved.draw.epsilon();
+    let spent_after = match &spent_before.epsilon {
+        Some(s) => s.add(epsilon),
+        None => epsilon.clone(),
+    };
+    for w in &manifest.warnings {
+        eprintln!("warning: {w}");
+    }
+    if let Err(e) = &approved.recorded {
+        eprintln!(
+            "warning: the release was written, but the ledger could not record it as written ({e}); its pending line keeps its ε counted"
+        );
+    }
+    if json {
+        let value = serde_json::json!({
+            "output": std::path::absolute(&approved.out).unwrap_or_else(|_| approved.out.clone()),
+            "total_epsilon": {
+                "exact": epsilon.to_string(),
+                "num": epsilon.numer().to_string(),
+                "den": epsilon.denom().to_string(),
+                "decimal": epsilon.to_f64(),
+            },
+            "ledger_id": manifest.ledger_entry,
+            "ledger_status": approved.recorded.as_ref().map(|r| r.status).ok(),
+            "max_size": manifest.max_size,
+            "checks": manifest.checks,
+            "reproducible": manifest.reproducible,
+            "for_publication": manifest.for_publication,
+            "warnings": manifest.warnings,
+            "spent_on_dataset": {
+                "exact": spent_after.to_string(),
+                "draws": spent_before.draws + 1,
+                "cap": binding.as_ref().map(|b| b.cap.to_string()),
+                "cap_rule": binding.as_ref().map(|b| b.describe()),
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    println!(
+        "wrote {} (total ε = {}, K = {})",
+        out.display(),
+        manifest.total_epsilon_exact,
+        manifest.max_size
+    );
+    let c = &manifest.checks;
+    println!(
+        "checks: integral {}, nonnegative {}, group totals {}, consistent {}, within K {}",
+        c.integral, c.nonnegative, c.group_totals, c.consistent, c.within_max_size
+    );
+    if manifest.reproducible {
+        println!("seeded: reproducible, NOT PRIVATE, marked not for publication");
+    }
+    println!(
+        "ledger: {} (draw {}; {} draw(s) of this dataset, ε spent {}{})",
+        ledger.path().display(),
+        manifest.ledger_entry,
+        spent_before.draws + 1,
+        spent_after,
+        binding
+            .map(|b| format!(" of cap {} ({})", b.cap, b.describe()))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
