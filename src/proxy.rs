@@ -101,7 +101,11 @@ pub fn open(spec: &ProxySpec, dataset: &Dataset) -> Result<Proxy, ProxyError> {
         }),
         ProxySpec::Dir(dir) => {
             let proxy = Dataset::load(dir)?;
-            same_hierarchy(&dataset.hierarchy, &proxy.hierarchy, &dir.join("hierarchy.csv"))?;
+            same_hierarchy(
+                &dataset.hierarchy,
+                &proxy.hierarchy,
+                &dir.join("hierarchy.csv"),
+            )?;
             Ok(Proxy {
                 label: format!("proxy {}", proxy.name()),
                 dataset: Arc::new(proxy),
@@ -136,9 +140,7 @@ pub fn same_hierarchy(
         let id = NodeId(i as u32);
         return Err(ProxyError::Region {
             file: file.to_path_buf(),
-            level: proxy
-                .level_name(proxy.nodes()[i].level)
-                .to_string(),
+            level: proxy.level_name(proxy.nodes()[i].level).to_string(),
             expected: expected.display_id(id),
             found: proxy.display_id(id),
         });
@@ -304,7 +306,9 @@ mod tests {
         let a = Hierarchy::from_leaf_paths(names(&["n", "r"]), &paths(&[["X", "1"], ["X", "2"]]))
             .unwrap();
         let file = Path::new("old/hierarchy.csv");
-        let err = same_hierarchy(&d.hierarchy, &a, file).unwrap_err().to_string();
+        let err = same_hierarchy(&d.hierarchy, &a, file)
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("proxy old/hierarchy.csv: levels n, r; expected the dataset's levels country, province, district"),
             "{err}"
@@ -312,7 +316,10 @@ mod tests {
         let b = Hierarchy::from_leaf_paths(names(&["n", "r"]), &paths(&[["X", "1"], ["X", "3"]]))
             .unwrap();
         let err = same_hierarchy(&a, &b, file).unwrap_err().to_string();
-        assert!(err.contains("region \"X/3\" (r) where the dataset has \"X/2\""), "{err}");
+        assert!(
+            err.contains("region \"X/3\" (r) where the dataset has \"X/2\""),
+            "{err}"
+        );
         let c = Hierarchy::from_leaf_paths(
             names(&["n", "r"]),
             &paths(&[["X", "1"], ["X", "2"], ["X", "4"]]),

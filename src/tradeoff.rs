@@ -173,7 +173,10 @@ pub enum Family {
     Hg,
     /// `hc` with a tail above `above` listing `factor` times the level's default `m`
     /// ([`crate::release::defaults::default_tail`]).
-    Tail { above: Size, factor: u32 },
+    Tail {
+        above: Size,
+        factor: u32,
+    },
 }
 
 /// The families the search tries besides the plan's own: plain `hc`, `hg`, and three
@@ -310,7 +313,12 @@ pub struct Frontier {
 fn largest_groups(dataset: &Dataset) -> Vec<Count> {
     let h = &dataset.hierarchy;
     h.levels()
-        .map(|l| h.level_nodes(l).map(|id| dataset.groups(id)).max().unwrap_or(0))
+        .map(|l| {
+            h.level_nodes(l)
+                .map(|id| dataset.groups(id))
+                .max()
+                .unwrap_or(0)
+        })
         .collect()
 }
 
@@ -348,10 +356,10 @@ pub fn frontier(
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut variants: Vec<(String, Vec<Stat>)> = Vec::new();
     let measure = |p: ReleasePlan,
-                       x: f64,
-                       origin: String,
-                       bottom_up: bool,
-                       done: &mut usize|
+                   x: f64,
+                   origin: String,
+                   bottom_up: bool,
+                   done: &mut usize|
      -> Result<(Candidate, Option<Vec<Stat>>), PreviewError> {
         let point = *done;
         let report = run_plan(dataset, &p, run, bottom_up, &|t| {
@@ -594,7 +602,12 @@ pub fn recommend(frontier: &Frontier, priority: &Priority) -> Result<Recommendat
     }
     let scored: Vec<(usize, Vec<f64>)> = front
         .iter()
-        .map(|&i| (i, ratios(&frontier.candidates[i].consistent, &frontier.bottom_up).0))
+        .map(|&i| {
+            (
+                i,
+                ratios(&frontier.candidates[i].consistent, &frontier.bottom_up).0,
+            )
+        })
         .collect();
     let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len().max(1) as f64;
     let (best, reason) = match priority {
@@ -734,12 +747,19 @@ pub fn render_text(f: &Frontier) -> String {
         }
         seen.push(i);
         let c = &f.candidates[i];
-        let what = match (f.current == Some(i), f.recommendation.as_ref().is_some_and(|r| r.candidate == i)) {
+        let what = match (
+            f.current == Some(i),
+            f.recommendation.as_ref().is_some_and(|r| r.candidate == i),
+        ) {
             (true, true) => "current = recommended *",
             (true, false) => "current",
             _ => "recommended *",
         };
-        let mut row = vec![what.to_string(), c.budgets.join(" / "), c.methods.join(", ")];
+        let mut row = vec![
+            what.to_string(),
+            c.budgets.join(" / "),
+            c.methods.join(", "),
+        ];
         row.extend(c.consistent.iter().map(stat));
         rows.push(row);
     }
@@ -866,12 +886,19 @@ mod tests {
     fn dominated_plans_are_never_recommended() {
         // Worse than bottom-up everywhere: no recommendation, and the verdict says why.
         let mut f = search(
-            vec![candidate(0.5, &[120.0, 12.0]), candidate(0.9, &[101.0, 10.5])],
+            vec![
+                candidate(0.5, &[120.0, 12.0]),
+                candidate(0.9, &[101.0, 10.5]),
+            ],
             &[100.0, 10.0],
         );
         decide(&mut f, &Priority::Weights(vec![1.0, 1.0]));
         assert!(f.recommendation.is_none());
-        assert!(f.verdict.as_ref().unwrap().starts_with("bottom-up"), "{:?}", f.verdict);
+        assert!(
+            f.verdict.as_ref().unwrap().starts_with("bottom-up"),
+            "{:?}",
+            f.verdict
+        );
         // Better by less than two standard errors of the difference (√2 ≈ 1.41 × 2): noise.
         let f = search(vec![candidate(0.5, &[97.5, 12.0])], &[100.0, 10.0]);
         assert!(recommend(&f, &Priority::Weights(vec![1.0, 1.0])).is_err());
@@ -892,7 +919,8 @@ mod tests {
         }
         // Every bottom-up variant counts: one with hg leaves is beaten, hc's is not.
         let mut f = search(vec![candidate(0.5, &[120.0, 12.0])], &[100.0, 10.0]);
-        f.bottom_up_variants.push(("hg".into(), vec![stat(500.0, 1.0), stat(50.0, 1.0)]));
+        f.bottom_up_variants
+            .push(("hg".into(), vec![stat(500.0, 1.0), stat(50.0, 1.0)]));
         assert!(recommend(&f, &Priority::Weights(vec![1.0, 1.0])).is_err());
     }
 }

@@ -71,7 +71,16 @@ impl PublicDefault {
              --proxy synthetic` shows what a change costs on a public proxy, which keeps the \
              tuning public; `coco preview` alone measures against the confidential data, and a \
              plan tuned on that is recorded as \"confidential-previews\".",
-            split_reason(self.plan.levels().len())
+            if self
+                .plan
+                .levels()
+                .windows(2)
+                .all(|w| w[0].epsilon() == w[1].epsilon())
+            {
+                split_reason(self.plan.levels().len())
+            } else {
+                "ε is split over the levels as the operator chose (coco plan's flags).".into()
+            }
         );
         for line in super::plan::wrap_comment(&header, 88) {
             s.push_str(&format!("# {line}\n"));
@@ -170,6 +179,21 @@ pub fn public_default(
     Ok(PublicDefault { plan, levels })
 }
 
+/// Whether `plan` is coco's public default for its own total and `K`: ε split evenly
+/// and each level's default method. A plan file that says `tuning = "public-default"`
+/// and is not was edited after coco wrote it.
+pub fn is_public_default(
+    plan: &ReleasePlan,
+    hierarchy: &Hierarchy,
+    groups: impl Fn(NodeId) -> Count,
+) -> bool {
+    let Some(total) = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon())) else {
+        return false;
+    };
+    public_default(hierarchy, groups, &total, plan.max_size().clone())
+        .is_ok_and(|d| d.plan.levels() == plan.levels())
+}
+
 /// The median of `values` (the lower middle one), 0 for none.
 pub fn median(values: &[Count]) -> Count {
     if values.is_empty() {
@@ -262,6 +286,12 @@ mod tests {
         let back = ReleasePlan::parse(&text, std::path::Path::new("plan.toml")).unwrap();
         assert_eq!(back, p.plan);
         assert_eq!(back.tuning(), Tuning::PublicDefault);
+        assert!(is_public_default(&back, &d.hierarchy, |id| d.groups(id)));
+        let mut edited = back.clone();
+        edited
+            .set_epsilon(crate::data::LevelId(2), Epsilon::parse("0.5").unwrap())
+            .unwrap();
+        assert!(!is_public_default(&edited, &d.hierarchy, |id| d.groups(id)));
         assert!(
             text.starts_with("# coco's default plan, chosen from public information only"),
             "{text}"

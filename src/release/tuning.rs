@@ -12,7 +12,9 @@
 use serde::{Deserialize, Serialize};
 
 /// How a plan was tuned, from the most to the least private.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Tuning {
     /// coco's default plan, chosen from public information only (the hierarchy, each

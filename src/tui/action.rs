@@ -92,7 +92,7 @@ actions! {
     PrevNode = "prev-node": "Overlay the previous region",
     NextNode = "next-node": "Overlay the next region",
     ToggleView = "toggle-view": "Switch the view (bars / cumulative lines, sweep / frontier)",
-    ApplyRecommendation = "apply-recommendation": "Use the recommended plan (budgets and methods of the Trade-off search)",
+    ApplyRecommendation = "apply-recommendation": "Apply the Trade-off search's recommended budgets and methods",
     ChooseProxy = "choose-proxy": "Preview on a public proxy (synthetic, or a dataset with the same hierarchy) or on the confidential data",
     Draw = "draw": "Draw one release with fresh OS randomness (spends ε)",
     Approve = "approve": "Approve the drawn release and export it to a directory",

@@ -94,12 +94,12 @@ pub fn target_text(app: &App, context: Context) -> (String, Style) {
     if let Some(opening) = &app.proxy.opening {
         return (format!("opening the proxy {opening}…"), theme::dim());
     }
-    match session.preview_target().1 {
-        PreviewData::Confidential => (
-            format!("on the CONFIDENTIAL data ({key}: a public proxy)"),
+    match &session.proxy {
+        None => (
+            format!("data: CONFIDENTIAL ({key}: proxy)"),
             theme::confidential(),
         ),
-        PreviewData::Proxy { label } => (format!("on the {label} ({key}: change)"), theme::ok()),
+        Some(p) => (format!("data: {} ({key})", p.dataset.name()), theme::ok()),
     }
 }
 

@@ -23,12 +23,12 @@ use crate::data::{Dataset, LevelId, LoadErrorKind, LoadProgress, NodeId};
 use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
+use crate::proxy::{self, Proxy, ProxySpec};
 use crate::release::ledger::{Ledger, Tool};
 use crate::release::plan::ReleasePlan;
 use crate::release::transaction::{
     ApproveError, Approved, PendingDraw, Recorded, Reservation, TransactionError,
 };
-use crate::proxy::{self, Proxy, ProxySpec};
 use crate::tradeoff::{self, AllocationPoint, Frontier, PreviewData, Priority, SweepProgress};
 
 use super::overview::Overview;

@@ -312,8 +312,9 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             Span::styled("Recommendation ", theme::heading()),
             Span::styled(
                 format!(
-                    "none yet: the Trade-off screen's frontier ({}) searches each level's method and the split of ε; on a public proxy ({}) the tuning stays public",
+                    "none yet (Trade-off screen: frontier {}, run {}; a public proxy first with {})",
                     app.keymap.key(Context::Tradeoff, Action::ToggleView),
+                    app.keymap.key(Context::Tradeoff, Action::Run),
                     app.keymap.key(Context::Tradeoff, Action::ChooseProxy),
                 ),
                 theme::dim(),

@@ -47,9 +47,7 @@ fn max_size_text(app: &App, session: &Session) -> Vec<Span<'static>> {
                 format!("{} (fixed, public)", int(u64::from(*k))),
             );
             spans.push(Span::styled(
-                format!(
-                    " · a published parameter: set it from public knowledge, or estimate it privately ({estimate} on the Budget screen)"
-                ),
+                format!(" · published: choose it without the true sizes, or {estimate} (Budget)"),
                 theme::dim(),
             ));
             spans

@@ -291,7 +291,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         },
     ));
     let (target, style) = super::super::proxy::target_text(app, Context::Preview);
-    spans.push(Span::raw(" "));
+    spans.push(Span::raw(" · "));
     spans.push(Span::styled(target, style));
     if let Some(r) = &state.result {
         spans.extend(widgets::field(
@@ -491,10 +491,7 @@ fn render_overlay(
         .result
         .as_ref()
         .map_or(&session.dataset, |r| &r.dataset);
-    let truth = on
-        .truth()
-        .for_diagnostic(Diagnostic::Panel)
-        .node(id);
+    let truth = on.truth().for_diagnostic(Diagnostic::Panel).node(id);
     let noisy = last.independent.get(id.index());
     let consistent = last.consistent.get(id.index());
     let [legend, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);

@@ -336,7 +336,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     .areas(area);
     let shown = match app.tradeoff.view {
         View::Sweep => app.tradeoff.sweep.as_ref().map(|s| s.data.clone()),
-        View::Frontier => app.tradeoff.frontier.as_ref().map(|f| f.frontier.data.clone()),
+        View::Frontier => app
+            .tradeoff
+            .frontier
+            .as_ref()
+            .map(|f| f.frontier.data.clone()),
     };
     let (text, style) =
         super::super::proxy::banner(&shown.unwrap_or_else(|| session.preview_target().1));
@@ -727,8 +731,9 @@ fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[Str
 fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier, apply_key: &str) {
     let [main, rec] = Layout::vertical([Constraint::Min(6), Constraint::Length(3)]).areas(area);
     let rec_index = f.recommendation.as_ref().map(|r| r.candidate);
-    // The recommended and current plans get rows of their own when off the line.
-    let extra: Vec<(usize, &str)> = [(rec_index, "★ recommended"), (f.current, "current")]
+    // The recommended (★) and current (cur) plans get rows of their own when off the
+    // line (their methods differ from the plan's); the line below names the methods.
+    let extra: Vec<(usize, &str)> = [(rec_index, "★"), (f.current, "cur")]
         .into_iter()
         .filter_map(|(i, what)| i.map(|i| (i, what)))
         .filter(|(i, _)| !f.point_candidates.contains(i))
@@ -801,7 +806,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier, apply_key: &str)
     ];
     bu.extend(f.bottom_up.iter().map(|b| Cell::from(stat(*b))));
     rows.push(Row::new(bu).style(theme::dim()));
-    let mut widths = vec![Constraint::Length(16), Constraint::Length(31)];
+    let mut widths = vec![Constraint::Length(10), Constraint::Length(31)];
     widths.extend(f.levels.iter().map(|_| Constraint::Length(15)));
     frame.render_widget(
         Table::new(rows, widths)
@@ -849,7 +854,11 @@ pub fn recommendation_line(f: &Frontier, apply_key: &str) -> Line<'static> {
                 Span::styled("★ Recommended ", theme::heading()),
                 Span::raw(format!(
                     "{}{} — error vs bottom-up per level {}; ",
-                    if r.is_current { "(the current plan) " } else { "" },
+                    if r.is_current {
+                        "(the current plan) "
+                    } else {
+                        ""
+                    },
                     levels.join(" / "),
                     ratios.join(", "),
                 )),
