@@ -115,7 +115,9 @@ fn target(dataset: Dataset, spec: Option<&str>) -> Result<(std::sync::Arc<Datase
 pub fn run(args: PreviewArgs) -> Result<()> {
     let dataset = Dataset::load(&args.dir)?;
     let chosen = choose_plan(&dataset, args.config.as_ref())?;
-    eprintln!("plan: {}", chosen.source);
+    if args.config.is_none() {
+        eprintln!("plan: {}", chosen.source);
+    }
     let (on, data) = target(dataset, args.proxy.as_deref())?;
     if args.sweep {
         sweep(args, &on, data, chosen)
