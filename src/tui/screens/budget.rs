@@ -331,16 +331,16 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
         .iter()
         .zip(r.budgets.iter().zip(&r.methods))
         .map(|(now, (b, m))| {
-            let current = format!(
-                "{} {}",
-                now.epsilon(),
-                crate::tradeoff::method_text(now.method())
+            let (e, method) = (
+                now.epsilon().to_string(),
+                crate::tradeoff::method_text(now.method()),
             );
-            let recommended = format!("{b} {m}");
-            if current == recommended {
-                format!("{} {recommended} (as now)", now.name())
-            } else {
-                format!("{} {recommended} (now {current})", now.name())
+            // Only what changes is said twice.
+            match (*b == e, *m == method) {
+                (true, true) => format!("{} {b} {m} (as now)", now.name()),
+                (false, true) => format!("{} {b} (now {e})", now.name()),
+                (true, false) => format!("{} {m} (now {method})", now.name()),
+                (false, false) => format!("{} {b} {m} (now {e} {method})", now.name()),
             }
         })
         .collect();
