@@ -27,9 +27,9 @@ use thiserror::Error;
 use crate::data::{Dataset, GroupsForm, Hierarchy, LoadError, NodeId, PublicData};
 use crate::generate::binomial::binomial;
 use crate::generate::household_sizes::SizeModel;
-use crate::generate::portable_math::{exp, ln};
 use crate::generate::random::GenRng;
 use crate::histogram::{Count, HistogramSet, Size};
+use libm::{exp, log as ln};
 
 /// Which proxy to preview against.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -49,8 +49,26 @@ fn release(data: &Path, plan: &Path, out: &Path, home: &Path) -> Output {
 }
 
 fn set_cap(key: &str, eps: &str, home: &Path) {
-    let o = coco(&["ledger", "--set-cap", key, eps], home);
+    let o = coco(&["ledger", "set-cap", key, eps], home);
     assert!(o.status.success(), "{}", text(&o));
+}
+
+/// The flag of older versions still works, with a note pointing to the subcommand.
+#[test]
+fn the_old_set_cap_flag_still_works_with_a_note() {
+    let home = tempfile::tempdir().unwrap();
+    let o = coco(&["ledger", "--set-cap", "abc", "1/2"], home.path());
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("deprecated") && err.contains("coco ledger set-cap"),
+        "{err}"
+    );
+    let config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
+    assert!(config.contains("abc = \"0.5\""), "{config}");
+    let o = coco(&["ledger", "set-cap", "abc", "x"], home.path());
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("set-cap abc x"), "{}", text(&o));
 }
 
 /// Problem 1: totals beyond what an operator may type (18 significant digits, or

@@ -1,11 +1,12 @@
 //! `coco gen PRESET --out DIR`: a synthetic dataset.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use coco::generate::{self, Preset};
+
+use super::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct GenArgs {
@@ -31,20 +32,12 @@ pub fn run(args: GenArgs) -> Result<()> {
         seed,
         scale,
     } = args;
-    let show = std::io::stderr().is_terminal();
-    let mut last = 0usize;
-    let mut progress = |done: usize, total: usize| {
-        let pct = done * 100 / total.max(1);
-        if show && pct != last {
-            last = pct;
-            eprint!("\rgen: {pct}% ({done} of {total} counties)");
-            if done == total {
-                eprintln!();
-            }
-        }
+    let progress = Progress::new("gen");
+    let mut progress_fn = |done: usize, total: usize| {
+        progress.update(done as u64, total as u64, "counties");
     };
-    let report =
-        generate::generate_into(preset, &out, seed, scale, &mut progress).with_context(|| {
+    let report = generate::generate_into(preset, &out, seed, scale, &mut progress_fn)
+        .with_context(|| {
             format!(
                 "could not generate {} into {}",
                 preset
@@ -54,6 +47,7 @@ pub fn run(args: GenArgs) -> Result<()> {
                 out.display()
             )
         })?;
+    progress.finish();
     eprintln!(
         "wrote {} groups in {} leaves to {}",
         report.groups,

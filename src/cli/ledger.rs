@@ -1,6 +1,6 @@
 //! `coco ledger`: the privacy-loss ledger — show it, verify it, repair it, set caps.
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use coco::privacy::Epsilon;
 use coco::release::ledger::{Ledger, Repair, format_time};
@@ -14,8 +14,8 @@ pub struct LedgerArgs {
     /// Print JSON instead of text.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Set a cap on the total ε for a dataset: DATASET (directory or content digest) and EPSILON.
-    #[arg(long, num_args = 2, value_names = ["DATASET", "EPSILON"])]
+    /// Deprecated: use `coco ledger set-cap DATASET EPSILON`.
+    #[arg(long, num_args = 2, value_names = ["DATASET", "EPSILON"], hide = true)]
     pub set_cap: Option<Vec<String>>,
 }
 
@@ -26,6 +26,14 @@ pub enum LedgerAction {
     /// Set aside a torn last line (a crash mid-append) so draws can go on; nothing else is
     /// ever changed.
     Repair,
+    /// Cap the total ε spent on a dataset (in config.toml in coco's configuration
+    /// directory); the strictest cap that matches a dataset binds.
+    SetCap {
+        /// The dataset: its directory, or its content digest (see `coco ledger`).
+        dataset: String,
+        /// The cap: a decimal or a fraction like 1/3.
+        epsilon: String,
+    },
 }
 
 pub fn run(args: LedgerArgs) -> Result<()> {
@@ -39,17 +47,10 @@ pub fn run(args: LedgerArgs) -> Result<()> {
         let [dataset, eps] = args.as_slice() else {
             bail!("--set-cap takes DATASET EPSILON")
         };
-        let cap = Epsilon::parse(eps)?;
-        let key = match std::fs::canonicalize(dataset) {
-            Ok(p) if p.is_dir() => p.display().to_string(),
-            _ => dataset.clone(),
-        };
-        ledger.set_cap(&key, &cap)?;
-        println!(
-            "cap for {key} set to ε = {cap} in {}",
-            ledger.config_path().display()
+        eprintln!(
+            "note: `coco ledger --set-cap` is deprecated; use `coco ledger set-cap DATASET EPSILON`"
         );
-        return Ok(());
+        return set_cap_command(&ledger, dataset, eps);
     }
     match action {
         Some(LedgerAction::Verify) => {
@@ -99,8 +100,26 @@ pub fn run(args: LedgerArgs) -> Result<()> {
             }
             Ok(())
         }
+        Some(LedgerAction::SetCap { dataset, epsilon }) => {
+            set_cap_command(&ledger, &dataset, &epsilon)
+        }
         None => show_ledger(&ledger, json),
     }
+}
+
+/// `coco ledger set-cap DATASET EPSILON`: a directory is recorded canonical.
+fn set_cap_command(ledger: &Ledger, dataset: &str, eps: &str) -> Result<()> {
+    let cap = Epsilon::parse(eps).with_context(|| format!("set-cap {dataset} {eps}"))?;
+    let key = match std::fs::canonicalize(dataset) {
+        Ok(p) if p.is_dir() => p.display().to_string(),
+        _ => dataset.to_string(),
+    };
+    ledger.set_cap(&key, &cap)?;
+    println!(
+        "cap for {key} set to ε = {cap} in {}",
+        ledger.config_path().display()
+    );
+    Ok(())
 }
 
 fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {

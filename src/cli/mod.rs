@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 use coco::data::Dataset;
 use coco::release::plan::ReleasePlan;
 
+pub mod completions;
 pub mod exit;
 pub mod generate;
 pub mod inspect;
@@ -51,6 +52,11 @@ pub enum Command {
     /// Show the privacy-loss ledger: every release drawn, ε spent per dataset and the
     /// cap that binds; verify or repair it.
     Ledger(ledger::LedgerArgs),
+    /// Print a shell completion script (e.g. `coco completions bash >
+    /// ~/.local/share/bash-completion/completions/coco`).
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff; `coco man | man -l -`), or write every page with --out.
+    Man(completions::ManArgs),
 }
 
 /// The bundled sample: `sample-data/households` next to the working directory, else

@@ -18,7 +18,7 @@ use coco::release::plan::{MaxSize, ReleasePlan};
 use coco::tradeoff::{self, PreviewData, Priority, SweepProgress};
 
 use super::load_plan;
-use super::progress::StderrProgress;
+use super::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct PreviewArgs {
@@ -127,7 +127,7 @@ pub fn run(args: PreviewArgs) -> Result<()> {
 }
 
 fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen) -> Result<()> {
-    let progress = StderrProgress::new();
+    let progress = Progress::new("preview");
     let options = PreviewOptions {
         trials: args.trials,
         seed: args.seed,
@@ -141,19 +141,19 @@ fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chos
         &options,
         None,
         &|p: PreviewProgress| {
-            let done = p.trial == p.trials && p.nodes_done == p.nodes;
-            progress.report(
-                &format!(
-                    "preview: trial {}/{} ({} of {} regions)",
+            let nodes = p.nodes as u64;
+            progress.update(
+                p.trial as u64 * nodes + p.nodes_done as u64,
+                p.trials as u64 * nodes,
+                format!(
+                    "regions (trial {} of {})",
                     (p.trial + 1).min(p.trials),
-                    p.trials,
-                    p.nodes_done,
-                    p.nodes
+                    p.trials
                 ),
-                done,
             );
         },
     )?;
+    progress.finish();
     report.notice = data.notice();
     if args.json {
         let mut value = serde_json::to_value(&report)?;
@@ -200,7 +200,7 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
     {
         bail!("--shares {bad}: each share must be below 1 (every level needs some budget)");
     }
-    let progress = StderrProgress::new();
+    let progress = Progress::new("sweep");
     let mut frontier = tradeoff::frontier(
         dataset,
         data,
@@ -213,19 +213,15 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
             cancel: None,
         },
         &|p: SweepProgress| {
-            let last = p.point + 1 == p.points && p.trial.trial == p.trial.trials;
-            progress.report(
-                &format!(
-                    "sweep: plan {}/{}, trial {}/{}",
-                    p.point + 1,
-                    p.points,
-                    (p.trial.trial + 1).min(p.trial.trials),
-                    p.trial.trials
-                ),
-                last,
+            let trials = p.trial.trials as u64;
+            progress.update(
+                p.point as u64 * trials + p.trial.trial as u64,
+                p.points as u64 * trials,
+                format!("trials (plan {} of {})", p.point + 1, p.points),
             );
         },
     )?;
+    progress.finish();
     let priority = match (weights, max_ratio) {
         (Some(w), _) => Priority::Weights(w),
         (None, Some(x)) => Priority::MaxRatio(x),

@@ -14,7 +14,7 @@ use coco::release::transaction::{ApproveError, Reservation};
 use coco::release::tuning::Tuning;
 
 use super::load_plan;
-use super::progress::StderrProgress;
+use super::progress::Progress;
 
 #[derive(Args, Debug)]
 pub struct ReleaseArgs {
@@ -114,18 +114,16 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         Some(s) => NoiseSource::seeded(s),
         None => NoiseSource::from_os()?,
     };
-    let progress = StderrProgress::new();
+    let progress = Progress::new("release");
     let pending = reservation.draw(
         &source,
         not_private,
         None,
         Some(&|done: usize, n: usize| {
-            progress.report(
-                &format!("release: measured {done} of {n} regions"),
-                done == n,
-            );
+            progress.update(done as u64, n as u64, "regions measured");
         }),
     )?;
+    progress.finish();
     let approved = match pending.approve(&out) {
         Ok(a) => a,
         Err(ApproveError::Refused { error, pending }) => {

@@ -5,11 +5,11 @@
 //! others: sequential inversion when the mean is small and Kachitvichyanukul and
 //! Schmeiser's BTPE acceptance–rejection otherwise. Both are exact up to
 //! floating-point rounding (no normal approximation), in O(1) expected time for BTPE
-//! and O(mean) ≤ O(30) for inversion. Logarithms come from [`super::portable_math`]
-//! so the draws are identical on every platform.
+//! and O(mean) ≤ O(30) for inversion. Logarithms come from the `libm` crate (not the
+//! platform's), so the draws are identical on every platform.
 
-use super::portable_math::{exp, ln};
 use super::random::GenRng;
+use libm::{exp, log as ln};
 
 /// Below this mean `n·min(p, 1−p)`, inversion; above, BTPE (the threshold BTPE's
 /// authors and numpy use).

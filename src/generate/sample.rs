@@ -31,9 +31,9 @@ use std::ops::RangeInclusive;
 use crate::histogram::Size;
 
 use super::household_sizes::SizeModel;
-use super::portable_math::{exp, ln};
 use super::random::{GenRng, cumulative};
 use super::{GenerateError, Generated, Groups};
+use libm::{exp, log as ln};
 
 const ASSET_NAME: &str = "assets/sample_country.csv";
 const ASSET: &str = include_str!("../../assets/sample_country.csv");

@@ -14,10 +14,10 @@
 //! thousands, unlike the household data: the regime where the cumulative estimator
 //! and the hierarchy matter most.
 
-use super::portable_math::{exp, ln};
 use super::random::GenRng;
 use super::{GenerateError, Generated, Groups};
 use crate::histogram::{CountOfCounts, Size};
+use libm::{exp, log as ln};
 
 pub const LEVELS: [&str; 3] = ["city", "half", "neighbourhood"];
 const NEIGHBOURHOODS_PER_HALF: usize = 14;

@@ -41,10 +41,10 @@ use crate::histogram::{Count, CountOfCounts, Size};
 
 use super::binomial::binomial;
 use super::household_sizes::SizeModel;
-use super::portable_math::{exp, ln};
 use super::random::GenRng;
 use super::us_counties::{County, NATION_CODE, NATION_NAME, counties};
 use super::{GenerateError, GenerateReport};
+use libm::{exp, log as ln};
 
 pub const LEVELS: [&str; 5] = ["nation", "state", "county", "tract", "block"];
 /// Households per tract, on average (2020: 122 million in 84,000 tracts; fewer here as

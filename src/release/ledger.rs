@@ -2,8 +2,11 @@
 //! read fail-closed.
 //!
 //! It lives in coco's home: `$COCO_HOME` when set, else the user's data directory
-//! (`directories`), e.g. `~/.local/share/coco/ledger.jsonl` on Linux. The same home holds
-//! `config.toml`, where an operator may cap the total ε spent on a dataset:
+//! (`directories`), e.g. `~/.local/share/coco/ledger.jsonl` on Linux. The operator's
+//! settings live in the user's configuration directory (`~/.config/coco/` on Linux; also
+//! `$COCO_HOME` when set): `config.toml` there caps the total ε spent on a dataset
+//! (`coco ledger set-cap` writes it). A `config.toml` left in the data directory by older
+//! versions is still read, and its caps still bind (every cap found applies):
 //!
 //! ```toml
 //! default_cap = 4            # optional: applies to every dataset without a cap of its own
@@ -1000,16 +1003,30 @@ pub enum Repair {
     },
 }
 
-/// The ledger and configuration in one coco home.
+/// The ledger (in coco's data directory) and the caps on spending (in its
+/// configuration directory).
 #[derive(Clone, Debug)]
 pub struct Ledger {
     home: PathBuf,
+    config_home: PathBuf,
 }
 
 /// An exclusive lock on the ledger; released on drop.
 #[derive(Debug)]
 pub struct LedgerLock {
     _file: File,
+}
+
+/// Creates a directory (and its parents) readable by its owner only, if missing.
+fn ensure_private_dir(dir: &Path) -> Result<(), LedgerError> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir).map_err(io(dir))
 }
 
 /// Creates (or opens) a file readable by its owner only.
@@ -1023,37 +1040,59 @@ fn open_private(path: &Path, options: &mut OpenOptions) -> std::io::Result<File>
 }
 
 impl Ledger {
-    /// The ledger in `$COCO_HOME`, or in the user's data directory.
+    /// The ledger in `$COCO_HOME`, or in the user's data directory (its caps in the
+    /// user's configuration directory).
     pub fn open_default() -> Result<Ledger, LedgerError> {
-        Ok(Ledger { home: home_dir()? })
+        Ok(Ledger {
+            home: home_dir()?,
+            config_home: config_dir()?,
+        })
     }
 
-    /// The ledger in a given home directory.
+    /// The ledger and its configuration in one given home directory.
     pub fn at(home: impl Into<PathBuf>) -> Ledger {
-        Ledger { home: home.into() }
+        let home = home.into();
+        Ledger {
+            config_home: home.clone(),
+            home,
+        }
     }
 
+    /// The ledger in `home`, its configuration in `config_home`.
+    pub fn with_config(home: impl Into<PathBuf>, config_home: impl Into<PathBuf>) -> Ledger {
+        Ledger {
+            home: home.into(),
+            config_home: config_home.into(),
+        }
+    }
+
+    /// Where the ledger and the recent datasets are kept.
     pub fn home(&self) -> &Path {
         &self.home
+    }
+
+    /// Where the operator's settings are kept (`config.toml`, `keymap.toml`).
+    pub fn config_home(&self) -> &Path {
+        &self.config_home
+    }
+
+    /// `config.toml` where older versions kept it (beside the ledger), when that is
+    /// not where it is kept now.
+    fn legacy_config_path(&self) -> Option<PathBuf> {
+        (self.home != self.config_home).then(|| self.home.join(CONFIG_FILE))
     }
 
     pub fn path(&self) -> PathBuf {
         self.home.join(LEDGER_FILE)
     }
 
+    /// The `config.toml` that `set_cap` writes.
     pub fn config_path(&self) -> PathBuf {
-        self.home.join(CONFIG_FILE)
+        self.config_home.join(CONFIG_FILE)
     }
 
     fn ensure_home(&self) -> Result<(), LedgerError> {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::DirBuilderExt;
-            builder.mode(0o700);
-        }
-        builder.create(&self.home).map_err(io(&self.home))
+        ensure_private_dir(&self.home)
     }
 
     /// Takes the exclusive lock (waits for another coco holding it).
@@ -1300,24 +1339,43 @@ impl Ledger {
         })
     }
 
+    /// The caps of `config.toml` and of an older version's `config.toml` beside the
+    /// ledger: every cap found applies (a moved file never loosens a cap), and the
+    /// stricter default binds.
     fn config(&self) -> Result<Config, LedgerError> {
-        let path = self.config_path();
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Config::parse(&text, &path),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Config::default()),
-            Err(e) => Err(io(&path)(e)),
+        let mut config = Config::default();
+        for path in std::iter::once(self.config_path()).chain(self.legacy_config_path()) {
+            let found = match std::fs::read_to_string(&path) {
+                Ok(text) => Config::parse(&text, &path)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(&path)(e)),
+            };
+            config.default_cap = match (config.default_cap, found.default_cap) {
+                (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+                (a, b) => a.or(b),
+            };
+            config.caps.extend(found.caps);
         }
+        Ok(config)
     }
 
     /// Sets (or replaces) the cap for a dataset directory or content digest in
-    /// config.toml.
+    /// config.toml. When only an older version's file exists (beside the ledger), its
+    /// settings are carried into the new file.
     pub fn set_cap(&self, key: &str, cap: &Epsilon) -> Result<(), LedgerError> {
-        self.ensure_home()?;
+        ensure_private_dir(&self.config_home)?;
         let path = self.config_path();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(io(&path)(e)),
+        let read = |path: &Path| match std::fs::read_to_string(path) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(path)(e)),
+        };
+        let text = match read(&path)? {
+            Some(t) => t,
+            None => match self.legacy_config_path() {
+                Some(old) => read(&old)?.unwrap_or_default(),
+                None => String::new(),
+            },
         };
         Config::parse(&text, &path)?;
         let mut doc: toml_edit::DocumentMut = text.parse().expect("parsed above");
@@ -1325,7 +1383,7 @@ impl Ledger {
             doc["caps"] = toml_edit::table();
         }
         doc["caps"][key] = toml_edit::value(cap.to_string());
-        let tmp = self.home.join(".config.toml.tmp");
+        let tmp = self.config_home.join(".config.toml.tmp");
         let mut f = open_private(
             &tmp,
             OpenOptions::new().create(true).truncate(true).write(true),
@@ -1397,6 +1455,16 @@ impl Config {
         }
         Ok(config)
     }
+}
+
+/// `$COCO_HOME`, or the user's configuration directory for coco (caps, keymap).
+pub fn config_dir() -> Result<PathBuf, LedgerError> {
+    if let Some(home) = std::env::var_os("COCO_HOME").filter(|h| !h.is_empty()) {
+        return Ok(PathBuf::from(home));
+    }
+    directories::ProjectDirs::from("org", "coco", "coco")
+        .map(|d| d.config_dir().to_path_buf())
+        .ok_or(LedgerError::NoHome)
 }
 
 /// `$COCO_HOME`, or the user's data directory for coco.
@@ -1686,6 +1754,51 @@ mod tests {
         let other = DatasetIdentity::of(&dataset(&[9]));
         let status = ledger.cap_status(&read, &other).unwrap();
         assert_eq!(status.binding().unwrap().source, CapSource::Default);
+    }
+
+    #[test]
+    fn caps_in_an_older_versions_place_still_bind_and_move_on_the_next_set() {
+        let data = tempfile::tempdir().unwrap();
+        let config = tempfile::tempdir().unwrap();
+        let config_home = config.path().join("coco");
+        let ledger = Ledger::with_config(data.path(), &config_home);
+        let a = DatasetIdentity::of(&dataset(&[1]));
+        let b = DatasetIdentity::of(&dataset(&[2]));
+        // An older version wrote config.toml beside the ledger.
+        std::fs::write(
+            data.path().join(CONFIG_FILE),
+            format!("default_cap = 3\n[caps]\n\"{}\" = 0.5\n", a.content),
+        )
+        .unwrap();
+        let read = ledger.read().unwrap();
+        let cap = |id: &DatasetIdentity| {
+            ledger
+                .cap_status(&read, id)
+                .unwrap()
+                .binding()
+                .map(|r| r.cap.to_string())
+        };
+        assert_eq!(cap(&a).as_deref(), Some("0.5"));
+        assert_eq!(cap(&b).as_deref(), Some("3"));
+        // Setting a cap writes the new place, carrying the old settings over.
+        ledger
+            .set_cap(&b.content, &Epsilon::parse("2").unwrap())
+            .unwrap();
+        assert_eq!(ledger.config_path(), config_home.join(CONFIG_FILE));
+        let text = std::fs::read_to_string(ledger.config_path()).unwrap();
+        assert!(
+            text.contains("default_cap = 3") && text.contains(&a.content),
+            "{text}"
+        );
+        assert_eq!(cap(&a).as_deref(), Some("0.5"));
+        assert_eq!(cap(&b).as_deref(), Some("2"));
+        // Both files are read: a looser cap in the new one never lifts the old one's.
+        ledger
+            .set_cap(&a.content, &Epsilon::parse("9").unwrap())
+            .unwrap();
+        assert_eq!(cap(&a).as_deref(), Some("0.5"));
+        std::fs::remove_file(data.path().join(CONFIG_FILE)).unwrap();
+        assert_eq!(cap(&a).as_deref(), Some("9"));
     }
 
     #[test]

@@ -25,8 +25,9 @@
 //!   region (a cap that joins the most alike runs of a region beyond it; the largest
 //!   counties of us-blocks reach it), so this part is a bound.
 //!
-//! The memory available is `MemAvailable` from `/proc/meminfo`, lowered to the room
-//! left under a cgroup (v2) memory limit when there is one, and to `COCO_MEMORY_LIMIT`
+//! The memory available is what the operating system reports (read with `sysinfo` on
+//! every platform: `MemAvailable` on Linux), lowered to the room left under a cgroup
+//! memory limit when there is one, and to `COCO_MEMORY_LIMIT`
 //! when that is set (bytes, or with a suffix `K`, `M`, `G`, `T`: a budget for coco on a
 //! shared machine); where none can be read, coco assumes [`ASSUMED_AVAILABLE`] and says
 //! so.
@@ -37,8 +38,6 @@
 //! kept(v) + [wls] Σ_{internal levels l} 32·n_l·min(K + 1, cap_l) + max_l (same for one
 //! level)`. Noise samples: `K + 1` per `hc` or `naive` region, `G_v` per `hg` region,
 //! `L + min(m, G_v)` per region with a tail, one for a private `K`.
-
-use std::path::Path;
 
 use thiserror::Error;
 
@@ -66,7 +65,7 @@ pub struct Needs {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Available {
     pub bytes: u64,
-    /// E.g. "MemAvailable in /proc/meminfo".
+    /// E.g. "the memory the operating system reports available".
     pub source: String,
 }
 
@@ -318,50 +317,44 @@ fn parse_limit(text: &str) -> Option<u64> {
 }
 
 fn available_from_system() -> Available {
-    let meminfo = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| mem_available(&text));
-    let cgroup = cgroup_room(Path::new("/sys/fs/cgroup"));
-    match (meminfo, cgroup) {
+    // sysinfo reads each platform's own figure (MemAvailable on Linux, the VM
+    // statistics on macOS, GlobalMemoryStatusEx on Windows) and the cgroup's limits.
+    let (machine, cgroup) = match sysinfo::System::new() {
+        Ok(mut system) => {
+            system.refresh_memory();
+            let machine = Some(system.available_memory()).filter(|&b| b > 0);
+            let cgroup = system.cgroup_limits().map(|c| c.free_memory);
+            (machine, cgroup)
+        }
+        Err(_) => (None, None),
+    };
+    choose_available(machine, cgroup)
+}
+
+/// The tighter of the machine's available memory and the room under a cgroup limit.
+fn choose_available(machine: Option<u64>, cgroup: Option<u64>) -> Available {
+    let cgroup_source = || "the room left under the cgroup's memory limit".to_string();
+    match (machine, cgroup) {
         (Some(m), Some(c)) if c < m => Available {
             bytes: c,
-            source: "the room left under the cgroup's memory.max".into(),
+            source: cgroup_source(),
         },
         (Some(m), _) => Available {
             bytes: m,
-            source: "MemAvailable in /proc/meminfo".into(),
+            source: "the memory the operating system reports available".into(),
         },
         (None, Some(c)) => Available {
             bytes: c,
-            source: "the room left under the cgroup's memory.max".into(),
+            source: cgroup_source(),
         },
         (None, None) => Available {
             bytes: ASSUMED_AVAILABLE,
             source: format!(
-                "assumed: /proc/meminfo could not be read, so coco assumes {}",
+                "assumed: the operating system did not report its free memory, so coco assumes {}",
                 bytes(ASSUMED_AVAILABLE)
             ),
         },
     }
-}
-
-/// `MemAvailable` (in kB in the file) in bytes.
-fn mem_available(meminfo: &str) -> Option<u64> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let mut words = line["MemAvailable:".len()..].split_whitespace();
-    let value: u64 = words.next()?.parse().ok()?;
-    match words.next() {
-        Some("kB") | None => value.checked_mul(1024),
-        Some(_) => None,
-    }
-}
-
-/// `memory.max − memory.current` of the cgroup (v2) coco runs in, when limited.
-fn cgroup_room(root: &Path) -> Option<u64> {
-    let read = |name: &str| std::fs::read_to_string(root.join(name)).ok();
-    let max: u64 = read("memory.max")?.trim().parse().ok()?; // "max" means no limit
-    let current: u64 = read("memory.current")?.trim().parse().ok()?;
-    Some(max.saturating_sub(current))
 }
 
 /// The needs of a whole plan's measurements and consistency step under `K`.
@@ -646,21 +639,20 @@ mod tests {
     }
 
     #[test]
-    fn reads_meminfo_and_cgroup_limits() {
-        let meminfo =
-            "MemTotal:       24000000 kB\nMemFree:         1000 kB\nMemAvailable:   20000000 kB\n";
-        assert_eq!(mem_available(meminfo), Some(20_000_000 * 1024));
-        assert_eq!(mem_available("MemTotal: 5 kB\n"), None);
-        assert_eq!(mem_available("MemAvailable: x kB\n"), None);
-        let dir = tempfile::tempdir().unwrap();
-        assert_eq!(cgroup_room(dir.path()), None);
-        std::fs::write(dir.path().join("memory.max"), "max\n").unwrap();
-        std::fs::write(dir.path().join("memory.current"), "1000\n").unwrap();
-        assert_eq!(cgroup_room(dir.path()), None);
-        std::fs::write(dir.path().join("memory.max"), "5000\n").unwrap();
-        assert_eq!(cgroup_room(dir.path()), Some(4000));
-        // On this machine some figure is always found.
-        assert!(available_memory().bytes > 0);
+    fn the_tighter_of_machine_and_cgroup_is_available() {
+        assert_eq!(choose_available(Some(5000), None).bytes, 5000);
+        let c = choose_available(Some(5000), Some(4000));
+        assert_eq!(c.bytes, 4000);
+        assert!(c.source.contains("cgroup"), "{}", c.source);
+        assert_eq!(choose_available(Some(3000), Some(4000)).bytes, 3000);
+        assert_eq!(choose_available(None, Some(4000)).bytes, 4000);
+        let assumed = choose_available(None, None);
+        assert_eq!(assumed.bytes, ASSUMED_AVAILABLE);
+        assert!(assumed.source.starts_with("assumed"), "{}", assumed.source);
+        // On this machine sysinfo finds a figure.
+        let found = available_memory();
+        assert!(found.bytes > 0);
+        assert!(!found.source.starts_with("assumed"), "{}", found.source);
     }
 
     #[test]

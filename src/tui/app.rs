@@ -227,7 +227,11 @@ impl App {
                 Err(e) => (None, Some(e.to_string())),
             },
         };
-        let (keymap, keymap_warning) = Keymap::load(ledger.as_ref().map(Ledger::home));
+        let dirs: Vec<&std::path::Path> = ledger
+            .as_ref()
+            .map(|l| vec![l.config_home(), l.home()])
+            .unwrap_or_default();
+        let (keymap, keymap_warning) = Keymap::load(&dirs);
         let recent = ledger
             .as_ref()
             .map(|l| read_recent(l.home()))

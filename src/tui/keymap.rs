@@ -1,5 +1,7 @@
 //! Keys to actions: the defaults in `assets/keymap.toml` (embedded), overridable by a
-//! `keymap.toml` in coco's home.
+//! `keymap.toml` in coco's configuration directory (`~/.config/coco/` on Linux,
+//! `$COCO_HOME` when set; one beside the ledger, where older versions read it, still
+//! works).
 //!
 //! The file has one table per [`Context`]; in each, an action name maps to a list of
 //! keys (`quit = ["q", "ctrl-c"]`). An override lists only what it changes: a binding
@@ -193,11 +195,16 @@ impl Default for Keymap {
 }
 
 impl Keymap {
-    /// The defaults with the override in `home`, if there is one. A bad override gives
-    /// the defaults and the reason, for the app to show.
-    pub fn load(home: Option<&Path>) -> (Keymap, Option<String>) {
+    /// The defaults with the override in the first of `dirs` that holds one (the
+    /// configuration directory, then where older versions kept it). A bad override
+    /// gives the defaults and the reason, for the app to show.
+    pub fn load(dirs: &[&Path]) -> (Keymap, Option<String>) {
         let defaults = Keymap::default();
-        let Some(path) = home.map(|h| h.join(KEYMAP_FILE)) else {
+        let Some(path) = dirs
+            .iter()
+            .map(|d| d.join(KEYMAP_FILE))
+            .find(|p| p.exists())
+        else {
             return (defaults, None);
         };
         let text = match std::fs::read_to_string(&path) {
@@ -527,18 +534,35 @@ mod tests {
     #[test]
     fn load_reads_the_home_override_and_falls_back_with_a_message() {
         let home = tempfile::tempdir().unwrap();
-        let (k, warning) = Keymap::load(Some(home.path()));
+        let (k, warning) = Keymap::load(&[home.path()]);
         assert_eq!(k, Keymap::default());
         assert_eq!(warning, None);
         std::fs::write(home.path().join(KEYMAP_FILE), "[global]\nquit = [\"x\"]\n").unwrap();
-        let (k, warning) = Keymap::load(Some(home.path()));
+        let (k, warning) = Keymap::load(&[home.path()]);
         assert_eq!(k.action(Context::Global, key("x")), Some(Action::Quit));
         assert_eq!(warning, None);
         std::fs::write(home.path().join(KEYMAP_FILE), "[global]\nquit = [\"x\"\n").unwrap();
-        let (k, warning) = Keymap::load(Some(home.path()));
+        let (k, warning) = Keymap::load(&[home.path()]);
         assert_eq!(k, Keymap::default());
         let warning = warning.unwrap();
         assert!(warning.contains("keymap.toml:"), "{warning}");
         assert!(warning.ends_with("; using the default keys"), "{warning}");
+    }
+
+    #[test]
+    fn the_configuration_directory_comes_before_the_old_place() {
+        let config = tempfile::tempdir().unwrap();
+        let old = tempfile::tempdir().unwrap();
+        std::fs::write(old.path().join(KEYMAP_FILE), "[global]\nquit = [\"x\"]\n").unwrap();
+        let (k, _) = Keymap::load(&[config.path(), old.path()]);
+        assert_eq!(k.action(Context::Global, key("x")), Some(Action::Quit));
+        std::fs::write(
+            config.path().join(KEYMAP_FILE),
+            "[global]\nquit = [\"z\"]\n",
+        )
+        .unwrap();
+        let (k, _) = Keymap::load(&[config.path(), old.path()]);
+        assert_eq!(k.action(Context::Global, key("z")), Some(Action::Quit));
+        assert_eq!(k.action(Context::Global, key("x")), None);
     }
 }
