@@ -20,6 +20,7 @@ pub mod inspect;
 pub mod noise;
 pub mod preview;
 pub mod privacy;
+pub mod proxy;
 pub mod release;
 pub mod timing;
 pub mod tradeoff;

@@ -110,6 +110,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         if cause.downcast_ref::<LoadError>().is_some()
             || cause.downcast_ref::<PlanError>().is_some()
             || cause.downcast_ref::<EpsilonError>().is_some()
+            || cause.downcast_ref::<coco::proxy::ProxyError>().is_some()
         {
             return codes::INPUT;
         }

@@ -147,7 +147,7 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                 .map(|l| format!("{} {} {}", l.name, l.epsilon, l.label()))
                 .collect();
             println!(
-                "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  {}",
+                "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  tuning {}  {}",
                 format_time(e.time),
                 e.id,
                 head(e.dataset.key(), 12),
@@ -155,6 +155,7 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                 e.status.label(),
                 e.output.as_deref().unwrap_or("-"),
                 levels.join(", "),
+                e.tuning.map_or("unknown", |t| t.name()),
                 e.note.as_deref().unwrap_or("")
             );
         }

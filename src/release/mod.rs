@@ -12,6 +12,7 @@ pub mod plan;
 pub mod resources;
 pub mod run;
 pub mod transaction;
+pub mod tuning;
 pub mod verify;
 
 pub use parquet_out::properties as parquet_properties;

@@ -85,6 +85,8 @@ pub enum InputPurpose {
     PreviewTrials,
     TradeoffTrials,
     ExportDir,
+    /// What previews run on: `synthetic`, a proxy directory, or `none`.
+    Proxy,
 }
 
 /// A text field in a box, with the problem of the last value submitted.
@@ -112,6 +114,8 @@ pub enum Confirm {
     QuitWithDraw,
     /// Discard the drawn release.
     Discard,
+    /// Put a recommendation computed on the confidential data into the plan.
+    ApplyConfidentialRecommendation,
 }
 
 /// What is drawn over the screen.
@@ -203,6 +207,7 @@ pub struct App {
     pub preview: preview::PreviewState,
     pub tradeoff: tradeoff::TradeoffState,
     pub release: release::ReleaseState,
+    pub proxy: super::proxy::ProxyState,
     /// One line for the operator, until the next key.
     pub message: Option<(Tone, String)>,
     /// Why the keymap override was not used, if it was not.
@@ -251,6 +256,7 @@ impl App {
             preview: Default::default(),
             tradeoff: Default::default(),
             release: Default::default(),
+            proxy: Default::default(),
             message,
             keymap_warning,
             outbox: Vec::new(),
@@ -383,6 +389,7 @@ impl App {
             JobKind::Search => hierarchy::receive(self, event.update),
             JobKind::Preview => preview::receive(self, event.update),
             JobKind::Sweep | JobKind::Frontier => tradeoff::receive(self, event.update),
+            JobKind::Proxy => super::proxy::receive(self, event.update),
             JobKind::Draw | JobKind::Export | JobKind::Discard => {
                 release::receive(self, event.update)
             }
@@ -410,6 +417,7 @@ impl App {
                     JobKind::Preview,
                     JobKind::Sweep,
                     JobKind::Frontier,
+                    JobKind::Proxy,
                     JobKind::Draw,
                 ] {
                     self.outbox.push(Command::Cancel(kind));
@@ -429,6 +437,7 @@ impl App {
                     self.session.as_ref().map_or(1, Session::depth),
                 );
                 self.release = Default::default();
+                self.proxy = Default::default();
                 self.budget = Default::default();
                 self.dataset = Default::default();
                 self.remember(&dir);
@@ -669,6 +678,7 @@ fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), Strin
             Ok(())
         }
         InputPurpose::ExportDir => release::export(app, text),
+        InputPurpose::Proxy => super::proxy::submit(app, text),
         _ => budget::submit(app, purpose, text),
     }
 }
@@ -737,6 +747,9 @@ fn confirm(app: &mut App, question: Confirm, action: Action) {
                 }
                 Confirm::Discard => {
                     release::discard(app, "discarded by the operator");
+                }
+                Confirm::ApplyConfidentialRecommendation => {
+                    tradeoff::apply_recommendation_now(app);
                 }
             }
         }

@@ -228,6 +228,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::ToggleMethod, "method"),
             (Action::SetTail, "tail"),
             (Action::MethodsDefault, "defaults"),
+            (Action::ApplyRecommendation, "recommended"),
             (Action::PresetUniform, "uniform"),
             (Action::PresetGeometric, "geometric"),
             (Action::SetMaxSize, "K"),
@@ -243,6 +244,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::NextNode, "region"),
             (Action::Search, "find"),
             (Action::ToggleView, "bars/lines"),
+            (Action::ChooseProxy, "proxy"),
         ],
         Context::Tradeoff => &[
             (Action::Run, "run"),
@@ -250,6 +252,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::Right, "level"),
             (Action::ToggleView, "sweep/frontier"),
             (Action::ApplyRecommendation, "apply"),
+            (Action::ChooseProxy, "proxy"),
             (Action::TypeTrials, "trials"),
         ],
         Context::Release => &[
@@ -490,6 +493,12 @@ pub fn question(app: &App, question: Confirm) -> String {
             "Discard this draw? The ledger records it as discarded and its ε = {epsilon} stays \
              spent; a new draw spends ε again."
         ),
+        Confirm::ApplyConfidentialRecommendation => "This recommendation was computed from \
+             the CONFIDENTIAL data: a plan tuned on it publishes a function of the data \
+             outside the privacy guarantee, and is recorded as tuning = confidential-previews \
+             in the ledger and manifest. (A search on a public proxy keeps the tuning public.) \
+             Apply it?"
+            .to_string(),
     }
 }
 
