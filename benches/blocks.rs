@@ -11,7 +11,8 @@
 //! `COCO_BENCH_BLOCKS` when that names an existing us-blocks directory.
 //!
 //! Run: `cargo bench --bench blocks` (full scale; `COCO_BENCH_SCALE=0.1` for a tenth).
-//! `COCO_TIMING=1` adds the release's phases.
+//! `COCO_TIMING=1` adds the release's phases. Then the release directory is written
+//! again from the same draw, once in CSV and once in Parquet, each timed alone.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use coco::generate::{self, Preset};
 use coco::noise::NoiseSource;
 use coco::privacy::Epsilon;
 use coco::release::defaults::public_default;
+use coco::release::export::{OutputFormat, write_release_dir_as};
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::plan::MaxSize;
 use coco::release::transaction::Reservation;
@@ -80,6 +82,7 @@ fn main() {
     reset_peak();
     let t = Instant::now();
     let dataset = Arc::new(Dataset::load(&dir).unwrap());
+    let kept = dataset.clone();
     let one = Epsilon::from_ratio(1, 1).unwrap();
     let plan = public_default(
         &dataset.hierarchy,
@@ -89,7 +92,7 @@ fn main() {
     )
     .unwrap()
     .plan;
-    let approved = Reservation::open(&ledger, dataset, plan, Tool::Release, Some(&out))
+    let approved = Reservation::open(&ledger, dataset, plan.clone(), Tool::Release, Some(&out))
         .unwrap()
         .draw(&NoiseSource::from_os().unwrap(), false, None, None)
         .unwrap()
@@ -102,4 +105,26 @@ fn main() {
         t.elapsed().as_secs_f64(),
         peak()
     );
+
+    // The release directory's writers alone, on the same draw: each writes, `fsync`s
+    // and reads back its files.
+    for format in [OutputFormat::Csv, OutputFormat::Parquet] {
+        let out = tmp.path().join(format!("write-{}", format.name()));
+        reset_peak();
+        let t = Instant::now();
+        write_release_dir_as(&out, &kept, &plan, &approved.draw, format).unwrap();
+        let seconds = t.elapsed().as_secs_f64();
+        let bytes = |name: &str| std::fs::metadata(out.join(name)).map_or(0, |m| m.len());
+        let tables: u64 = std::fs::read_dir(out.join("tables"))
+            .unwrap()
+            .map(|e| e.unwrap().metadata().unwrap().len())
+            .sum();
+        println!(
+            "us-blocks write {} (counts {:.0} MB, tables {:.0} MB, read back): {seconds:.1} s, peak {}",
+            format.name(),
+            (bytes("counts.csv") + bytes("counts.parquet")) as f64 / 1e6,
+            tables as f64 / 1e6,
+            peak()
+        );
+    }
 }

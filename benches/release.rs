@@ -3,7 +3,8 @@
 //! uniform ε = 1): load the dataset, measure every node, estimate, make consistent (`wls`
 //! and `topdown`), check,
 //! and write the release directory atomically with its ledger line — the same path as
-//! `coco release`. Also one preview trial. The peak resident memory (VmHWM) is printed
+//! `coco release`. Also the release directory's writers alone (CSV, Parquet, both) and
+//! one preview trial. The peak resident memory (VmHWM) is printed
 //! after each group.
 //!
 //! Run: `cargo bench --bench release -- --warm-up-time 1 --measurement-time 10`
@@ -18,6 +19,7 @@ use coco::generate::{self, Preset};
 use coco::noise::NoiseSource;
 use coco::preview::{self, PreviewOptions};
 use coco::privacy::Epsilon;
+use coco::release::export::{OutputFormat, write_release_dir_as};
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::plan::{MaxSize, ReleasePlan};
 use coco::release::transaction::Reservation;
@@ -110,8 +112,41 @@ fn us_counties_release(c: &mut Criterion) {
         group.finish();
         eprintln!("peak resident memory (VmHWM), {name}: {}", peak_rss());
     }
-    let dataset = Dataset::load(&dir).unwrap();
+    // The writers alone, on one draw: the directory in CSV, in Parquet, in both (each
+    // with its read-back and `fsync`).
+    let dataset = std::sync::Arc::new(Dataset::load(&dir).unwrap());
     let plan = plan(&dataset, Consistency::Wls, Method::Hc);
+    let first = outs.path().join("drawn");
+    let approved = Reservation::open(
+        &ledger,
+        dataset.clone(),
+        plan.clone(),
+        Tool::Release,
+        Some(&first),
+    )
+    .unwrap()
+    .draw(&NoiseSource::from_os().unwrap(), false, None, None)
+    .unwrap()
+    .approve(&first)
+    .unwrap();
+    for format in [OutputFormat::Csv, OutputFormat::Parquet, OutputFormat::Both] {
+        reset_peak();
+        let mut group = c.benchmark_group("write");
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(10));
+        let name = format!("us_counties_{}", format.name());
+        group.bench_function(&name, |b| {
+            b.iter(|| {
+                n += 1;
+                let out = outs.path().join(format!("w{n}"));
+                write_release_dir_as(&out, &dataset, &plan, &approved.draw, format).unwrap();
+            })
+        });
+        group.finish();
+        eprintln!("peak resident memory (VmHWM), write {name}: {}", peak_rss());
+    }
     reset_peak();
     let mut group = c.benchmark_group("preview");
     group

@@ -26,7 +26,7 @@ pub struct Summary {
     pub dataset: String,
     pub directory: String,
     pub form: GroupsForm,
-    pub form_description: &'static str,
+    pub form_description: String,
     pub inputs: Vec<InputFile>,
     /// [`Dataset::fingerprint`]: the exact input bytes (coco 0.1 keyed its ledger and
     /// manifests by it; caps set on it still apply).
@@ -120,7 +120,7 @@ impl Summary {
             dataset: dataset.name(),
             directory: dataset.dir.display().to_string(),
             form: dataset.form,
-            form_description: dataset.form.describe(),
+            form_description: dataset.form_description(),
             inputs: dataset.inputs.clone(),
             fingerprint: dataset.fingerprint(),
             content_digest: dataset.content_digest(),

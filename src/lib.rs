@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 pub mod consistency;
+pub mod convert;
 pub mod data;
 pub mod emd;
 pub mod estimate;
@@ -19,6 +20,7 @@ pub mod inspect;
 pub mod noise;
 pub mod preview;
 pub mod privacy;
+pub mod proxy;
 pub mod release;
 pub mod timing;
 pub mod tradeoff;

@@ -31,6 +31,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Tui(args)) => cli::tui::run(args),
         Some(Command::Inspect(args)) => cli::inspect::run(args),
         Some(Command::Gen(args)) => cli::generate::run(args),
+        Some(Command::Convert(args)) => cli::convert::run(args),
         Some(Command::Plan(args)) => cli::plan::run(args),
         Some(Command::Preview(args)) => cli::preview::run(args),
         Some(Command::Release(args)) => cli::release::run(args),

@@ -128,7 +128,8 @@ pub struct TrialHistograms {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PreviewReport {
-    pub notice: &'static str,
+    /// CONFIDENTIAL, or what the proxy previewed is (set by the caller).
+    pub notice: String,
     pub dataset: String,
     pub total_epsilon: String,
     /// `K` (the last trial's, when it is estimated).
@@ -334,7 +335,7 @@ pub fn preview(
         })
         .collect();
     Ok(PreviewReport {
-        notice: CONFIDENTIAL_NOTICE,
+        notice: CONFIDENTIAL_NOTICE.to_string(),
         dataset: dataset.name(),
         total_epsilon: plan
             .total_epsilon()

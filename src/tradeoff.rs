@@ -1,24 +1,33 @@
-//! What budget buys: sweeps over allocations, the accuracy frontier, and a
-//! recommendation. CONFIDENTIAL, like every preview.
+//! What budget buys: sweeps over allocations, a search over plans, and a
+//! recommendation. CONFIDENTIAL when run on the confidential data, like every preview;
+//! public when run on a proxy ([`crate::proxy`]).
 //!
 //! * [`sweep_level`]: the mean error of every level as one level's ε is scaled up and
 //!   down with the others fixed (the TUI's Trade-off screen).
 //! * [`frontier`]: for a fixed total ε, the per-level error of the consistent release
 //!   as the leaves' share of the total grows (the rest split evenly over the upper
-//!   levels), beside the bottom-up baseline that spends everything on the leaves.
-//!   No allocation beats bottom-up at every level (leaves measured with less than all
-//!   of ε are noisier), so the operator's real choice is a point on this frontier.
-//! * [`recommend`]: the point that best meets the operator's priorities: weights per
-//!   level on the error relative to bottom-up, or "no level worse than X× bottom-up".
+//!   levels), beside the bottom-up baseline that spends everything on the leaves; and
+//!   a search over each level's method ([`FAMILIES`]: `hc`, tails, `hg`, and each
+//!   level's best by its independent error) at every share. No allocation beats
+//!   bottom-up at every level (leaves measured with less than all of ε are noisier),
+//!   so the operator's real choice is among the plans bottom-up does not dominate.
+//! * [`recommend`]: among the plans no other plan tried dominates and that beat every
+//!   bottom-up variant at some level by more than [`MARGIN_SE`] standard errors, the
+//!   one that best meets the operator's priorities: weights per level on the error
+//!   relative to bottom-up, or "no level worse than X× bottom-up". Ratios come with
+//!   their standard errors.
 
 use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
 use crate::data::{Dataset, LevelId};
+use crate::estimate::{Method, Tail, TailGroups};
+use crate::histogram::{Count, Size};
 use crate::preview::{self, PreviewError, PreviewOptions, PreviewProgress, Stat};
 use crate::privacy::Epsilon;
 use crate::release::plan::ReleasePlan;
+use crate::release::tuning::Tuning;
 
 /// One point of a sweep or frontier.
 #[derive(Clone, Debug, Serialize)]
@@ -154,78 +163,340 @@ pub fn budgets_with_leaf_share(total: &Epsilon, levels: usize, share: &Epsilon) 
     split(total.mul_big(share).round_down_significant(6))
 }
 
-/// The frontier at a fixed total, and the bottom-up baseline.
-#[derive(Clone, Debug, Serialize)]
-pub struct Frontier {
-    pub notice: &'static str,
-    pub total_epsilon: String,
-    pub levels: Vec<String>,
-    pub points: Vec<AllocationPoint>,
-    /// Mean per-node EMD of bottom-up (everything on the leaves), per level.
-    pub bottom_up: Vec<Stat>,
-    pub trials: usize,
-    pub recommendation: Option<Recommendation>,
+/// A way to measure every level, instantiated per level from public figures (the
+/// level's largest `G` and `K`) by [`Family::methods`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Family {
+    /// The plan's own methods.
+    Current,
+    Hc,
+    Hg,
+    /// `hc` with a tail above `above` listing `factor` times the level's default `m`
+    /// ([`crate::release::defaults::default_tail`]).
+    Tail {
+        above: Size,
+        factor: u32,
+    },
 }
 
-/// Computes the frontier for the plan's methods, `K` and consistency step.
+/// The families the search tries besides the plan's own: plain `hc`, `hg`, and three
+/// tails (L = 20 and 10 with the default m, L = 20 with ten times as many groups).
+pub const FAMILIES: [Family; 5] = [
+    Family::Tail {
+        above: 20,
+        factor: 1,
+    },
+    Family::Tail {
+        above: 10,
+        factor: 1,
+    },
+    Family::Tail {
+        above: 20,
+        factor: 10,
+    },
+    Family::Hc,
+    Family::Hg,
+];
+
+impl Family {
+    /// Each level's method under `plan`'s `K`, from the level's largest public `G`.
+    pub fn methods(self, plan: &ReleasePlan, largest_g: &[Count]) -> Vec<Method> {
+        let k = plan.max_size().bound();
+        largest_g
+            .iter()
+            .zip(plan.levels())
+            .map(|(&g, lp)| match self {
+                Family::Current => lp.method(),
+                Family::Hc => Method::Hc,
+                Family::Hg => Method::Hg,
+                Family::Tail { above, factor } => {
+                    let d = crate::release::defaults::default_tail(g, k);
+                    let groups = TailGroups::saturating(
+                        u64::from(d.groups.get()).saturating_mul(u64::from(factor)),
+                    );
+                    Method::HcTail(Tail { above, groups }.below(k))
+                }
+            })
+            .collect()
+    }
+}
+
+/// How a method is shown in a search's tables: the label, and a tail's `m`.
+pub fn method_text(method: Method) -> String {
+    match method {
+        Method::HcTail(t) => format!("{}/{}", method.label(), t.groups),
+        m => m.label(),
+    }
+}
+
+/// One plan the search measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Candidate {
+    /// The leaves' share of the total.
+    pub x: f64,
+    pub budgets: Vec<String>,
+    /// Each level's method ([`method_text`]).
+    pub methods: Vec<String>,
+    /// Mean per-node EMD of the consistent release, per level.
+    pub consistent: Vec<Stat>,
+    /// Mean per-node EMD of the independent estimates, per level (what picks each
+    /// level's method in a combination).
+    pub independent: Vec<Stat>,
+    /// Where it came from: `current plan`, a family at a share, or `best per level`.
+    pub origin: String,
+    #[serde(skip)]
+    pub plan: ReleasePlan,
+}
+
+/// What the previews of a search ran on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PreviewData {
+    /// The confidential dataset: the figures are CONFIDENTIAL, and a plan tuned on
+    /// them is recorded as `confidential-previews`.
+    Confidential,
+    /// A public proxy with the same hierarchy: a plan tuned on it stays public.
+    Proxy { label: String },
+}
+
+impl PreviewData {
+    /// The notice printed with the figures.
+    pub fn notice(&self) -> String {
+        match self {
+            PreviewData::Confidential => preview::CONFIDENTIAL_NOTICE.to_string(),
+            PreviewData::Proxy { label } => format!(
+                "PUBLIC PROXY: these errors are measured against the {label}, not the confidential data. A plan tuned on them depends on public information only."
+            ),
+        }
+    }
+
+    /// How a plan tuned on these figures is recorded.
+    pub fn tuning(&self) -> Tuning {
+        match self {
+            PreviewData::Confidential => Tuning::ConfidentialPreviews,
+            PreviewData::Proxy { .. } => Tuning::Proxy,
+        }
+    }
+}
+
+/// The search at a fixed total: the frontier of the plan's own methods, every other
+/// plan tried, the bottom-up baseline and the recommendation.
+#[derive(Clone, Debug, Serialize)]
+pub struct Frontier {
+    pub notice: String,
+    pub data: PreviewData,
+    pub total_epsilon: String,
+    pub levels: Vec<String>,
+    /// The plan's own methods at each leaf share (the frontier drawn).
+    pub points: Vec<AllocationPoint>,
+    /// Index into `candidates` of each point.
+    pub point_candidates: Vec<usize>,
+    /// Every plan measured (the points among them), the current plan included.
+    pub candidates: Vec<Candidate>,
+    /// Index into `candidates` of the current plan.
+    pub current: Option<usize>,
+    /// Mean per-node EMD of bottom-up (everything on the leaves), per level, with the
+    /// leaf method that does best there.
+    pub bottom_up: Vec<Stat>,
+    pub bottom_up_method: String,
+    /// Bottom-up with each leaf method tried (a recommendation beats every one of them
+    /// somewhere).
+    pub bottom_up_variants: Vec<(String, Vec<Stat>)>,
+    pub trials: usize,
+    pub recommendation: Option<Recommendation>,
+    /// Why there is no recommendation, when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+}
+
+/// Each level's largest public `G`.
+fn largest_groups(dataset: &Dataset) -> Vec<Count> {
+    let h = &dataset.hierarchy;
+    h.levels()
+        .map(|l| {
+            h.level_nodes(l)
+                .map(|id| dataset.groups(id))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect()
+}
+
+/// Searches, at the plan's `K` and consistency step and at a fixed `total`, over the
+/// leaves' `shares` of it and over each level's method: every [`FAMILIES`] member and
+/// the plan's own methods at every share, then per share the combination of each
+/// level's best method (by its independent error), and the current plan itself.
+/// Bottom-up is drawn with every leaf method tried. `data` says what `dataset` is.
 pub fn frontier(
     dataset: &Dataset,
+    data: PreviewData,
     plan: &ReleasePlan,
     total: &Epsilon,
     shares: &[Epsilon],
     run: &Trials<'_>,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Frontier, PreviewError> {
-    let Trials {
-        trials,
-        seed,
-        cancel,
-    } = *run;
     let h = &dataset.hierarchy;
-    let points_total = shares.len() + 1;
-    let mut points = Vec::with_capacity(shares.len());
-    for (i, share) in shares.iter().enumerate() {
-        let mut p = plan.clone();
-        p.set_budgets(budgets_with_leaf_share(total, h.depth(), share))?;
-        let consistent = run_point(dataset, &p, run, &|t| {
+    let depth = h.depth();
+    let largest = largest_groups(dataset);
+    let mut ways: Vec<(String, Vec<Method>)> = vec![(
+        "current methods".to_string(),
+        Family::Current.methods(plan, &largest),
+    )];
+    for f in FAMILIES {
+        let m = f.methods(plan, &largest);
+        if !ways.iter().any(|(_, w)| *w == m) {
+            let name = m.first().map_or_else(String::new, |&m| method_text(m));
+            ways.push((format!("{name} everywhere"), m));
+        }
+    }
+    // Every way at every share, a combination per share, the current plan.
+    let points_total = shares.len() * (ways.len() + 1) + 1;
+    let mut done = 0usize;
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut variants: Vec<(String, Vec<Stat>)> = Vec::new();
+    let measure = |p: ReleasePlan,
+                   x: f64,
+                   origin: String,
+                   bottom_up: bool,
+                   done: &mut usize|
+     -> Result<(Candidate, Option<Vec<Stat>>), PreviewError> {
+        let point = *done;
+        let report = run_plan(dataset, &p, run, bottom_up, &|t| {
             progress(SweepProgress {
-                point: i,
+                point,
                 points: points_total,
                 trial: t,
             })
         })?;
-        points.push(AllocationPoint {
-            budgets: p.levels().iter().map(|l| l.epsilon().to_string()).collect(),
-            x: share.to_f64(),
-            consistent,
-        });
-    }
-    // Bottom-up at the same total: the plan with these budgets draws it alongside.
-    let mut p = plan.clone();
-    p.set_budgets(budgets_with_leaf_share(total, h.depth(), &shares[0]))?;
-    let options = PreviewOptions {
-        trials,
-        seed,
-        compare: false,
-        keep_last_trial: false,
-        bottom_up: true,
+        *done += 1;
+        let bu = bottom_up.then(|| report.levels.iter().map(|l| l.bottom_up).collect());
+        Ok((
+            Candidate {
+                x,
+                budgets: p.levels().iter().map(|l| l.epsilon().to_string()).collect(),
+                methods: p.levels().iter().map(|l| method_text(l.method())).collect(),
+                consistent: report.levels.iter().map(|l| l.consistent[0].emd).collect(),
+                independent: report.levels.iter().map(|l| l.independent).collect(),
+                origin,
+                plan: p,
+            },
+            bu,
+        ))
     };
-    let report = preview::preview(dataset, &p, &options, cancel, &|t| {
-        progress(SweepProgress {
-            point: points_total - 1,
-            points: points_total,
-            trial: t,
-        })
-    })?;
+    let with = |budgets: &[Epsilon], methods: &[Method]| -> Result<ReleasePlan, PreviewError> {
+        let mut p = plan.clone();
+        p.set_budgets(budgets.to_vec())?;
+        for (i, &m) in methods.iter().enumerate() {
+            p.set_method(LevelId(i), m)?;
+        }
+        Ok(p)
+    };
+    let mut points = Vec::with_capacity(shares.len());
+    let mut point_candidates = Vec::with_capacity(shares.len());
+    for (s, share) in shares.iter().enumerate() {
+        let budgets = budgets_with_leaf_share(total, depth, share);
+        let first = candidates.len();
+        for (name, methods) in &ways {
+            // Bottom-up once per leaf method, drawn beside the first share's plans.
+            let leaf = methods[depth - 1];
+            let bottom_up = s == 0 && !variants.iter().any(|(m, _)| *m == method_text(leaf));
+            let (c, bu) = measure(
+                with(&budgets, methods)?,
+                share.to_f64(),
+                name.clone(),
+                bottom_up,
+                &mut done,
+            )?;
+            if let Some(bu) = bu {
+                variants.push((method_text(leaf), bu));
+            }
+            candidates.push(c);
+        }
+        point_candidates.push(first);
+        points.push(AllocationPoint {
+            budgets: candidates[first].budgets.clone(),
+            x: share.to_f64(),
+            consistent: candidates[first].consistent.clone(),
+        });
+        // Each level's best method at this share, by its independent error.
+        let best: Vec<Method> = (0..depth)
+            .map(|l| {
+                let c = candidates[first..]
+                    .iter()
+                    .min_by(|a, b| a.independent[l].mean.total_cmp(&b.independent[l].mean))
+                    .expect("at least one way");
+                c.plan.levels()[l].method()
+            })
+            .collect();
+        if ways.iter().any(|(_, w)| *w == best) {
+            done += 1;
+        } else {
+            let (c, _) = measure(
+                with(&budgets, &best)?,
+                share.to_f64(),
+                "best per level".into(),
+                false,
+                &mut done,
+            )?;
+            candidates.push(c);
+        }
+    }
+    let current = match candidates.iter().position(|c| c.plan == *plan) {
+        Some(i) => Some(i),
+        None => {
+            let x = match (plan.levels().last(), plan.total_epsilon()) {
+                (Some(l), Some(t)) => l.epsilon().to_f64() / t.to_f64(),
+                _ => 0.0,
+            };
+            let (c, _) = measure(plan.clone(), x, "current plan".into(), false, &mut done)?;
+            candidates.push(c);
+            Some(candidates.len() - 1)
+        }
+    };
+    if let Some(i) = current {
+        candidates[i].origin = "current plan".into();
+    }
+    // The baseline shown: the bottom-up with the best leaves.
+    let (bottom_up_method, bottom_up) = variants
+        .iter()
+        .min_by(|a, b| a.1[depth - 1].mean.total_cmp(&b.1[depth - 1].mean))
+        .cloned()
+        .unwrap_or_default();
     Ok(Frontier {
-        notice: preview::CONFIDENTIAL_NOTICE,
+        notice: data.notice(),
+        data,
         total_epsilon: total.to_string(),
         levels: h.level_names().to_vec(),
         points,
-        bottom_up: report.levels.iter().map(|l| l.bottom_up).collect(),
-        trials,
+        point_candidates,
+        candidates,
+        current,
+        bottom_up,
+        bottom_up_method,
+        bottom_up_variants: variants,
+        trials: run.trials.max(1),
         recommendation: None,
+        verdict: None,
     })
+}
+
+/// Previews one plan (the consistent and independent errors; bottom-up if asked).
+fn run_plan(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    run: &Trials<'_>,
+    bottom_up: bool,
+    progress: &(dyn Fn(PreviewProgress) + Sync),
+) -> Result<preview::PreviewReport, PreviewError> {
+    let options = PreviewOptions {
+        trials: run.trials,
+        seed: run.seed,
+        compare: false,
+        keep_last_trial: false,
+        bottom_up,
+    };
+    preview::preview(dataset, plan, &options, run.cancel, progress)
 }
 
 /// What the operator cares about.
@@ -233,46 +504,110 @@ pub fn frontier(
 pub enum Priority {
     /// Minimise Σ w_l × (error_l / bottom-up error_l): weights per level, root first.
     Weights(Vec<f64>),
-    /// Among points where every level's error is at most `x` × bottom-up's, the one
+    /// Among plans where every level's error is at most `x` × bottom-up's, the one
     /// with the smallest mean ratio.
     MaxRatio(f64),
 }
 
+/// How many standard errors of the difference a plan must beat bottom-up by, at one
+/// level at least, to count as better there.
+pub const MARGIN_SE: f64 = 2.0;
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Recommendation {
-    /// Index into [`Frontier::points`].
-    pub point: usize,
+    /// Index into [`Frontier::candidates`].
+    pub candidate: usize,
+    /// The leaves' share of the total.
+    pub x: f64,
     pub budgets: Vec<String>,
-    /// Error relative to bottom-up, per level.
+    pub methods: Vec<String>,
+    pub consistent: Vec<Stat>,
+    /// Error relative to bottom-up, per level, and its standard error (delta method).
     pub ratios: Vec<f64>,
+    pub ratio_se: Vec<f64>,
+    /// Whether it is the current plan (nothing tried does better).
+    pub is_current: bool,
     pub reason: String,
+    #[serde(skip)]
+    pub plan: ReleasePlan,
 }
 
-/// Error / bottom-up error per level (1 where bottom-up is exact).
-fn ratios(point: &AllocationPoint, bottom_up: &[Stat]) -> Vec<f64> {
-    point
-        .consistent
+/// Error / bottom-up error per level (1 where both are exact, ∞ where only bottom-up
+/// is), with the standard error of each ratio.
+pub fn ratios(errors: &[Stat], bottom_up: &[Stat]) -> (Vec<f64>, Vec<f64>) {
+    errors
         .iter()
         .zip(bottom_up)
         .map(|(c, b)| {
             if b.mean > 0.0 {
-                c.mean / b.mean
+                let r = c.mean / b.mean;
+                let rel = |s: &Stat| if s.mean > 0.0 { s.se / s.mean } else { 0.0 };
+                (r, r * (rel(c).powi(2) + rel(b).powi(2)).sqrt())
             } else if c.mean > 0.0 {
-                f64::INFINITY
+                (f64::INFINITY, 0.0)
             } else {
-                1.0
+                (1.0, 0.0)
             }
         })
-        .collect()
+        .unzip()
 }
 
-/// Picks the frontier point that best meets `priority`.
-pub fn recommend(frontier: &Frontier, priority: &Priority) -> Option<Recommendation> {
-    let scored: Vec<(usize, Vec<f64>)> = frontier
-        .points
+/// Whether `a` beats `b` at some level by more than [`MARGIN_SE`] standard errors of
+/// the difference.
+pub fn beats_somewhere(a: &[Stat], b: &[Stat]) -> bool {
+    a.iter()
+        .zip(b)
+        .any(|(a, b)| a.mean + MARGIN_SE * (a.se.powi(2) + b.se.powi(2)).sqrt() < b.mean)
+}
+
+/// Whether `b` is at or below `a` at every level and below it at one (point estimates).
+pub fn dominated_by(a: &[Stat], b: &[Stat]) -> bool {
+    a.iter().zip(b).all(|(a, b)| b.mean <= a.mean) && a.iter().zip(b).any(|(a, b)| b.mean < a.mean)
+}
+
+/// Picks the plan that best meets `priority` among those that are dominated by
+/// nothing: each must beat every bottom-up variant at some level beyond the noise
+/// ([`beats_somewhere`]), and no other eligible plan, the current one included, may
+/// be at or below it everywhere. `Err` says why nothing qualifies.
+pub fn recommend(frontier: &Frontier, priority: &Priority) -> Result<Recommendation, String> {
+    let variants: Vec<&Vec<Stat>> = if frontier.bottom_up_variants.is_empty() {
+        vec![&frontier.bottom_up]
+    } else {
+        frontier.bottom_up_variants.iter().map(|(_, v)| v).collect()
+    };
+    let eligible: Vec<usize> = (0..frontier.candidates.len())
+        .filter(|&i| {
+            variants
+                .iter()
+                .all(|v| beats_somewhere(&frontier.candidates[i].consistent, v))
+        })
+        .collect();
+    let front: Vec<usize> = eligible
         .iter()
-        .enumerate()
-        .map(|(i, p)| (i, ratios(p, &frontier.bottom_up)))
+        .copied()
+        .filter(|&i| {
+            !eligible.iter().any(|&j| {
+                dominated_by(
+                    &frontier.candidates[i].consistent,
+                    &frontier.candidates[j].consistent,
+                )
+            })
+        })
+        .collect();
+    if front.is_empty() {
+        return Err(format!(
+            "bottom-up (all of ε = {} on the leaves) is at or below every plan tried at every level, within {MARGIN_SE} standard errors over {} trial(s): no plan is recommended (more trials narrow the noise)",
+            frontier.total_epsilon, frontier.trials
+        ));
+    }
+    let scored: Vec<(usize, Vec<f64>)> = front
+        .iter()
+        .map(|&i| {
+            (
+                i,
+                ratios(&frontier.candidates[i].consistent, &frontier.bottom_up).0,
+            )
+        })
         .collect();
     let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len().max(1) as f64;
     let (best, reason) = match priority {
@@ -285,57 +620,88 @@ pub fn recommend(frontier: &Frontier, priority: &Priority) -> Option<Recommendat
             };
             let best = scored
                 .iter()
-                .min_by(|a, b| score(&a.1).total_cmp(&score(&b.1)))?;
+                .min_by(|a, b| score(&a.1).total_cmp(&score(&b.1)))
+                .expect("not empty");
             (
-                best,
+                best.0,
                 format!("smallest weighted error relative to bottom-up (weights {w:?})"),
             )
         }
         Priority::MaxRatio(x) => {
-            let ok: Vec<&(usize, Vec<f64>)> = scored
+            let within = scored
                 .iter()
                 .filter(|(_, r)| r.iter().all(|v| *v <= *x))
-                .collect();
-            match ok
-                .into_iter()
-                .min_by(|a, b| mean(&a.1).total_cmp(&mean(&b.1)))
-            {
+                .min_by(|a, b| mean(&a.1).total_cmp(&mean(&b.1)));
+            match within {
                 Some(best) => (
-                    best,
+                    best.0,
                     format!("every level within {x}× bottom-up, smallest mean ratio"),
                 ),
                 None => {
-                    let best = scored.iter().min_by(|a, b| {
-                        let worst = |r: &[f64]| r.iter().copied().fold(0.0, f64::max);
-                        worst(&a.1).total_cmp(&worst(&b.1))
-                    })?;
+                    let worst = |r: &[f64]| r.iter().copied().fold(0.0, f64::max);
+                    let best = scored
+                        .iter()
+                        .min_by(|a, b| worst(&a.1).total_cmp(&worst(&b.1)))
+                        .expect("not empty");
                     (
-                        best,
+                        best.0,
                         format!(
-                            "no allocation keeps every level within {x}× bottom-up; this one has the smallest worst ratio"
+                            "no plan tried keeps every level within {x}× bottom-up; this one has the smallest worst ratio"
                         ),
                     )
                 }
             }
         }
     };
-    let point = &frontier.points[best.0];
-    Some(Recommendation {
-        point: best.0,
-        budgets: point.budgets.clone(),
-        ratios: best.1.clone(),
-        reason,
+    let c = &frontier.candidates[best];
+    let (ratios, ratio_se) = ratios(&c.consistent, &frontier.bottom_up);
+    let is_current = frontier.current == Some(best);
+    Ok(Recommendation {
+        candidate: best,
+        x: c.x,
+        budgets: c.budgets.clone(),
+        methods: c.methods.clone(),
+        consistent: c.consistent.clone(),
+        ratios,
+        ratio_se,
+        is_current,
+        reason: if is_current {
+            format!("the current plan: {reason}")
+        } else {
+            reason
+        },
+        plan: c.plan.clone(),
     })
 }
 
-/// The frontier as a terminal table.
+/// Sets `frontier`'s recommendation (or its verdict) for `priority`.
+pub fn decide(frontier: &mut Frontier, priority: &Priority) {
+    match recommend(frontier, priority) {
+        Ok(r) => {
+            frontier.recommendation = Some(r);
+            frontier.verdict = None;
+        }
+        Err(why) => {
+            frontier.recommendation = None;
+            frontier.verdict = Some(why);
+        }
+    }
+}
+
+/// A ratio and its standard error, e.g. `0.41×±0.03`.
+pub fn ratio_text(r: f64, se: f64) -> String {
+    format!("{r:.2}×±{se:.2}")
+}
+
+/// The search as a terminal table.
 pub fn render_text(f: &Frontier) -> String {
     use std::fmt::Write;
+    let stat = |c: &Stat| format!("{} ± {}", preview::fmt_num(c.mean), preview::fmt_num(c.se));
     let mut s = String::new();
     let _ = writeln!(s, "{}\n", f.notice);
     let _ = writeln!(
         s,
-        "frontier at total ε = {} ({} trial(s) per point): mean per-node EMD per level\n",
+        "frontier at total ε = {} ({} trial(s) per plan; ± one standard error): mean per-node EMD per level\n",
         preview::short_epsilon(&f.total_epsilon),
         f.trials
     );
@@ -343,47 +709,94 @@ pub fn render_text(f: &Frontier) -> String {
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".into()];
     header.extend(f.levels.iter().cloned());
     rows.push(header);
-    for (i, p) in f.points.iter().enumerate() {
-        let marker = if f.recommendation.as_ref().is_some_and(|r| r.point == i) {
-            " *"
-        } else {
-            ""
-        };
+    for p in &f.points {
         let mut row = vec![
-            format!("{:.0}%{marker}", p.x * 100.0),
+            format!("{:.0}%", p.x * 100.0),
             p.budgets
                 .iter()
                 .map(|b| preview::short_epsilon(b))
                 .collect::<Vec<_>>()
                 .join(" / "),
         ];
-        row.extend(
-            p.consistent
-                .iter()
-                .map(|c| format!("{} ± {}", preview::fmt_num(c.mean), preview::fmt_num(c.se))),
-        );
+        row.extend(p.consistent.iter().map(stat));
         rows.push(row);
     }
     let mut bu = vec![
         "bottom-up".to_string(),
-        format!("0 / … / {}", preview::short_epsilon(&f.total_epsilon)),
+        format!(
+            "0 / … / {} ({})",
+            preview::short_epsilon(&f.total_epsilon),
+            f.bottom_up_method
+        ),
     ];
-    bu.extend(
-        f.bottom_up
-            .iter()
-            .map(|c| format!("{} ± {}", preview::fmt_num(c.mean), preview::fmt_num(c.se))),
-    );
+    bu.extend(f.bottom_up.iter().map(stat));
     rows.push(bu);
     s.push_str(&preview::text_table(&rows, |c| c < 2));
-    if let Some(r) = &f.recommendation {
-        let ratios: Vec<String> = r.ratios.iter().map(|x| format!("{x:.2}×")).collect();
-        let _ = writeln!(
-            s,
-            "\nrecommended (*): budgets {} — {}; error vs bottom-up per level: {}",
-            r.budgets.join(" / "),
-            r.reason,
-            ratios.join(", ")
-        );
+    let front = f
+        .recommendation
+        .as_ref()
+        .map(|r| r.candidate)
+        .into_iter()
+        .chain(f.current)
+        .collect::<Vec<_>>();
+    let _ = writeln!(
+        s,
+        "\nsearched {} plans (each level's method and the leaves' share); the current plan and the recommendation:\n",
+        f.candidates.len()
+    );
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let mut header = vec![
+        "plan".to_string(),
+        "budgets (root first)".into(),
+        "methods".into(),
+    ];
+    header.extend(f.levels.iter().cloned());
+    rows.push(header);
+    let mut seen = Vec::new();
+    for i in front {
+        if seen.contains(&i) {
+            continue;
+        }
+        seen.push(i);
+        let c = &f.candidates[i];
+        let what = match (
+            f.current == Some(i),
+            f.recommendation.as_ref().is_some_and(|r| r.candidate == i),
+        ) {
+            (true, true) => "current = recommended *",
+            (true, false) => "current",
+            _ => "recommended *",
+        };
+        let mut row = vec![
+            what.to_string(),
+            c.budgets.join(" / "),
+            c.methods.join(", "),
+        ];
+        row.extend(c.consistent.iter().map(stat));
+        rows.push(row);
+    }
+    s.push_str(&preview::text_table(&rows, |c| c < 3));
+    match (&f.recommendation, &f.verdict) {
+        (Some(r), _) => {
+            let ratios: Vec<String> = r
+                .ratios
+                .iter()
+                .zip(&r.ratio_se)
+                .map(|(x, se)| ratio_text(*x, *se))
+                .collect();
+            let _ = writeln!(
+                s,
+                "\nrecommended (*): budgets {}, methods {} — {}; error vs bottom-up per level: {}",
+                r.budgets.join(" / "),
+                r.methods.join(", "),
+                r.reason,
+                ratios.join(", ")
+            );
+        }
+        (None, Some(v)) => {
+            let _ = writeln!(s, "\n{v}");
+        }
+        (None, None) => {}
     }
     s
 }
@@ -413,53 +826,113 @@ mod tests {
         assert_eq!(default_shares(3).len(), 5);
     }
 
-    fn point(x: f64, means: &[f64]) -> AllocationPoint {
-        AllocationPoint {
-            budgets: vec![],
+    fn stat(mean: f64, se: f64) -> Stat {
+        Stat { mean, se }
+    }
+
+    fn candidate(x: f64, means: &[f64]) -> Candidate {
+        Candidate {
             x,
-            consistent: means.iter().map(|&m| Stat { mean: m, se: 0.0 }).collect(),
+            budgets: vec![],
+            methods: vec![],
+            consistent: means.iter().map(|&m| stat(m, 1.0)).collect(),
+            independent: vec![],
+            origin: String::new(),
+            plan: crate::release::plan::ReleasePlan::parse(
+                "max_size = 10\n",
+                std::path::Path::new("p.toml"),
+            )
+            .unwrap(),
+        }
+    }
+
+    fn search(candidates: Vec<Candidate>, bottom_up: &[f64]) -> Frontier {
+        let bottom_up: Vec<Stat> = bottom_up.iter().map(|&m| stat(m, 1.0)).collect();
+        Frontier {
+            notice: String::new(),
+            data: PreviewData::Confidential,
+            total_epsilon: "1".into(),
+            levels: vec!["a".into(), "b".into()],
+            points: vec![],
+            point_candidates: vec![],
+            current: Some(0),
+            candidates,
+            bottom_up_method: "hc".into(),
+            bottom_up_variants: vec![("hc".into(), bottom_up.clone())],
+            bottom_up,
+            trials: 4,
+            recommendation: None,
+            verdict: None,
         }
     }
 
     #[test]
     fn recommendations() {
-        let f = Frontier {
-            notice: "",
-            total_epsilon: "1".into(),
-            levels: vec!["a".into(), "b".into()],
-            points: vec![
-                point(0.5, &[50.0, 30.0]),
-                point(0.8, &[80.0, 12.0]),
-                point(0.9, &[96.0, 10.5]),
+        let f = search(
+            vec![
+                candidate(0.5, &[50.0, 30.0]),
+                candidate(0.8, &[80.0, 12.0]),
+                candidate(0.9, &[96.0, 10.5]),
             ],
-            bottom_up: vec![
-                Stat {
-                    mean: 100.0,
-                    se: 0.0,
-                },
-                Stat {
-                    mean: 10.0,
-                    se: 0.0,
-                },
-            ],
-            trials: 1,
-            recommendation: None,
-        };
-        assert_eq!(
-            recommend(&f, &Priority::Weights(vec![1.0, 1.0]))
-                .unwrap()
-                .point,
-            1
+            &[100.0, 10.0],
         );
-        assert_eq!(
-            recommend(&f, &Priority::Weights(vec![10.0, 1.0]))
-                .unwrap()
-                .point,
-            0
-        );
-        assert_eq!(recommend(&f, &Priority::MaxRatio(1.25)).unwrap().point, 1);
+        let rec = |p| recommend(&f, &p).unwrap().candidate;
+        assert_eq!(rec(Priority::Weights(vec![1.0, 1.0])), 1);
+        assert_eq!(rec(Priority::Weights(vec![10.0, 1.0])), 0);
+        assert_eq!(rec(Priority::MaxRatio(1.25)), 1);
         let none = recommend(&f, &Priority::MaxRatio(1.01)).unwrap();
-        assert_eq!(none.point, 2);
-        assert!(none.reason.starts_with("no allocation"));
+        assert_eq!(none.candidate, 2);
+        assert!(none.reason.starts_with("no plan tried"));
+        // Ratios come with their standard errors: 80 ± 1 over 100 ± 1.
+        let r = recommend(&f, &Priority::Weights(vec![1.0, 1.0])).unwrap();
+        assert!((r.ratios[0] - 0.8).abs() < 1e-12);
+        let se = 0.8 * ((1.0f64 / 80.0).powi(2) + (1.0f64 / 100.0).powi(2)).sqrt();
+        assert!((r.ratio_se[0] - se).abs() < 1e-12);
+        assert!(!r.is_current);
+    }
+
+    /// Issue 14: with 3 trials the frontier recommended plans that bottom-up beat at
+    /// every level. A plan bottom-up dominates, or beats by less than the noise
+    /// everywhere, is never recommended; nor one another plan tried dominates.
+    #[test]
+    fn dominated_plans_are_never_recommended() {
+        // Worse than bottom-up everywhere: no recommendation, and the verdict says why.
+        let mut f = search(
+            vec![
+                candidate(0.5, &[120.0, 12.0]),
+                candidate(0.9, &[101.0, 10.5]),
+            ],
+            &[100.0, 10.0],
+        );
+        decide(&mut f, &Priority::Weights(vec![1.0, 1.0]));
+        assert!(f.recommendation.is_none());
+        assert!(
+            f.verdict.as_ref().unwrap().starts_with("bottom-up"),
+            "{:?}",
+            f.verdict
+        );
+        // Better by less than two standard errors of the difference (√2 ≈ 1.41 × 2): noise.
+        let f = search(vec![candidate(0.5, &[97.5, 12.0])], &[100.0, 10.0]);
+        assert!(recommend(&f, &Priority::Weights(vec![1.0, 1.0])).is_err());
+        let f = search(vec![candidate(0.5, &[97.0, 12.0])], &[100.0, 10.0]);
+        assert!(recommend(&f, &Priority::Weights(vec![1.0, 1.0])).is_ok());
+        // A plan another dominates is not recommended, even if its score were best:
+        // with weight 0 on the first level, 1 and 2 tie on score; 1 dominates 2.
+        let f = search(
+            vec![
+                candidate(0.5, &[50.0, 30.0]),
+                candidate(0.8, &[80.0, 12.0]),
+                candidate(0.85, &[90.0, 12.0]),
+            ],
+            &[100.0, 10.0],
+        );
+        for w in [vec![0.0, 1.0], vec![1.0, 1.0], vec![0.01, 1.0]] {
+            assert_ne!(recommend(&f, &Priority::Weights(w)).unwrap().candidate, 2);
+        }
+        // Every bottom-up variant counts: one with hg leaves is beaten, hc's is not.
+        let mut f = search(vec![candidate(0.5, &[120.0, 12.0])], &[100.0, 10.0]);
+        f.bottom_up_variants
+            .push(("hg".into(), vec![stat(500.0, 1.0), stat(50.0, 1.0)]));
+        assert!(recommend(&f, &Priority::Weights(vec![1.0, 1.0])).is_err());
     }
 }

@@ -72,7 +72,7 @@ fn cases() -> Vec<Case> {
             &[h],
             "{dir}: no groups file: expected groups.csv (group_id,region,size), groups.csv \
              (group_id,region) with entities.csv (entity_id,group_id), or histograms.csv \
-             (region,size,count)",
+             (region,size,count) (each also as .parquet, with the same columns)",
         ),
         case(
             "entities.csv without groups.csv",

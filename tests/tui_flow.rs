@@ -13,6 +13,7 @@ use coco::release::ledger::{Ledger, LedgerEntry, Status, Tool};
 use coco::release::manifest::Manifest;
 use coco::release::plan::ReleasePlan;
 use coco::release::transaction::Reservation;
+use coco::release::tuning::Tuning;
 use coco::tui::AppOptions;
 use coco::tui::action::Action;
 use coco::tui::app::{Confirm, InputPurpose, LoadState, Overlay, Screen, Tone};
@@ -322,8 +323,21 @@ fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
         &[Action::ScreenTradeoff, Action::ToggleView, Action::Run],
     );
     let f = &rt.app.tradeoff.frontier.as_ref().unwrap().frontier;
-    let budgets = f.recommendation.as_ref().unwrap().budgets.clone();
+    let rec = f.recommendation.as_ref().unwrap();
+    let budgets = rec.budgets.clone();
+    let methods: Vec<coco::estimate::Method> =
+        rec.plan.levels().iter().map(|l| l.method()).collect();
+    // Computed on the confidential data: applying it asks first; "no" changes nothing.
+    let before = rt.app.session.as_ref().unwrap().plan.clone();
     act(&mut rt, &[Action::ApplyRecommendation]);
+    assert_eq!(
+        rt.app.overlay,
+        Some(Overlay::Confirm(Confirm::ApplyConfidentialRecommendation))
+    );
+    assert!(rt.text(100, 30).contains("CONFIDENTIAL data"));
+    act(&mut rt, &[Action::No]);
+    assert_eq!(rt.app.session.as_ref().unwrap().plan, before);
+    act(&mut rt, &[Action::ApplyRecommendation, Action::Yes]);
     let plan = &rt.app.session.as_ref().unwrap().plan;
     let now: Vec<String> = plan
         .levels()
@@ -331,6 +345,11 @@ fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
         .map(|l| l.epsilon().to_string())
         .collect();
     assert_eq!(now, budgets);
+    assert_eq!(
+        plan.levels().iter().map(|l| l.method()).collect::<Vec<_>>(),
+        methods
+    );
+    assert_eq!(plan.tuning(), Tuning::ConfidentialPreviews);
     assert_eq!(rt.app.session.as_ref().unwrap().total(), e("1"));
     // The sweep of the leaf level marks the current plan's point.
     act(&mut rt, &[Action::ToggleView, Action::Run]);
@@ -341,6 +360,93 @@ fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
         sweep.points[coco::tui::screens::tradeoff::current_point()].budgets,
         budgets
     );
+}
+
+/// Issue 14: the honest path is the easy one. The TUI opens with coco's public default
+/// (tuning public-default); a search on the synthetic proxy applies with one key from
+/// the Budget screen and keeps the tuning public (proxy); a confidential preview makes
+/// the plan's tuning confidential-previews; the ledger and the manifest record it.
+#[test]
+fn tuning_on_a_proxy_stays_public_and_confidential_previews_are_recorded() {
+    let home = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    let session = |rt: &Runtime| rt.app.session.as_ref().unwrap().plan.clone();
+    let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
+    let one = e("1");
+    let default = coco::release::defaults::public_default(
+        &dataset.hierarchy,
+        |id| dataset.groups(id),
+        &one,
+        coco::release::plan::MaxSize::Fixed(10_000),
+    )
+    .unwrap();
+    assert_eq!(session(&rt), default.plan);
+    assert_eq!(session(&rt).tuning(), Tuning::PublicDefault);
+    // A proxy with another hierarchy is refused by name; the synthetic one opens.
+    let taxi = out.path().join("taxi");
+    coco::generate::generate_into(coco::generate::Preset::Taxi, &taxi, 1, None, &mut |_, _| {})
+        .unwrap();
+    act(&mut rt, &[Action::ScreenTradeoff, Action::ChooseProxy]);
+    answer(&mut rt, taxi.to_str().unwrap());
+    settle(&mut rt);
+    let (tone, message) = rt.app.message.clone().unwrap();
+    assert_eq!(tone, Tone::Error);
+    assert!(message.contains("hierarchy.csv: levels"), "{message}");
+    assert!(rt.app.session.as_ref().unwrap().proxy.is_none());
+    act(&mut rt, &[Action::ChooseProxy]);
+    answer(&mut rt, "synthetic");
+    settle(&mut rt);
+    assert!(rt.app.session.as_ref().unwrap().proxy.is_some());
+    act(&mut rt, &[Action::ToggleView, Action::Run]);
+    let text = rt.text(100, 30);
+    assert!(text.contains("PUBLIC PROXY"), "{text}");
+    assert!(!text.contains("CONFIDENTIAL DIAGNOSTICS"), "{text}");
+    // Seen on a proxy only: still the public default.
+    assert_eq!(session(&rt).tuning(), Tuning::PublicDefault);
+    let rec = rt
+        .app
+        .tradeoff
+        .frontier
+        .as_ref()
+        .unwrap()
+        .frontier
+        .recommendation
+        .clone();
+    let rec = rec.expect("a recommendation on the proxy");
+    // The Budget screen shows it beside the plan; one key applies it, no question.
+    act(&mut rt, &[Action::ScreenBudget]);
+    let text = rt.text(120, 40);
+    assert!(text.contains("computed on the synthetic proxy"), "{text}");
+    act(&mut rt, &[Action::ApplyRecommendation]);
+    assert!(rt.app.overlay.is_none());
+    assert_eq!(session(&rt), rec.plan);
+    assert_eq!(session(&rt).tuning(), Tuning::Proxy);
+    // Drawn now, the ledger and manifest say proxy.
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    act(&mut rt, &[Action::Approve]);
+    let dir = out.path().join("r-proxy");
+    answer(&mut rt, dir.to_str().unwrap());
+    let manifest: Manifest =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest.tuning, Some(Tuning::Proxy));
+    assert_eq!(draws(home.path())[0].tuning, Some(Tuning::Proxy));
+    // A preview on the confidential data: the plan is tuned on confidential previews
+    // from then on, whatever is changed or loaded.
+    act(&mut rt, &[Action::ScreenPreview, Action::ChooseProxy]);
+    answer(&mut rt, "none");
+    act(&mut rt, &[Action::Run]);
+    assert!(rt.text(100, 30).contains("CONFIDENTIAL DIAGNOSTICS"));
+    assert_eq!(session(&rt).tuning(), Tuning::ConfidentialPreviews);
+    act(&mut rt, &[Action::ScreenBudget, Action::MethodsDefault]);
+    assert_eq!(session(&rt).tuning(), Tuning::ConfidentialPreviews);
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    act(&mut rt, &[Action::Approve]);
+    let dir = out.path().join("r-confidential");
+    answer(&mut rt, dir.to_str().unwrap());
+    let manifest: Manifest =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest.tuning, Some(Tuning::ConfidentialPreviews));
 }
 
 #[test]
@@ -550,12 +656,16 @@ fn budget_keys_step_toggle_and_estimate_k() {
     );
     let s = rt.app.session.as_ref().unwrap();
     assert_eq!(s.plan.levels()[2].epsilon(), &e("0.35"));
+    // The public default's tail, then hg, hc, and a tail again.
+    let method = |rt: &Runtime| rt.app.session.as_ref().unwrap().plan.levels()[2].method();
+    let default_tail = coco::estimate::Method::HcTail(coco::estimate::Tail::DEFAULT);
+    assert_eq!(method(&rt), default_tail);
     act(&mut rt, &[Action::ToggleMethod]);
-    let s = rt.app.session.as_ref().unwrap();
-    assert_eq!(
-        s.plan.levels()[2].method(),
-        coco::estimate::Method::HcTail(coco::estimate::Tail::DEFAULT)
-    );
+    assert_eq!(method(&rt), coco::estimate::Method::Hg);
+    act(&mut rt, &[Action::ToggleMethod]);
+    assert_eq!(method(&rt), coco::estimate::Method::Hc);
+    act(&mut rt, &[Action::ToggleMethod]);
+    assert_eq!(method(&rt), default_tail);
     // The tail's parameters are typed: L, or L,m; a bad value keeps the field open.
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "10000");
@@ -662,9 +772,14 @@ fn k_below_a_tail_is_refused_whichever_comes_first() {
         "a refused edit leaves the plan as it was"
     );
     assert_eq!(plan(&rt).max_size(), &fixed(10_000));
-    // K first, then the tail.
+    // K first, then the tail (every level's default tail taken away first).
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "none");
+    for _ in 0..2 {
+        act(&mut rt, &[Action::Up, Action::SetTail]);
+        answer(&mut rt, "none");
+    }
+    act(&mut rt, &[Action::Down, Action::Down]);
     act(&mut rt, &[Action::SetMaxSize]);
     answer(&mut rt, "10");
     assert_eq!(plan(&rt).max_size(), &fixed(10));
@@ -1031,4 +1146,46 @@ fn a_preview_says_what_ran_and_that_a_tail_saturated() {
     let words = frame.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(words.contains("consistent = topdown (weighted)"), "{frame}");
     assert!(words.contains("used \"topdown\" instead"), "{frame}");
+}
+
+/// Issue 14 (item 6): the frontier of a plain-hc plan on the sample, 3 trials per point,
+/// recommended allocations that bottom-up beat at every level (1.66×, 1.53×, 1.54× with
+/// seed 1). A recommendation must beat bottom-up somewhere, by more than its noise.
+#[test]
+fn the_frontier_never_recommends_a_plan_bottom_up_beats_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hc.toml");
+    let mut text = String::from("max_size = 10000\n");
+    for level in ["country", "province", "district"] {
+        text.push_str(&format!(
+            "\n[[level]]\nname = \"{level}\"\nepsilon = \"1/3\"\nmethod = \"hc\"\n"
+        ));
+    }
+    std::fs::write(&file, text).unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenBudget, Action::LoadPlan]);
+    answer(&mut rt, file.to_str().unwrap());
+    act(
+        &mut rt,
+        &[Action::ScreenTradeoff, Action::ToggleView, Action::Run],
+    );
+    let f = &rt.app.tradeoff.frontier.as_ref().unwrap().frontier;
+    let rec = f.recommendation.as_ref().expect("a recommendation");
+    assert!(
+        rec.ratios.iter().any(|r| *r < 1.0),
+        "bottom-up beats the recommendation at every level: {:?}",
+        rec.ratios
+    );
+    // Beyond the noise, against every bottom-up variant drawn, and shown with it.
+    for (method, bu) in &f.bottom_up_variants {
+        assert!(
+            coco::tradeoff::beats_somewhere(&rec.consistent, bu),
+            "bottom-up with {method} leaves: {bu:?} against {:?}",
+            rec.consistent
+        );
+    }
+    assert!(rec.ratio_se.iter().all(|se| *se > 0.0));
+    let text = rt.text(120, 40);
+    assert!(text.contains("×±"), "{text}");
 }

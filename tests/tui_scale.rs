@@ -245,9 +245,8 @@ fn a_preview_at_scale_says_how_long_its_trials_took() {
     let dir = us_blocks(tmp.path());
     let mut rt = start(&tmp.path().join("home"), &dir);
     settle(&mut rt);
-    // K = 20 keeps the trials short; two of them.
-    act(&mut rt, &[Action::ScreenBudget, Action::SetMaxSize]);
-    answer(&mut rt, "20");
+    // The default plan's tails keep the trials short (L + min(m, G) cells per region,
+    // not K + 1); two of them.
     act(&mut rt, &[Action::ScreenPreview, Action::TypeTrials]);
     answer(&mut rt, "2");
     act(&mut rt, &[Action::Run]);

@@ -166,6 +166,21 @@ fn tradeoff_sweep_and_frontier() {
     assert_frame("tradeoff_frontier", &rt);
 }
 
+/// Issue 14: the search run on the synthetic proxy, its recommendation on the Budget
+/// screen beside the current plan, one key to apply it.
+#[test]
+fn a_recommendation_from_the_synthetic_proxy() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(&mut rt, &[Action::ScreenTradeoff, Action::ChooseProxy]);
+    // The field offers "synthetic" when previews run on the confidential data.
+    act(&mut rt, &[Action::Submit]);
+    act(&mut rt, &[Action::ToggleView, Action::Run]);
+    assert_frame("tradeoff_frontier_proxy", &rt);
+    act(&mut rt, &[Action::ScreenBudget]);
+    assert_frame("budget_recommendation", &rt);
+}
+
 #[test]
 fn release_screen_before_and_after_a_draw() {
     let home = tempfile::tempdir().unwrap();

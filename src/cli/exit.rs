@@ -102,9 +102,16 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         if cause.downcast_ref::<ResourceError>().is_some() {
             return codes::RESOURCES;
         }
+        if let Some(c) = cause.downcast_ref::<coco::convert::ConvertError>() {
+            return match c {
+                coco::convert::ConvertError::Failed { .. } => codes::FAILURE,
+                _ => codes::INPUT,
+            };
+        }
         if cause.downcast_ref::<LoadError>().is_some()
             || cause.downcast_ref::<PlanError>().is_some()
             || cause.downcast_ref::<EpsilonError>().is_some()
+            || cause.downcast_ref::<coco::proxy::ProxyError>().is_some()
         {
             return codes::INPUT;
         }

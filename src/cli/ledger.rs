@@ -148,7 +148,7 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                 .map(|l| format!("{} {} {}", l.name, l.epsilon.short(Nearest), l.label()))
                 .collect();
             println!(
-                "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  {}",
+                "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  tuning {}  {}",
                 format_time(e.time),
                 e.id,
                 head(e.dataset.key(), 12),
@@ -156,6 +156,7 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                 e.status.label(),
                 e.output.as_deref().unwrap_or("-"),
                 levels.join(", "),
+                e.tuning.map_or("unknown", |t| t.name()),
                 ledger.describe(&read, e)
             );
         }

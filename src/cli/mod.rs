@@ -9,6 +9,7 @@ use coco::data::Dataset;
 use coco::release::plan::ReleasePlan;
 
 pub mod completions;
+pub mod convert;
 pub mod exit;
 pub mod generate;
 pub mod inspect;
@@ -37,6 +38,8 @@ pub enum Command {
     Inspect(inspect::InspectArgs),
     /// Generate a synthetic dataset.
     Gen(generate::GenArgs),
+    /// Copy a dataset with its groups tables converted to Parquet.
+    Convert(convert::ConvertArgs),
     /// Write a release plan (TOML) from an allocation rule, and show what it costs.
     Plan(plan::PlanArgs),
     /// Preview a plan: mean error per level over trials, against the truth (confidential).

@@ -9,6 +9,7 @@ use coco::estimate::Method;
 use coco::preview;
 use coco::privacy::{Epsilon, Rounding};
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+use coco::release::tuning::Tuning;
 
 #[derive(Args, Debug)]
 pub struct PlanArgs {
@@ -108,6 +109,8 @@ pub fn run(args: PlanArgs) -> Result<()> {
             bail!("--tail goes with --method hc (it extends the cumulative histogram)")
         }
     };
+    // The default's own split, or one the operator chose (public either way).
+    let own_split = budgets.is_some() || !matches!(allocation, Allocation::Uniform);
     let budgets = match budgets {
         Some(list) => list
             .iter()
@@ -132,7 +135,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
                 })
         }
     };
-    let (plan, defaults) = made.map_err(|e| {
+    let (mut plan, defaults) = made.map_err(|e| {
         use coco::release::plan::PlanRuleError as R;
         match e {
             R::TailNotBelowK { above, k, .. } => {
@@ -153,6 +156,12 @@ pub fn run(args: PlanArgs) -> Result<()> {
             e => anyhow!("{e}"),
         }
     })?;
+    // Every input of `coco plan` is public: its flags, the hierarchy and each G.
+    plan.set_tuning(if defaults.is_some() && !own_split {
+        Tuning::PublicDefault
+    } else {
+        Tuning::Public
+    });
     let text = match &defaults {
         Some(d) => coco::release::defaults::PublicDefault {
             plan: plan.clone(),

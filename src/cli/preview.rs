@@ -1,14 +1,21 @@
-//! `coco preview DIR --config PLAN`: mean error per level over trials (confidential),
-//! or with `--sweep` the frontier over the leaves' share of ε.
+//! `coco preview DIR [--config PLAN]`: mean error per level over trials, or with
+//! `--sweep` the search over each level's method and the leaves' share of ε.
+//!
+//! Without `--config` the plan is coco's public default (`coco plan DIR` without
+//! options). Against the confidential data the figures are CONFIDENTIAL; with
+//! `--proxy synthetic` or `--proxy DIR` they are measured on a public proxy with the
+//! same hierarchy, and a plan tuned on them stays public.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use coco::data::Dataset;
 use coco::preview::{self, PreviewOptions, PreviewProgress};
 use coco::privacy::Epsilon;
-use coco::tradeoff::{self, Priority, SweepProgress};
+use coco::proxy::{self, ProxySpec};
+use coco::release::plan::{MaxSize, ReleasePlan};
+use coco::tradeoff::{self, PreviewData, Priority, SweepProgress};
 
 use super::load_plan;
 use super::progress::Progress;
@@ -17,10 +24,17 @@ use super::progress::Progress;
 pub struct PreviewArgs {
     /// Dataset directory.
     pub dir: PathBuf,
-    /// Release plan (TOML).
+    /// Release plan (TOML). Without it: coco's public default plan, as `coco plan DIR`
+    /// writes it (ε = 1 split evenly, each level's method from public figures, K = 10000).
     #[arg(long)]
-    pub config: PathBuf,
-    /// Number of independent trials.
+    pub config: Option<PathBuf>,
+    /// Measure against a public proxy instead of the confidential data: `synthetic`
+    /// (drawn from each region's public G and a public size model) or a dataset
+    /// directory with the same hierarchy (e.g. an earlier census). Tuning on it keeps
+    /// the plan's parameters public.
+    #[arg(long, value_name = "synthetic|DIR")]
+    pub proxy: Option<String>,
+    /// Number of independent trials (per plan, with --sweep).
     #[arg(long, default_value_t = 10)]
     pub trials: usize,
     /// Seed for reproducible trials (default: fresh randomness).
@@ -29,8 +43,9 @@ pub struct PreviewArgs {
     /// Also run the other consistency steps and merge rules on the same measurements.
     #[arg(long)]
     pub compare: bool,
-    /// Show the frontier instead: per-level error as the leaves' share of the plan's
-    /// total ε grows, beside bottom-up, and recommend an allocation.
+    /// Search instead: per-level error as the leaves' share of the plan's total ε
+    /// grows, beside bottom-up, over each level's method (hc, tails, hg), and
+    /// recommend a plan that bottom-up does not dominate.
     #[arg(long)]
     pub sweep: bool,
     /// With --sweep: the leaves' shares to try (e.g. 1/3,0.5,0.8).
@@ -52,64 +67,115 @@ pub struct PreviewArgs {
     pub json: bool,
 }
 
-pub fn run(args: PreviewArgs) -> Result<()> {
-    if args.sweep {
-        sweep(args)
-    } else {
-        preview(
-            &args.dir,
-            &args.config,
-            args.trials,
-            args.seed,
-            args.compare,
-            args.json,
-        )
+/// The plan previewed and where it came from.
+struct Chosen {
+    plan: ReleasePlan,
+    /// One sentence for standard error, the text output and the JSON.
+    source: String,
+}
+
+fn choose_plan(dataset: &Dataset, config: Option<&PathBuf>) -> Result<Chosen> {
+    match config {
+        Some(path) => Ok(Chosen {
+            plan: load_plan(dataset, path)?,
+            source: format!("{}", path.display()),
+        }),
+        None => {
+            let one = Epsilon::from_ratio(1, 1).expect("1");
+            let d = coco::release::defaults::public_default(
+                &dataset.hierarchy,
+                |id| dataset.groups(id),
+                &one,
+                MaxSize::Fixed(10_000),
+            )?;
+            Ok(Chosen {
+                plan: d.plan,
+                source: "coco's public default (no --config: the plan `coco plan DIR` writes, chosen from public information only)".into(),
+            })
+        }
     }
 }
 
-fn preview(
-    dir: &Path,
-    config: &Path,
-    trials: usize,
-    seed: Option<u64>,
-    compare: bool,
-    json: bool,
-) -> Result<()> {
-    let dataset = Dataset::load(dir)?;
-    let plan = load_plan(&dataset, config)?;
+/// What the trials run on: the dataset itself, or the proxy asked for.
+fn target(dataset: Dataset, spec: Option<&str>) -> Result<(std::sync::Arc<Dataset>, PreviewData)> {
+    match spec {
+        None => Ok((std::sync::Arc::new(dataset), PreviewData::Confidential)),
+        Some(text) => {
+            let p = proxy::open(&ProxySpec::parse(text), &dataset)
+                .with_context(|| format!("--proxy {text}"))?;
+            eprintln!(
+                "previewing on the {} (public), not the confidential data",
+                p.label
+            );
+            Ok((p.dataset, PreviewData::Proxy { label: p.label }))
+        }
+    }
+}
+
+pub fn run(args: PreviewArgs) -> Result<()> {
+    let dataset = Dataset::load(&args.dir)?;
+    let chosen = choose_plan(&dataset, args.config.as_ref())?;
+    if args.config.is_none() {
+        eprintln!("plan: {}", chosen.source);
+    }
+    let (on, data) = target(dataset, args.proxy.as_deref())?;
+    if args.sweep {
+        sweep(args, &on, data, chosen)
+    } else {
+        preview(args, &on, data, chosen)
+    }
+}
+
+fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen) -> Result<()> {
     let progress = Progress::new("preview");
     let options = PreviewOptions {
-        trials,
-        seed,
-        compare,
+        trials: args.trials,
+        seed: args.seed,
+        compare: args.compare,
         keep_last_trial: false,
         bottom_up: true,
     };
-    let report = preview::preview(&dataset, &plan, &options, None, &|p: PreviewProgress| {
-        let nodes = p.nodes as u64;
-        progress.update(
-            p.trial as u64 * nodes + p.nodes_done as u64,
-            p.trials as u64 * nodes,
-            format!(
-                "regions (trial {} of {})",
-                (p.trial + 1).min(p.trials),
-                p.trials
-            ),
-        );
-    })?;
+    let mut report = preview::preview(
+        dataset,
+        &chosen.plan,
+        &options,
+        None,
+        &|p: PreviewProgress| {
+            let nodes = p.nodes as u64;
+            progress.update(
+                p.trial as u64 * nodes + p.nodes_done as u64,
+                p.trials as u64 * nodes,
+                format!(
+                    "regions (trial {} of {})",
+                    (p.trial + 1).min(p.trials),
+                    p.trials
+                ),
+            );
+        },
+    )?;
     progress.finish();
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+    report.notice = data.notice();
+    if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        if let Some(o) = value.as_object_mut() {
+            o.insert("plan".into(), serde_json::json!(chosen.source));
+            o.insert("tuning".into(), serde_json::json!(chosen.plan.tuning()));
+            o.insert("data".into(), serde_json::to_value(&data)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print!("{}", preview::render_text(&report));
+        println!(
+            "\nplan: {} (tuning: {})",
+            chosen.source,
+            chosen.plan.tuning()
+        );
     }
     Ok(())
 }
 
-fn sweep(args: PreviewArgs) -> Result<()> {
+fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen) -> Result<()> {
     let PreviewArgs {
-        dir,
-        config,
         trials,
         seed,
         shares,
@@ -118,8 +184,7 @@ fn sweep(args: PreviewArgs) -> Result<()> {
         json,
         ..
     } = args;
-    let dataset = Dataset::load(&dir)?;
-    let plan = load_plan(&dataset, &config)?;
+    let plan = chosen.plan;
     let total = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon()))
         .expect("validated plans have levels");
     let shares: Vec<Epsilon> = match shares {
@@ -137,7 +202,8 @@ fn sweep(args: PreviewArgs) -> Result<()> {
     }
     let progress = Progress::new("sweep");
     let mut frontier = tradeoff::frontier(
-        &dataset,
+        dataset,
+        data,
         &plan,
         &total,
         &shares,
@@ -151,7 +217,7 @@ fn sweep(args: PreviewArgs) -> Result<()> {
             progress.update(
                 p.point as u64 * trials + p.trial.trial as u64,
                 p.points as u64 * trials,
-                format!("trials (point {} of {})", p.point + 1, p.points),
+                format!("trials (plan {} of {})", p.point + 1, p.points),
             );
         },
     )?;
@@ -161,7 +227,7 @@ fn sweep(args: PreviewArgs) -> Result<()> {
         (None, Some(x)) => Priority::MaxRatio(x),
         (None, None) => Priority::Weights(vec![1.0; dataset.hierarchy.depth()]),
     };
-    frontier.recommendation = tradeoff::recommend(&frontier, &priority);
+    tradeoff::decide(&mut frontier, &priority);
     if json {
         println!("{}", serde_json::to_string_pretty(&frontier)?);
     } else {

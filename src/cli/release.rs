@@ -9,8 +9,11 @@ use clap::Args;
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
 use coco::privacy::Rounding;
+use coco::release::export::OutputFormat;
 use coco::release::ledger::{Ledger, Tool};
+use coco::release::plan::ReleasePlan;
 use coco::release::transaction::{ApproveError, Reservation};
+use coco::release::tuning::Tuning;
 
 use super::load_plan;
 use super::progress::Progress;
@@ -35,6 +38,68 @@ pub struct ReleaseArgs {
     /// Print one JSON object (output, ε, ledger id, checks) on standard output.
     #[arg(long)]
     pub json: bool,
+    /// The files written: csv (counts.csv, tables/*.csv), parquet (counts.parquet,
+    /// tables/*.parquet) or both; the same columns and rows either way.
+    #[arg(long, default_value = "csv", value_parser = parse_format)]
+    pub format: OutputFormat,
+    /// How the plan was chosen, recorded in the ledger and the manifest: from public
+    /// information, on a public proxy, or after previews of the confidential data.
+    /// Default: what the plan file says (`tuning`), else unknown.
+    #[arg(long, value_enum)]
+    pub tuned: Option<TunedArg>,
+}
+
+fn parse_format(name: &str) -> Result<OutputFormat, String> {
+    OutputFormat::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = OutputFormat::ALL.iter().map(|(n, _)| *n).collect();
+        format!("expected one of {}", names.join(", "))
+    })
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TunedArg {
+    Public,
+    Proxy,
+    Confidential,
+}
+
+impl TunedArg {
+    fn tuning(self) -> Tuning {
+        match self {
+            TunedArg::Public => Tuning::Public,
+            TunedArg::Proxy => Tuning::Proxy,
+            TunedArg::Confidential => Tuning::ConfidentialPreviews,
+        }
+    }
+}
+
+/// The tuning to record: the plan's own label, checked where it can be (a plan that
+/// says `public-default` must be coco's default), and the operator's `--tuned`, the
+/// worse of the two when both say something.
+fn recorded_tuning(plan: &ReleasePlan, dataset: &Dataset, tuned: Option<TunedArg>) -> Tuning {
+    let mut own = plan.tuning();
+    if own == Tuning::PublicDefault
+        && !coco::release::defaults::is_public_default(plan, &dataset.hierarchy, |id| {
+            dataset.groups(id)
+        })
+    {
+        eprintln!(
+            "note: the plan says tuning = \"public-default\" but is not coco's default plan for this dataset (it was edited after coco wrote it): recorded as unknown; --tuned public|proxy|confidential says how it was chosen"
+        );
+        own = Tuning::Unknown;
+    }
+    match (own, tuned.map(TunedArg::tuning)) {
+        (own, None) => own,
+        (Tuning::Unknown, Some(t)) => t,
+        (own, Some(t)) => {
+            if own > t {
+                eprintln!(
+                    "note: --tuned {t} but the plan file says tuning = \"{own}\": recorded as {own}"
+                );
+            }
+            own.worse(t)
+        }
+    }
 }
 
 pub fn run(args: ReleaseArgs) -> Result<()> {
@@ -45,11 +110,14 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         seed,
         not_private,
         json,
+        format,
+        tuned,
     } = args;
     let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
     phase.done();
-    let plan = load_plan(&dataset, &config)?;
+    let mut plan = load_plan(&dataset, &config)?;
+    plan.set_tuning(recorded_tuning(&plan, &dataset, tuned));
     let ledger = Ledger::open_default()?;
     // Locks the ledger until the draw is decided: concurrent releases queue here and
     // cannot both slip under a cap.
@@ -70,7 +138,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         }),
     )?;
     progress.finish();
-    let approved = match pending.approve(&out) {
+    let approved = match pending.approve_as(&out, format) {
         Ok(a) => a,
         Err(ApproveError::Refused { error, pending }) => {
             // Checked before the draw; something changed since. The draw is spent.
@@ -113,6 +181,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             "reproducible": manifest.reproducible,
             "for_publication": manifest.for_publication,
             "warnings": manifest.warnings,
+            "tuning": manifest.tuning,
             "spent_on_dataset": {
                 "exact": spent_after.to_string(),
                 "draws": spent_before.draws + 1,
@@ -134,6 +203,9 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         "checks: integral {}, nonnegative {}, group totals {}, consistent {}, within K {}",
         c.integral, c.nonnegative, c.group_totals, c.consistent, c.within_max_size
     );
+    if let Some(t) = manifest.tuning {
+        println!("plan tuning: {t} ({})", t.describe());
+    }
     if manifest.reproducible {
         println!("seeded: reproducible, NOT PRIVATE, marked not for publication");
     }

@@ -185,50 +185,7 @@ impl<'p> CsvFile<'p> {
         expected: [&str; N],
         hint: &str,
     ) -> Result<[usize; N], LoadError> {
-        let mut problems = Vec::new();
-        for (i, name) in self.header.iter().enumerate() {
-            if !expected.contains(&name.as_str()) {
-                problems.push(format!("unexpected column {name:?}"));
-            } else if self.header[..i].contains(name) {
-                problems.push(format!("column {name:?} appears twice"));
-            }
-        }
-        let mut found = [0; N];
-        for (slot, name) in found.iter_mut().zip(expected) {
-            match self.header.iter().position(|h| h == name) {
-                Some(i) => *slot = i,
-                None => problems.push(format!("missing column {name:?}")),
-            }
-        }
-        if problems.is_empty() {
-            return Ok(found);
-        }
-        // A header of a million stray columns gets a message of a few lines.
-        const SHOWN: usize = 4;
-        let more = problems.len().saturating_sub(SHOWN);
-        let mut problem = problems
-            .iter()
-            .take(SHOWN)
-            .map(|p| shown_name(p))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if more > 0 {
-            problem.push_str(&format!(
-                " and {more} more problem(s) ({} columns in all)",
-                self.header.len()
-            ));
-        }
-        problem.push_str(hint);
-        Err(LoadError::at(
-            &self.path,
-            1,
-            None,
-            LoadErrorKind::Header {
-                found: shown(self.header.join(",").as_bytes()),
-                problem: problem.into(),
-                expected: expected.join(",").into(),
-            },
-        ))
+        check_header(&self.path, &self.header, expected, hint, Some(1))
     }
 
     fn read_record(&mut self) -> Result<bool, LoadError> {
@@ -241,10 +198,8 @@ impl<'p> CsvFile<'p> {
                     other => io::Error::other(format!("{other:?}")),
                 };
                 Err(LoadError {
-                    file: self.path.clone(),
                     line,
-                    column: None,
-                    kind: LoadErrorKind::Io { source },
+                    ..LoadError::in_file(&self.path, LoadErrorKind::Io { source })
                 })
             }
         }
@@ -365,6 +320,61 @@ impl<'p> CsvFile<'p> {
             bytes: hashing.bytes,
         })
     }
+}
+
+/// Finds the expected columns (any order) in a file's column names; they must be
+/// exactly these, each once. `hint` is added to the problem description; an error is at
+/// `line` (the header's) when given, else at the file.
+pub(crate) fn check_header<const N: usize>(
+    path: &Path,
+    header: &[String],
+    expected: [&str; N],
+    hint: &str,
+    line: Option<u64>,
+) -> Result<[usize; N], LoadError> {
+    let mut problems = Vec::new();
+    for (i, name) in header.iter().enumerate() {
+        if !expected.contains(&name.as_str()) {
+            problems.push(format!("unexpected column {name:?}"));
+        } else if header[..i].contains(name) {
+            problems.push(format!("column {name:?} appears twice"));
+        }
+    }
+    let mut found = [0; N];
+    for (slot, name) in found.iter_mut().zip(expected) {
+        match header.iter().position(|h| h == name) {
+            Some(i) => *slot = i,
+            None => problems.push(format!("missing column {name:?}")),
+        }
+    }
+    if problems.is_empty() {
+        return Ok(found);
+    }
+    // A header of a million stray columns gets a message of a few lines.
+    const SHOWN: usize = 4;
+    let more = problems.len().saturating_sub(SHOWN);
+    let mut problem = problems
+        .iter()
+        .take(SHOWN)
+        .map(|p| shown_name(p))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if more > 0 {
+        problem.push_str(&format!(
+            " and {more} more problem(s) ({} columns in all)",
+            header.len()
+        ));
+    }
+    problem.push_str(hint);
+    let kind = LoadErrorKind::Header {
+        found: shown(header.join(",").as_bytes()),
+        problem: problem.into(),
+        expected: expected.join(",").into(),
+    };
+    Err(match line {
+        Some(line) => LoadError::at(path, line, None, kind),
+        None => LoadError::in_file(path, kind),
+    })
 }
 
 /// The file line of each data row (0-based rows), kept as the points where

@@ -17,9 +17,10 @@ use std::path::Path;
 
 use rayon::slice::ParallelSliceMut;
 
-use super::csv_input::{CsvFile, RowLines, shown, shown_name};
+use super::csv_input::{RowLines, shown, shown_name};
 use super::ids::{Duplicate, GroupIndex, IdHashes};
-use super::load::{LoadError, LoadErrorKind, LoadProgress};
+use super::load::{LoadError, LoadErrorKind, LoadProgress, Place};
+use super::table::{Locator, TableFile};
 use super::{Hierarchy, InputFile, NodeId};
 use crate::histogram::{Count, CountOfCounts, HistogramSet, Size};
 
@@ -51,7 +52,7 @@ impl<'h> LeafCodes<'h> {
     }
 
     /// The leaf named in field `column` of the current row of `f`.
-    fn get(&mut self, f: &CsvFile, column: usize) -> Result<usize, LoadError> {
+    fn get(&mut self, f: &TableFile, column: usize) -> Result<usize, LoadError> {
         let code = f.field(column);
         let is = |leaf: u32| {
             (leaf as usize) < self.len()
@@ -150,42 +151,45 @@ impl Tally {
 }
 
 fn duplicate_error(
-    f_path: &Path,
+    at: &Locator,
     dup: Duplicate,
-    kind: fn(String, u64) -> LoadErrorKind,
+    kind: fn(String, Place) -> LoadErrorKind,
 ) -> LoadError {
-    LoadError::at(
-        f_path,
+    at.at(
         dup.line,
-        Some(dup.column + 1),
-        kind(dup.id, dup.first_line),
+        Some(dup.column),
+        kind(dup.id, at.place(dup.first_line)),
     )
 }
 
-fn duplicate_group(id: String, first_line: u64) -> LoadErrorKind {
-    LoadErrorKind::DuplicateGroup { id, first_line }
+fn duplicate_group(id: String, first: Place) -> LoadErrorKind {
+    LoadErrorKind::DuplicateGroup { id, first }
 }
 
-fn duplicate_entity(id: String, first_line: u64) -> LoadErrorKind {
-    LoadErrorKind::DuplicateEntity { id, first_line }
+fn duplicate_entity(id: String, first: Place) -> LoadErrorKind {
+    LoadErrorKind::DuplicateEntity { id, first }
 }
 
 const GROUPS_HEADER: &str = "naming the columns group_id,region,size";
 
-/// Form 1: `groups.csv` with `group_id,region,size`.
+/// Form 1: `groups.csv` (or `groups.parquet`, named by `name`) with
+/// `group_id,region,size`.
 pub(crate) fn read_group_sizes(
     dir: &Path,
+    name: &'static str,
     hierarchy: &Hierarchy,
     progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<LeafHistograms, LoadError> {
-    let mut f = CsvFile::open(dir, "groups.csv", GROUPS_HEADER, progress)?;
+    let mut f = TableFile::open(dir, name, GROUPS_HEADER, progress)?;
     let sizeless = f.header().len() == 2
         && f.header().iter().any(|c| c == "group_id")
         && f.header().iter().any(|c| c == "region");
-    let hint = if sizeless {
-        " (a groups.csv without sizes needs entities.csv beside it)"
-    } else {
-        ""
+    let hint = match (sizeless, name.ends_with(".parquet")) {
+        (false, _) => "",
+        (true, false) => " (a groups.csv without sizes needs entities.csv beside it)",
+        (true, true) => {
+            " (a groups.parquet without sizes needs entities.parquet or entities.csv beside it)"
+        }
     };
     let [id_col, region_col, size_col] = f.columns(["group_id", "region", "size"], hint)?;
     let mut leaves = LeafCodes::new(hierarchy);
@@ -197,10 +201,10 @@ pub(crate) fn read_group_sizes(
         ids.push(f.field(id_col));
         tallies[leaf].add(size);
     }
-    let path = f.path().to_path_buf();
+    let at = f.locator();
     let file = f.finish()?;
-    if let Some(dup) = ids.find_duplicate(dir, "groups.csv", id_col)? {
-        return Err(duplicate_error(&path, dup, duplicate_group));
+    if let Some(dup) = ids.find_duplicate(dir, name, id_col)? {
+        return Err(duplicate_error(&at, dup, duplicate_group));
     }
     Ok((Tally::into_set(tallies), vec![file]))
 }
@@ -209,12 +213,14 @@ pub(crate) fn read_group_sizes(
 /// `entity_id,group_id`.
 pub(crate) fn read_entities(
     dir: &Path,
+    groups_name: &'static str,
+    entities_name: &'static str,
     hierarchy: &Hierarchy,
     progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<LeafHistograms, LoadError> {
-    let mut f = CsvFile::open(
+    let mut f = TableFile::open(
         dir,
-        "groups.csv",
+        groups_name,
         "naming the columns group_id,region",
         progress,
     )?;
@@ -226,7 +232,7 @@ pub(crate) fn read_entities(
             1,
             None,
             LoadErrorKind::SeveralForms {
-                found: "groups.csv with a size column, and entities.csv".into(),
+                found: format!("{groups_name} with a size column, and {entities_name}"),
             },
         ));
     }
@@ -242,15 +248,15 @@ pub(crate) fn read_entities(
         index.push(f.field(id_col));
         leaf_of.push(leaf as u32);
     }
-    let groups_path = f.path().to_path_buf();
+    let groups_at = f.locator();
     let groups_file = f.finish()?;
-    if let Some(dup) = index.seal(dir, "groups.csv", id_col)? {
-        return Err(duplicate_error(&groups_path, dup, duplicate_group));
+    if let Some(dup) = index.seal(dir, groups_name, id_col)? {
+        return Err(duplicate_error(&groups_at, dup, duplicate_group));
     }
 
-    let mut f = CsvFile::open(
+    let mut f = TableFile::open(
         dir,
-        "entities.csv",
+        entities_name,
         "naming the columns entity_id,group_id",
         progress,
     )?;
@@ -287,11 +293,11 @@ pub(crate) fn read_entities(
         })?;
         entity_ids.push(f.field(entity_col));
     }
-    let entities_path = f.path().to_path_buf();
+    let entities_at = f.locator();
     let entities_file = f.finish()?;
     drop(index);
-    if let Some(dup) = entity_ids.find_duplicate(dir, "entities.csv", entity_col)? {
-        return Err(duplicate_error(&entities_path, dup, duplicate_entity));
+    if let Some(dup) = entity_ids.find_duplicate(dir, entities_name, entity_col)? {
+        return Err(duplicate_error(&entities_at, dup, duplicate_entity));
     }
     let mut tallies = vec![Tally::default(); leaves.len()];
     for (leaf, size) in leaf_of.into_iter().zip(sizes) {
@@ -300,7 +306,8 @@ pub(crate) fn read_entities(
     Ok((Tally::into_set(tallies), vec![groups_file, entities_file]))
 }
 
-/// Form 3: `histograms.csv` with `region,size,count`.
+/// Form 3: `histograms.csv` (or `histograms.parquet`, named by `name`) with
+/// `region,size,count`.
 ///
 /// Rows are kept as read, in runs of consecutive rows of one leaf, with nothing per row
 /// but the size and the count: a file sorted by region (as written by coco's generators
@@ -310,15 +317,11 @@ pub(crate) fn read_entities(
 /// sorting all rows by (leaf, size), as is a file whose runs are out of leaf order.
 pub(crate) fn read_histograms(
     dir: &Path,
+    name: &'static str,
     hierarchy: &Hierarchy,
     progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
 ) -> Result<LeafHistograms, LoadError> {
-    let mut f = CsvFile::open(
-        dir,
-        "histograms.csv",
-        "naming the columns region,size,count",
-        progress,
-    )?;
+    let mut f = TableFile::open(dir, name, "naming the columns region,size,count", progress)?;
     let [region_col, size_col, count_col] = f.columns(["region", "size", "count"], "")?;
     let mut leaves = LeafCodes::new(hierarchy);
     let n = leaves.len();
@@ -346,21 +349,20 @@ pub(crate) fn read_histograms(
         rows.push((size, count));
     }
     drop(started);
-    let path = f.path().to_path_buf();
+    let at = f.locator();
     let file = f.finish()?;
     let leaf_code = |leaf: u32| {
         let id = hierarchy.level_range(hierarchy.leaf_level()).start + leaf;
         shown(hierarchy.code(NodeId(id)).as_bytes())
     };
     let duplicate = |leaf: u32, size: Size, first_row: usize, row: usize| {
-        LoadError::at(
-            &path,
+        at.at(
             lines.line(row),
-            Some(region_col + 1),
+            Some(region_col),
             LoadErrorKind::DuplicateCell {
                 region: leaf_code(leaf),
                 size,
-                first_line: lines.line(first_row),
+                first: at.place(lines.line(first_row)),
             },
         )
     };

@@ -29,8 +29,9 @@ use std::path::Path;
 use rayon::slice::ParallelSliceMut;
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
-use super::csv_input::{CsvFile, shown};
+use super::csv_input::shown;
 use super::load::{LoadError, LoadProgress};
+use super::table::TableFile;
 
 /// A key that is already a uniform hash and needs no hashing again.
 #[derive(Default)]
@@ -100,7 +101,7 @@ impl IdHashes {
             return Ok(None);
         }
         let mut quiet = |_: LoadProgress| std::ops::ControlFlow::Continue(());
-        let mut f = CsvFile::open(dir, name, "", &mut quiet)?;
+        let mut f = TableFile::open(dir, name, "", &mut quiet)?;
         let mut seen: HashMap<Vec<u8>, u64> = HashMap::new();
         while f.next_row()? {
             let id = f.field(column);
@@ -179,7 +180,7 @@ impl GroupIndex {
             return Ok(None);
         }
         let mut quiet = |_: LoadProgress| std::ops::ControlFlow::Continue(());
-        let mut f = CsvFile::open(dir, name, "", &mut quiet)?;
+        let mut f = TableFile::open(dir, name, "", &mut quiet)?;
         let mut lines: HashMap<Box<[u8]>, u64> = HashMap::new();
         let mut number: u32 = 0;
         while f.next_row()? {

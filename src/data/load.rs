@@ -54,24 +54,71 @@ pub struct LoadProgress {
 
 /// A dataset that cannot be loaded: which file, where, and what is wrong.
 ///
-/// Renders as `path:line:column: message`; `line` is the 1-based file line (the header
-/// is line 1) and `column` the 1-based field number, each present when it applies.
+/// A CSV file's error renders as `path:line:column: message`; `line` is the 1-based
+/// file line (the header is line 1) and `column` the 1-based field number, each present
+/// when it applies. A Parquet file's renders as `path: row R, column NAME: message`:
+/// `line` is then the 1-based data row ([`Position::Rows`]).
 #[derive(Debug, Error)]
 #[error("{}", self.render())]
 pub struct LoadError {
     pub file: PathBuf,
     pub line: Option<u64>,
-    pub column: Option<usize>,
+    /// (32 bits, so that a `LoadError` stays small.)
+    pub column: Option<u32>,
     pub kind: LoadErrorKind,
+    /// What `line` and `column` count.
+    pub position: Position,
+}
+
+/// How a [`LoadError`]'s position reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Position {
+    /// File lines and field numbers (CSV).
+    #[default]
+    Lines,
+    /// Data rows, and the column's name, empty where no column applies (Parquet).
+    /// (A thin box, so that a `LoadError` stays small.)
+    Rows { column_name: Box<String> },
+}
+
+/// Where a row was, in a message: `line 4` of a CSV file or `row 3` of a Parquet file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    pub number: u64,
+    /// A data row of a Parquet file (else a line of a CSV file).
+    pub row: bool,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let unit = if self.row { "row" } else { "line" };
+        write!(f, "{unit} {}", self.number)
+    }
 }
 
 impl LoadError {
     fn render(&self) -> String {
         let mut s = self.file.display().to_string();
-        if let Some(l) = self.line {
-            s.push_str(&format!(":{l}"));
-            if let Some(c) = self.column {
-                s.push_str(&format!(":{c}"));
+        match &self.position {
+            Position::Lines => {
+                if let Some(l) = self.line {
+                    s.push_str(&format!(":{l}"));
+                    if let Some(c) = self.column {
+                        s.push_str(&format!(":{c}"));
+                    }
+                }
+            }
+            Position::Rows { column_name } => {
+                let mut at = Vec::new();
+                if let Some(r) = self.line {
+                    at.push(format!("row {r}"));
+                }
+                if !column_name.is_empty() {
+                    at.push(format!("column {column_name}"));
+                }
+                if !at.is_empty() {
+                    s.push_str(&format!(": {}", at.join(", ")));
+                }
             }
         }
         format!("{s}: {}", self.kind)
@@ -84,6 +131,7 @@ impl LoadError {
             line: None,
             column: None,
             kind,
+            position: Position::Lines,
         }
     }
 
@@ -97,10 +145,17 @@ impl LoadError {
         LoadError {
             file: file.to_path_buf(),
             line: Some(line),
-            column,
+            column: column.map(field_number),
             kind,
+            position: Position::Lines,
         }
     }
+}
+
+/// A 1-based field number as a [`LoadError`] holds it (a header of more than 2^32
+/// columns is refused long before).
+pub(crate) fn field_number(column: usize) -> u32 {
+    u32::try_from(column).unwrap_or(u32::MAX)
 }
 
 /// The most levels a hierarchy may have: display ids grow with the depth, so a runaway
@@ -137,8 +192,25 @@ pub enum LoadErrorKind {
     TooManyLevels { found: usize },
     #[error("file not found: {needed}")]
     MissingFile { needed: &'static str },
-    #[error("no groups file: expected {FORMS}")]
+    #[error("no groups file: expected {FORMS} (each also as .parquet, with the same columns)")]
     NoGroupsFile,
+    #[error(
+        "both {csv} and {parquet}: expected the table once, in one of the two formats (remove one)"
+    )]
+    BothFormats {
+        csv: &'static str,
+        parquet: &'static str,
+    },
+    #[error("not a readable Parquet file: {problem}")]
+    NotParquet { problem: String },
+    #[error("column {column} is {found}: expected {expected}")]
+    ColumnType {
+        column: Box<str>,
+        found: Box<str>,
+        expected: &'static str,
+    },
+    #[error("{column} is null: expected a value in every row")]
+    Null { column: String },
     #[error("more than one groups form: found {found}; expected exactly one of {FORMS}")]
     SeveralForms { found: String },
     #[error("file is empty (0 bytes): expected a header row {expected}")]
@@ -220,12 +292,10 @@ pub enum LoadErrorKind {
         level: Box<str>,
         leaf_level: Box<str>,
     },
-    #[error("group_id {id:?} is already on line {first_line}: expected each group once")]
-    DuplicateGroup { id: String, first_line: u64 },
-    #[error(
-        "entity_id {id:?} is already on line {first_line}: expected each entity once, in one group"
-    )]
-    DuplicateEntity { id: String, first_line: u64 },
+    #[error("group_id {id:?} is already on {first}: expected each group once")]
+    DuplicateGroup { id: String, first: Place },
+    #[error("entity_id {id:?} is already on {first}: expected each entity once, in one group")]
+    DuplicateEntity { id: String, first: Place },
     #[error("group_id {id:?} is not in groups.csv: expected the group_id of a row of groups.csv")]
     UnknownGroup { id: String },
     #[error("group {id:?} has more than {max} entities: expected at most {max} per group", max = u32::MAX)]
@@ -233,12 +303,12 @@ pub enum LoadErrorKind {
     #[error("more than {max} groups: expected at most {max} rows", max = u32::MAX)]
     TooManyGroupRows,
     #[error(
-        "region {region:?} with size {size} is already on line {first_line}: expected each (region, size) pair at most once"
+        "region {region:?} with size {size} is already on {first}: expected each (region, size) pair at most once"
     )]
     DuplicateCell {
         region: String,
         size: u32,
-        first_line: u64,
+        first: Place,
     },
     #[error(
         "the counts add up to more than {max} groups: expected at most 10^18 groups in the dataset (a bound that keeps every sum and noisy count exact)",
@@ -307,10 +377,17 @@ fn load_reporting(
     if files.names {
         inputs.push(names::apply(dir, &mut hierarchy, progress)?);
     }
-    let (leaves, groups_files) = match form {
-        GroupsForm::GroupSizes => groups::read_group_sizes(dir, &hierarchy, progress)?,
-        GroupsForm::Entities => groups::read_entities(dir, &hierarchy, progress)?,
-        GroupsForm::Histograms => groups::read_histograms(dir, &hierarchy, progress)?,
+    let (leaves, groups_files) = match (form, files.groups, files.entities, files.histograms) {
+        (GroupsForm::GroupSizes, Some(groups), _, _) => {
+            groups::read_group_sizes(dir, groups, &hierarchy, progress)?
+        }
+        (GroupsForm::Entities, Some(groups), Some(entities), _) => {
+            groups::read_entities(dir, groups, entities, &hierarchy, progress)?
+        }
+        (_, _, _, Some(histograms)) => {
+            groups::read_histograms(dir, histograms, &hierarchy, progress)?
+        }
+        _ => return Err(LoadError::in_file(dir, LoadErrorKind::NoGroupsFile)),
     };
     inputs.extend(groups_files);
     Ok(Dataset::from_leaf_set(
@@ -322,12 +399,13 @@ fn load_reporting(
     ))
 }
 
-/// Which of the dataset's files exist.
+/// Which of the dataset's files exist: each groups table by its file name, CSV or
+/// Parquet.
 struct Present {
     names: bool,
-    groups: bool,
-    entities: bool,
-    histograms: bool,
+    groups: Option<&'static str>,
+    entities: Option<&'static str>,
+    histograms: Option<&'static str>,
 }
 
 impl Present {
@@ -357,36 +435,47 @@ impl Present {
                 },
             ));
         }
+        // A table as CSV or as Parquet, not both.
+        let table =
+            |csv: &'static str, parquet: &'static str| match (exists(csv)?, exists(parquet)?) {
+                (true, true) => Err(LoadError::in_file(
+                    dir,
+                    LoadErrorKind::BothFormats { csv, parquet },
+                )),
+                (true, false) => Ok(Some(csv)),
+                (false, true) => Ok(Some(parquet)),
+                (false, false) => Ok(None),
+            };
         Ok(Present {
             names: exists("names.csv")?,
-            groups: exists("groups.csv")?,
-            entities: exists("entities.csv")?,
-            histograms: exists("histograms.csv")?,
+            groups: table("groups.csv", "groups.parquet")?,
+            entities: table("entities.csv", "entities.parquet")?,
+            histograms: table("histograms.csv", "histograms.parquet")?,
         })
     }
 
     fn form(&self, dir: &Path) -> Result<GroupsForm, LoadError> {
         match (self.groups, self.entities, self.histograms) {
-            (false, false, true) => Ok(GroupsForm::Histograms),
-            (true, false, false) => Ok(GroupsForm::GroupSizes),
-            (true, true, false) => Ok(GroupsForm::Entities),
-            (false, true, false) => Err(LoadError::in_file(
-                &dir.join("groups.csv"),
+            (None, None, Some(_)) => Ok(GroupsForm::Histograms),
+            (Some(_), None, None) => Ok(GroupsForm::GroupSizes),
+            (Some(_), Some(_), None) => Ok(GroupsForm::Entities),
+            (None, Some(entities), None) => Err(LoadError::in_file(
+                &dir.join(if entities.ends_with(".parquet") {
+                    "groups.parquet"
+                } else {
+                    "groups.csv"
+                }),
                 LoadErrorKind::MissingFile {
                     needed: "entities.csv needs groups.csv (group_id,region) beside it, saying \
                              which region each group is in",
                 },
             )),
-            (false, false, false) => Err(LoadError::in_file(dir, LoadErrorKind::NoGroupsFile)),
+            (None, None, None) => Err(LoadError::in_file(dir, LoadErrorKind::NoGroupsFile)),
             _ => {
-                let present: Vec<&str> = [
-                    (self.groups, "groups.csv"),
-                    (self.entities, "entities.csv"),
-                    (self.histograms, "histograms.csv"),
-                ]
-                .into_iter()
-                .filter_map(|(here, name)| here.then_some(name))
-                .collect();
+                let present: Vec<&str> = [self.groups, self.entities, self.histograms]
+                    .into_iter()
+                    .flatten()
+                    .collect();
                 Err(LoadError::in_file(
                     dir,
                     LoadErrorKind::SeveralForms {
@@ -456,11 +545,8 @@ fn read_hierarchy(
     let depth = levels.len();
     let leaf_col = depth - 1;
     let path = f.path().to_path_buf();
-    let hierarchy_error = |line: u64, e: HierarchyError| LoadError {
-        file: path.clone(),
-        line: Some(line),
-        column: None,
-        kind: LoadErrorKind::Hierarchy(e),
+    let hierarchy_error = |line: u64, e: HierarchyError| {
+        LoadError::at(&path, line, None, LoadErrorKind::Hierarchy(e))
     };
     let mut builder = HierarchyBuilder::new(levels.clone()).map_err(|e| hierarchy_error(1, e))?;
     let mut lines = RowLines::default();

@@ -15,12 +15,14 @@ pub mod hierarchy;
 mod ids;
 pub mod load;
 mod names;
+mod parquet_input;
+mod table;
 pub mod text;
 
 use std::path::{Path, PathBuf};
 
 pub use hierarchy::{Hierarchy, HierarchyError, LevelId, Node, NodeId};
-pub use load::{LoadError, LoadErrorKind, LoadProgress};
+pub use load::{LoadError, LoadErrorKind, LoadProgress, Place, Position};
 
 use rayon::prelude::*;
 
@@ -100,6 +102,18 @@ pub struct Dataset {
 }
 
 impl Dataset {
+    /// [`GroupsForm::describe`] with the files this dataset was read from (`groups.parquet
+    /// (group_id,region,size)` for a Parquet table).
+    pub fn form_description(&self) -> String {
+        let mut text = self.form.describe().to_string();
+        for input in &self.inputs {
+            if let Some(stem) = input.path.strip_suffix(".parquet") {
+                text = text.replace(&format!("{stem}.csv"), &input.path);
+            }
+        }
+        text
+    }
+
     /// Loads and validates the dataset in `dir`.
     pub fn load(dir: &Path) -> Result<Dataset, LoadError> {
         load::load(dir, &mut |_| std::ops::ControlFlow::Continue(()))

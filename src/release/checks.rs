@@ -137,21 +137,83 @@ pub fn check_counts<S: AsRef<str>>(
     rows: impl IntoIterator<Item = [S; 4]>,
     max_size: Size,
 ) -> Checks {
-    let h = public.hierarchy;
-    let mut gathered = CountRows::new(public);
-    let mut current: Option<(String, Option<NodeId>)> = None;
+    let mut checker = CountChecker::new(public);
     for row in rows {
-        let [level, region, size, count] = [
-            row[0].as_ref(),
-            row[1].as_ref(),
-            row[2].as_ref(),
-            row[3].as_ref(),
-        ];
-        let id = match &current {
+        checker.push(&row);
+    }
+    checker.finish(max_size)
+}
+
+/// One published row of `counts.csv` or `counts.parquet`, as read: the level and the
+/// region as text, the size and the count as written (text, or typed integers).
+pub(crate) trait CountRow {
+    fn level(&self) -> &str;
+    fn region(&self) -> &str;
+    /// The size, or `None` where it is not a whole number from 0 to `Size::MAX`.
+    fn size(&self) -> Option<Size>;
+    /// The count as a whole number (of any sign), or `None` where it is not one.
+    fn count(&self) -> Option<i128>;
+    /// The size and the count as they read, for messages.
+    fn size_text(&self) -> String;
+    fn count_text(&self) -> String;
+}
+
+impl<S: AsRef<str>> CountRow for [S; 4] {
+    fn level(&self) -> &str {
+        self[0].as_ref()
+    }
+    fn region(&self) -> &str {
+        self[1].as_ref()
+    }
+    fn size(&self) -> Option<Size> {
+        self[2].as_ref().parse().ok()
+    }
+    fn count(&self) -> Option<i128> {
+        self[3].as_ref().parse().ok()
+    }
+    fn size_text(&self) -> String {
+        self[2].as_ref().to_string()
+    }
+    fn count_text(&self) -> String {
+        self[3].as_ref().to_string()
+    }
+}
+
+/// [`check_counts`] a row at a time, for rows of any form ([`CountRow`]): text rows
+/// of `counts.csv`, typed rows of `counts.parquet`, the same checks and messages.
+pub(crate) struct CountChecker<'a> {
+    gathered: CountRows<'a>,
+    /// The region of the last row and its node.
+    current: Option<(String, Option<NodeId>)>,
+}
+
+impl<'a> CountChecker<'a> {
+    pub(crate) fn new(public: PublicData<'a>) -> Self {
+        Self {
+            gathered: CountRows::new(public),
+            current: None,
+        }
+    }
+
+    pub(crate) fn push(&mut self, row: &impl CountRow) {
+        let h = self.gathered.public.hierarchy;
+        let gathered = &mut self.gathered;
+        let (level, region) = (row.level(), row.region());
+        let id = match &mut self.current {
             Some((name, id)) if name == region => *id,
-            _ => {
-                let id = h.find_display_id(region);
-                current = Some((region.to_string(), id));
+            current => {
+                let before = current
+                    .as_ref()
+                    .and_then(|(name, id)| id.map(|id| (name.as_str(), id)));
+                let id = super::counts_in::find_region(h, region, before);
+                match current {
+                    Some((name, slot)) => {
+                        name.clear();
+                        name.push_str(region);
+                        *slot = id;
+                    }
+                    None => *current = Some((region.to_string(), id)),
+                }
                 if let Some(id) = id
                     && !gathered.start_run(id)
                 {
@@ -168,42 +230,64 @@ pub fn check_counts<S: AsRef<str>>(
         let Some(id) = id else {
             checks.group_totals = false;
             checks.fail(format!("unknown region {region:?}"));
-            continue;
+            return;
         };
         if h.level_name(h.node(id).level) != level {
             checks.consistent = false;
             checks.fail(format!("{region}: listed at level {level:?}"));
         }
-        let count_value = match count.parse::<i128>() {
-            Ok(c) if c < 0 => {
+        let count_value = match row.count() {
+            Some(c) if c < 0 => {
                 checks.nonnegative = false;
-                checks.fail(format!("{region} size {size}: negative count {count}"));
-                continue;
+                checks.fail(format!(
+                    "{region} size {}: negative count {}",
+                    row.size_text(),
+                    row.count_text()
+                ));
+                return;
             }
-            Ok(c) => match Count::try_from(c) {
+            Some(c) => match Count::try_from(c) {
                 Ok(c) => c,
                 Err(_) => {
                     checks.group_totals = false;
-                    checks.fail(format!("{region} size {size}: count {count} out of range"));
-                    continue;
+                    checks.fail(format!(
+                        "{region} size {}: count {} out of range",
+                        row.size_text(),
+                        row.count_text()
+                    ));
+                    return;
                 }
             },
-            Err(_) => {
+            None => {
                 checks.integral = false;
                 checks.fail(format!(
-                    "{region} size {size}: count {count:?} is not a whole number"
+                    "{region} size {}: count {:?} is not a whole number",
+                    row.size_text(),
+                    row.count_text()
                 ));
-                continue;
+                return;
             }
         };
-        let Ok(size_value) = size.parse::<Size>() else {
+        let Some(size_value) = row.size() else {
             checks.integral = false;
-            checks.fail(format!("{region}: size {size:?} is not a whole number"));
-            continue;
+            checks.fail(format!(
+                "{region}: size {:?} is not a whole number",
+                row.size_text()
+            ));
+            return;
         };
         gathered.cells.push((size_value, count_value));
     }
-    gathered.finish(max_size)
+
+    pub(crate) fn finish(self, max_size: Size) -> Checks {
+        self.gathered.finish(max_size)
+    }
+
+    /// [`CountChecker::finish`], with the histograms the rows describe (in node
+    /// order), to compare with what was written.
+    pub(crate) fn finish_with_histograms(self, max_size: Size) -> (Checks, HistogramSet) {
+        self.gathered.finish_with_histograms(max_size)
+    }
 }
 
 /// The rows of a `counts.csv` gathered for [`check_counts`], as they are read: each
@@ -246,6 +330,11 @@ impl<'a> CountRows<'a> {
     /// Checks the histograms the rows describe ([`check_release`]) and returns all that
     /// failed.
     pub(crate) fn finish(self, max_size: Size) -> Checks {
+        self.finish_with_histograms(max_size).0
+    }
+
+    /// [`CountRows::finish`], with the histograms the rows describe.
+    pub(crate) fn finish_with_histograms(self, max_size: Size) -> (Checks, HistogramSet) {
         let Self {
             public,
             mut checks,
@@ -296,7 +385,7 @@ impl<'a> CountRows<'a> {
         for p in structural.problems {
             checks.fail(p);
         }
-        checks
+        (checks, histograms)
     }
 }
 

@@ -335,7 +335,11 @@ fn number(bytes: &[u8], end: u8) -> Option<(Count, &[u8])> {
 /// region of the row before (and its node) makes the usual case quick: a later
 /// sibling of that node (under the same path), found among them by its code (siblings
 /// are in the order of their codes, each code once).
-fn find_region(h: &Hierarchy, region: &str, before: Option<(&str, NodeId)>) -> Option<NodeId> {
+pub(super) fn find_region(
+    h: &Hierarchy,
+    region: &str,
+    before: Option<(&str, NodeId)>,
+) -> Option<NodeId> {
     if let Some((prev, prev_id)) = before
         && let Some(slash) = prev.rfind('/')
         && region.len() > slash

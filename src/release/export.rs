@@ -24,6 +24,7 @@ use super::counts_in::read_counts;
 use super::csv_out::{push_field, push_number, write_chunks};
 use super::ledger::{new_id, sync_dir};
 use super::manifest::{self, FileDigest, Manifest};
+use super::parquet_out;
 use super::plan::ReleasePlan;
 use super::run::Draw;
 use crate::data::{Dataset, Hierarchy, NodeId, hex};
@@ -69,6 +70,47 @@ pub fn check_output_free(out: &Path) -> Result<(), ExportError> {
         Err(_) => Err(ExportError::OutputExists {
             path: out.to_path_buf(),
         }),
+    }
+}
+
+/// The files a release is written as: CSV (`counts.csv`, `tables/*.csv`; the default),
+/// Parquet (`counts.parquet`, `tables/*.parquet`), or both. Either form holds the same
+/// columns and rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OutputFormat {
+    #[default]
+    Csv,
+    Parquet,
+    Both,
+}
+
+impl OutputFormat {
+    /// Every format, by its name on the command line.
+    pub const ALL: [(&'static str, OutputFormat); 3] = [
+        ("csv", OutputFormat::Csv),
+        ("parquet", OutputFormat::Parquet),
+        ("both", OutputFormat::Both),
+    ];
+
+    pub fn csv(self) -> bool {
+        matches!(self, OutputFormat::Csv | OutputFormat::Both)
+    }
+
+    pub fn parquet(self) -> bool {
+        matches!(self, OutputFormat::Parquet | OutputFormat::Both)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OutputFormat::Csv => "csv",
+            OutputFormat::Parquet => "parquet",
+            OutputFormat::Both => "both",
+        }
+    }
+
+    /// The format named `name` (`csv`, `parquet` or `both`).
+    pub fn parse(name: &str) -> Option<OutputFormat> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
     }
 }
 
@@ -162,7 +204,7 @@ fn sorted_levels(h: &Hierarchy) -> Vec<Vec<NodeId>> {
 
 /// Display ids of nodes taken one after another, each built from its parent's, which
 /// is kept while siblings follow one another (as in a level sorted by display id).
-struct DisplayIds<'h> {
+pub(super) struct DisplayIds<'h> {
     h: &'h Hierarchy,
     /// The parent of the last node, and where its display id and `/` end in `text`.
     parent: Option<(NodeId, usize)>,
@@ -170,7 +212,7 @@ struct DisplayIds<'h> {
 }
 
 impl<'h> DisplayIds<'h> {
-    fn new(h: &'h Hierarchy) -> Self {
+    pub(super) fn new(h: &'h Hierarchy) -> Self {
         Self {
             h,
             parent: None,
@@ -179,7 +221,7 @@ impl<'h> DisplayIds<'h> {
     }
 
     /// [`Hierarchy::display_id`] of `id`.
-    fn of(&mut self, id: NodeId) -> &str {
+    pub(super) fn of(&mut self, id: NodeId) -> &str {
         let parent = self.h.node(id).parent;
         match (parent, self.parent) {
             (Some(p), Some((q, end))) if p == q => self.text.truncate(end),
@@ -201,10 +243,10 @@ impl<'h> DisplayIds<'h> {
 
 /// Regions per chunk of rows formatted at once (about a megabyte of `counts.csv` for
 /// census blocks).
-const CHUNK_REGIONS: usize = 8192;
+pub(super) const CHUNK_REGIONS: usize = 8192;
 
 /// The chunks of a release's rows: (level, range of its sorted nodes).
-fn chunks_of(levels: &[Vec<NodeId>]) -> Vec<(usize, std::ops::Range<usize>)> {
+pub(super) fn chunks_of(levels: &[Vec<NodeId>]) -> Vec<(usize, std::ops::Range<usize>)> {
     levels
         .iter()
         .enumerate()
@@ -303,6 +345,11 @@ fn write_wide<W: Write + Send>(
 /// letters, digits, `-` and `_`; cut to 100 characters, so that a level name of up to
 /// the 1024 bytes a field may hold still gives a valid file name).
 fn table_name(index: usize, level: &str) -> String {
+    table_file(index, level, "csv")
+}
+
+/// [`table_name`] with the extension `ext`.
+fn table_file(index: usize, level: &str, ext: &str) -> String {
     let safe: String = level
         .chars()
         .take(100)
@@ -314,7 +361,7 @@ fn table_name(index: usize, level: &str) -> String {
             }
         })
         .collect();
-    format!("tables/{index}-{safe}.csv")
+    format!("tables/{index}-{safe}.{ext}")
 }
 
 fn csv_error(e: csv::Error) -> std::io::Error {
@@ -326,6 +373,23 @@ fn verify_counts(path: &Path, dataset: &Dataset, max_size: Size) -> Result<Check
     match read_counts(path, dataset.public(), max_size, false) {
         Ok(read) => Ok(read.checks),
         Err(e) => Err(io(path)(csv_error(e))),
+    }
+}
+
+/// Reads `counts.parquet` back: the checks of `counts.csv`, and its rows must describe
+/// exactly the histograms drawn.
+fn verify_counts_parquet(
+    path: &Path,
+    dataset: &Dataset,
+    draw: &Draw,
+) -> Result<Checks, ExportError> {
+    let (checks, read) =
+        parquet_out::read_counts(path, dataset.public(), draw.max_size()).map_err(io(path))?;
+    match parquet_out::first_difference(&dataset.hierarchy, &read, draw.histograms()) {
+        Some(problem) => Err(io(path)(std::io::Error::other(format!(
+            "read back, it is not the release written: {problem}"
+        )))),
+        None => Ok(checks),
     }
 }
 
@@ -423,6 +487,19 @@ pub fn write_release_dir(
     plan: &ReleasePlan,
     draw: &Draw,
 ) -> Result<Manifest, ExportError> {
+    write_release_dir_as(out, dataset, plan, draw, OutputFormat::Csv)
+}
+
+/// [`write_release_dir`] in the files of `format`; every file written is read back:
+/// `counts.csv` and `counts.parquet` through the release checks, and the Parquet
+/// files compared with what was written.
+pub fn write_release_dir_as(
+    out: &Path,
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    draw: &Draw,
+    format: OutputFormat,
+) -> Result<Manifest, ExportError> {
     check_output(out)?;
     if !draw.checks().passed() {
         return Err(ExportError::ChecksFailed {
@@ -442,7 +519,7 @@ pub fn write_release_dir(
     ));
     std::fs::create_dir(&tmp).map_err(io(&tmp))?;
     let result = (|| {
-        let manifest = fill_release_dir(&tmp, dataset, plan, draw)?;
+        let manifest = fill_release_dir(&tmp, dataset, plan, draw, format)?;
         sync_dir(&tmp).map_err(io(&tmp))?;
         if out.exists() {
             // An empty directory: rename replaces it on Linux, but clear it explicitly.
@@ -463,6 +540,7 @@ fn fill_release_dir(
     dataset: &Dataset,
     plan: &ReleasePlan,
     draw: &Draw,
+    format: OutputFormat,
 ) -> Result<Manifest, ExportError> {
     let h = &dataset.hierarchy;
     let hists = draw.histograms();
@@ -472,44 +550,86 @@ fn fill_release_dir(
     let (outputs, checks) = std::thread::scope(|scope| {
         let mut syncing = Vec::new();
         let written = (|| {
-            let mut sync = |file: Unsynced| syncing.push(scope.spawn(move || file.sync()));
+            let spawn_sync = |file: Unsynced| scope.spawn(move || file.sync());
             if let crate::noise::Randomness::Seeded { seed } = draw.randomness() {
                 // Unmistakable beside the tables, not only inside the manifest.
-                sync(write_unsynced(tmp, NOT_PRIVATE_FILE, |w| {
+                syncing.push(spawn_sync(write_unsynced(tmp, NOT_PRIVATE_FILE, |w| {
                     writeln!(
                         w,
                         "NOT PRIVATE: this release was drawn with seeded noise (seed {seed}).\nAnyone who knows the seed can regenerate the noise and subtract it.\nIt is for tests only and must never be published."
                     )
-                })?);
+                })?));
             }
-            let phase = crate::timing::phase("  write counts.csv");
-            sync(write_unsynced(tmp, "counts.csv", |w| {
-                write_counts(w, h, hists, &levels)
-            })?);
-            phase.done();
-            // The tables are written while `counts.csv` is read back.
             let tables = tmp.join("tables");
             std::fs::create_dir(&tables).map_err(io(&tables))?;
-            let (tables_synced, checks) = rayon::join(
-                || {
-                    let _phase = crate::timing::phase("  write tables");
-                    let mut syncing = Vec::new();
-                    for ((level, ids), index) in h.levels().zip(&levels).zip(0..) {
-                        let name = table_name(index, h.level_name(level));
-                        let file = write_unsynced(tmp, &name, |w| write_wide(w, h, hists, ids))?;
-                        syncing.push(scope.spawn(move || file.sync()));
-                    }
-                    sync_dir(&tables).map_err(io(&tables))?;
-                    Ok::<_, ExportError>(syncing)
-                },
-                || {
-                    let _phase = crate::timing::phase("  read back counts.csv");
-                    verify_counts(&tmp.join("counts.csv"), dataset, draw.max_size())
-                },
-            );
-            syncing.extend(tables_synced?);
-            let checks = checks?;
-            Ok::<_, ExportError>(checks)
+            let mut checks = None;
+            if format.csv() {
+                let phase = crate::timing::phase("  write counts.csv");
+                syncing.push(spawn_sync(write_unsynced(tmp, "counts.csv", |w| {
+                    write_counts(w, h, hists, &levels)
+                })?));
+                phase.done();
+                // The tables are written while `counts.csv` is read back.
+                let (tables_synced, read) = rayon::join(
+                    || {
+                        let _phase = crate::timing::phase("  write tables");
+                        let mut syncing = Vec::new();
+                        for ((level, ids), index) in h.levels().zip(&levels).zip(0..) {
+                            let name = table_name(index, h.level_name(level));
+                            let file =
+                                write_unsynced(tmp, &name, |w| write_wide(w, h, hists, ids))?;
+                            syncing.push(spawn_sync(file));
+                        }
+                        sync_dir(&tables).map_err(io(&tables))?;
+                        Ok::<_, ExportError>(syncing)
+                    },
+                    || {
+                        let _phase = crate::timing::phase("  read back counts.csv");
+                        verify_counts(&tmp.join("counts.csv"), dataset, draw.max_size())
+                    },
+                );
+                syncing.extend(tables_synced?);
+                checks = Some(read?);
+            }
+            if format.parquet() {
+                let phase = crate::timing::phase("  write counts.parquet");
+                syncing.push(spawn_sync(write_unsynced(tmp, "counts.parquet", |w| {
+                    parquet_out::write_counts(w, h, hists, &levels)
+                })?));
+                phase.done();
+                // The tables are written (and read back) while `counts.parquet` is read
+                // back.
+                let (tables_synced, read) = rayon::join(
+                    || {
+                        let _phase = crate::timing::phase("  write and read back tables (parquet)");
+                        let mut syncing = Vec::new();
+                        for ((level, ids), index) in h.levels().zip(&levels).zip(0..) {
+                            let name = table_file(index, h.level_name(level), "parquet");
+                            let file = write_unsynced(tmp, &name, |w| {
+                                parquet_out::write_wide(w, h, hists, ids)
+                            })?;
+                            let path = tmp.join(&name);
+                            parquet_out::check_wide(&path, h, hists, ids).map_err(io(&path))?;
+                            syncing.push(spawn_sync(file));
+                        }
+                        sync_dir(&tables).map_err(io(&tables))?;
+                        Ok::<_, ExportError>(syncing)
+                    },
+                    || {
+                        let _phase = crate::timing::phase("  read back counts.parquet");
+                        verify_counts_parquet(&tmp.join("counts.parquet"), dataset, draw)
+                    },
+                );
+                syncing.extend(tables_synced?);
+                let read = read?;
+                // Both forms must pass; the manifest reports the CSV's checks when both
+                // were written (they passed, or this is where the release stops).
+                checks = Some(match checks {
+                    Some(csv) if read.passed() => csv,
+                    _ => read,
+                });
+            }
+            Ok::<_, ExportError>(checks.unwrap_or_default())
         })();
         let phase = crate::timing::phase("  fsync (rest)");
         // Every file is synced (or failed) before anything is returned, in order.

@@ -64,6 +64,7 @@ use time::OffsetDateTime;
 use toml_edit::Document;
 
 use super::plan::{MaxSize, ReleasePlan};
+use super::tuning::Tuning;
 use crate::data::{Dataset, hex};
 use crate::estimate::{Method, TailGroups};
 use crate::histogram::Size;
@@ -391,6 +392,9 @@ pub struct LedgerEntry {
     /// Why it was not written, or what the operator was told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// How the plan was tuned (absent in lines written before coco recorded it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuning: Option<Tuning>,
     /// SHA-256 of the previous line's bytes ([`GENESIS`] for the first line); empty for
     /// lines of the older format, which were not chained.
     #[serde(default)]
@@ -451,6 +455,7 @@ impl LedgerEntry {
             randomness: spend.randomness,
             tool,
             note: None,
+            tuning: Some(plan.tuning()),
             prev: String::new(),
         }
     }
@@ -599,6 +604,7 @@ impl LegacyEntry {
             randomness,
             tool,
             note: self.note,
+            tuning: None,
             prev: String::new(),
         })
     }

@@ -6,6 +6,7 @@ use super::checks::Checks;
 use super::ledger::MethodKind;
 use super::plan::{MaxSize, ReleasePlan};
 use super::run::Draw;
+use super::tuning::Tuning;
 use crate::consistency::{Consistency, MergeRule};
 use crate::data::Dataset;
 use crate::estimate::{IsotonicFit, TailGroups};
@@ -112,6 +113,11 @@ pub struct Manifest {
     /// fell back, saturated tails).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How the plan's published parameters were chosen (see [`Tuning`]): a fact about
+    /// how the operator worked, nothing computed from the data. Absent in manifests
+    /// written before coco recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuning: Option<Tuning>,
 }
 
 /// Builds the manifest of a release (outputs and checks filled in by the writer).
@@ -175,6 +181,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
             .into_iter()
             .chain(draw.warnings().iter().cloned())
             .collect(),
+        tuning: Some(plan.tuning()),
         for_publication: !draw.randomness().is_reproducible(),
         randomness,
         ledger_entry: draw.id().to_string(),

@@ -14,7 +14,9 @@
 //! (charged to every region, like a measurement of the root); top-level `consistency`
 //! (`"wls"`, the default, or `"topdown"`), `merge` (`"weighted"` or `"average"`, for
 //! `topdown`), `hc_fit` and `hg_fit` (`"l1"` or `"l2"`), and a per-level
-//! `method = "naive"` for comparisons.
+//! `method = "naive"` for comparisons, and `tuning` (how the plan was chosen:
+//! `"public-default"`, `"public"`, `"proxy"`, `"confidential-previews"`; absent reads as
+//! `"unknown"`; see [`Tuning`]), which the ledger and the manifest record.
 //!
 //! Numbers are read from the TOML text itself, never through a float, so `epsilon = 0.1`
 //! is exactly 1/10. Every error names the file and line.
@@ -31,6 +33,8 @@ use crate::estimate::tail::MAX_GROUPS;
 use crate::estimate::{EstimateOptions, IsotonicFit, Method, Tail, TailGroups};
 use crate::histogram::{Count, Size};
 use crate::privacy::{Epsilon, EpsilonError};
+
+pub use super::tuning::Tuning;
 
 /// The largest `K` accepted: a cumulative histogram has `K + 1` cells per region.
 pub const MAX_K: Size = 100_000_000;
@@ -99,7 +103,10 @@ impl LevelPlan {
 /// is refused and leaves the plan as it was. The CLI's flags and the TUI's editor build
 /// and change plans only through these, so a plan coco accepts is one it can save and
 /// load again.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Two plans are equal when they measure and post-process alike: how they were tuned
+/// ([`ReleasePlan::tuning`]) is provenance and is not compared.
+#[derive(Clone, Debug)]
 pub struct ReleasePlan {
     max_size: MaxSize,
     levels: Vec<LevelPlan>,
@@ -107,7 +114,31 @@ pub struct ReleasePlan {
     merge: MergeRule,
     hc_fit: IsotonicFit,
     hg_fit: IsotonicFit,
+    /// How the plan was tuned (provenance, not a rule: see [`Tuning`]).
+    tuning: Tuning,
 }
+
+impl PartialEq for ReleasePlan {
+    fn eq(&self, other: &Self) -> bool {
+        let ReleasePlan {
+            max_size,
+            levels,
+            consistency,
+            merge,
+            hc_fit,
+            hg_fit,
+            tuning: _,
+        } = self;
+        *max_size == other.max_size
+            && *levels == other.levels
+            && *consistency == other.consistency
+            && *merge == other.merge
+            && *hc_fit == other.hc_fit
+            && *hg_fit == other.hg_fit
+    }
+}
+
+impl Eq for ReleasePlan {}
 
 /// A plan that breaks one of the plan model's rules: what and where.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
@@ -218,7 +249,7 @@ pub enum PlanErrorKind {
     Rule(#[from] PlanRuleError),
 }
 
-const TOP_KEYS: &str = "max_size, level, consistency, merge, hc_fit, hg_fit";
+const TOP_KEYS: &str = "max_size, level, consistency, merge, hc_fit, hg_fit, tuning";
 const LEVEL_KEYS: &str = "name, epsilon, method, tail";
 
 impl ReleasePlan {
@@ -328,6 +359,21 @@ impl ReleasePlan {
                 )
             })?,
         };
+        const TUNING: &str =
+            "\"public-default\", \"public\", \"proxy\", \"confidential-previews\" or \"unknown\"";
+        let tuning = match word("tuning", TUNING)? {
+            None => Tuning::Unknown,
+            Some((s, span)) => Tuning::parse(&s).ok_or_else(|| {
+                err(
+                    span,
+                    PlanErrorKind::BadValue {
+                        key: "tuning",
+                        found: format!("{s:?}"),
+                        expected: TUNING,
+                    },
+                )
+            })?,
+        };
         let defaults = EstimateOptions::default();
         let mut fits = [defaults.cumulative_fit, defaults.unattributed_fit];
         for (slot, key) in fits.iter_mut().zip(["hc_fit", "hg_fit"]) {
@@ -376,6 +422,7 @@ impl ReleasePlan {
             merge,
             hc_fit: fits[0],
             hg_fit: fits[1],
+            tuning,
         };
         plan.check_rules().map_err(|rule| {
             let line = rule
@@ -543,6 +590,16 @@ impl ReleasePlan {
         self.hc_fit
     }
 
+    /// How the plan was tuned (see [`Tuning`]).
+    pub fn tuning(&self) -> Tuning {
+        self.tuning
+    }
+
+    /// Records how the plan was tuned; no rule depends on it.
+    pub fn set_tuning(&mut self, tuning: Tuning) {
+        self.tuning = tuning;
+    }
+
     pub fn hg_fit(&self) -> IsotonicFit {
         self.hg_fit
     }
@@ -677,6 +734,7 @@ impl ReleasePlan {
             merge: MergeRule::default(),
             hc_fit: defaults.cumulative_fit,
             hg_fit: defaults.unattributed_fit,
+            tuning: Tuning::Unknown,
         };
         plan.check_rules()?;
         Ok(plan)
@@ -720,6 +778,14 @@ impl ReleasePlan {
         }
         if self.hg_fit != defaults.unattributed_fit {
             let _ = writeln!(s, "hg_fit = \"{}\"", fit_name(self.hg_fit));
+        }
+        if self.tuning != Tuning::Unknown {
+            let _ = writeln!(
+                s,
+                "tuning = \"{}\"    # how the plan was chosen: {}",
+                self.tuning,
+                self.tuning.describe()
+            );
         }
         for (i, level) in self.levels.iter().enumerate() {
             s.push('\n');
@@ -769,7 +835,7 @@ impl ReleasePlan {
 
 /// `text` on lines of at most `width` characters (words longer than that on their own
 /// line), with line breaks replaced so each stays one comment line.
-fn wrap_comment(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_comment(text: &str, width: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut line = String::new();
     for word in text.split_whitespace() {
@@ -1241,6 +1307,25 @@ method = "hc"
                 levels: again.levels.clone(),
                 ..plan.clone()
             }
+        );
+    }
+
+    #[test]
+    fn tuning_is_read_written_and_defaults_to_unknown() {
+        let text = "max_size = 100\n[[level]]\nname = \"nation\"\nepsilon = 1\nmethod = \"hc\"\n";
+        let mut plan = parse(text).unwrap();
+        assert_eq!(plan.tuning(), Tuning::Unknown);
+        assert!(!plan.to_toml().contains("tuning"));
+        for t in Tuning::ALL {
+            plan.set_tuning(t);
+            assert_eq!(parse(&plan.to_toml()).unwrap().tuning(), t);
+        }
+        let m = parse(&format!("tuning = \"confidential\"\n{text}"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            m.starts_with("plan.toml:1: tuning = \"confidential\": expected \"public-default\""),
+            "{m}"
         );
     }
 

@@ -289,7 +289,16 @@ impl PendingDraw {
 
     /// Writes the release to `out` (checked again first: a path that cannot take it
     /// leaves the draw pending), then records it as written.
-    pub fn approve(mut self, out: &Path) -> Result<Approved, ApproveError> {
+    pub fn approve(self, out: &Path) -> Result<Approved, ApproveError> {
+        self.approve_as(out, export::OutputFormat::Csv)
+    }
+
+    /// [`PendingDraw::approve`], writing the files of `format` (CSV, Parquet or both).
+    pub fn approve_as(
+        mut self,
+        out: &Path,
+        format: export::OutputFormat,
+    ) -> Result<Approved, ApproveError> {
         if let Err(error) = export::check_output(out) {
             return Err(ApproveError::Refused {
                 error: Box::new(error),
@@ -297,7 +306,8 @@ impl PendingDraw {
             });
         }
         let phase = crate::timing::phase("write and read back");
-        let result = export::write_release_dir(out, &self.dataset, &self.plan, &self.draw);
+        let result =
+            export::write_release_dir_as(out, &self.dataset, &self.plan, &self.draw, format);
         phase.done();
         let output = std::path::absolute(out)
             .unwrap_or_else(|_| out.to_path_buf())

@@ -25,6 +25,7 @@ use super::checks::Checks;
 use super::counts_in::{ReadCounts, read_counts};
 use super::ledger::{DatasetRecord, Ledger, LedgerError, Status, canonical_dir};
 use super::manifest::{FileDigest, Manifest};
+use super::parquet_out;
 use crate::data::Dataset;
 use crate::privacy::Epsilon;
 
@@ -60,6 +61,9 @@ pub struct DatasetMatch {
     pub same_inputs: Option<bool>,
     /// `counts.csv` checked against this dataset's public group counts.
     pub counts: Option<Checks>,
+    /// `counts.parquet` checked the same way, for a release that holds it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub counts_parquet: Option<Checks>,
 }
 
 /// Everything `coco verify` found.
@@ -135,6 +139,21 @@ fn listed(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(out)
 }
 
+/// The first three problems of failed checks, and how many more there are.
+fn first_problems(c: &Checks) -> String {
+    let shown = c
+        .problems
+        .iter()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ");
+    match c.problems.len() {
+        n if n > 3 => format!("{shown} and {} more", n - 3),
+        _ => shown,
+    }
+}
+
 /// Verifies the release in `out` against its manifest, the ledger and, if given, the
 /// dataset it was drawn from.
 pub fn verify_release(
@@ -156,14 +175,25 @@ pub fn verify_release(
 
     // `counts.csv` against the dataset, read once: hashed on the way, while the other
     // files are hashed and the dataset's content digest computed beside it.
+    // Releases written before Parquet always list `counts.csv`; a Parquet release lists
+    // `counts.parquet`, checked the same way.
+    let lists = |name: &str| manifest.outputs.iter().any(|f| f.path == name);
+    let (with_csv, with_parquet) = (lists("counts.csv"), lists("counts.parquet"));
     let counts_path = out.join("counts.csv");
+    let parquet_path = out.join("counts.parquet");
     let hashed_with_counts = |f: &&FileDigest| dataset.is_some() && f.path == "counts.csv";
-    let (counts_read, (mut digests, content)) = rayon::join(
+    let ((counts_read, parquet_read), (mut digests, content)) = rayon::join(
         || {
-            dataset.map(|d| {
+            let csv = dataset.filter(|_| with_csv || !with_parquet).map(|d| {
                 let _phase = crate::timing::phase("verify: read counts.csv");
                 read_counts(&counts_path, d.public(), manifest.max_size, true)
-            })
+            });
+            let parquet = dataset.filter(|_| with_parquet).map(|d| {
+                let _phase = crate::timing::phase("verify: read counts.parquet");
+                parquet_out::read_counts(&parquet_path, d.public(), manifest.max_size)
+                    .map(|(checks, _)| checks)
+            });
+            (csv, parquet)
         },
         || {
             rayon::join(
@@ -294,7 +324,7 @@ pub fn verify_release(
     };
 
     // The dataset.
-    let mut counts_read = counts_read;
+    let (mut counts_read, mut parquet_read) = (counts_read, parquet_read);
     let dataset = dataset.map(|d| {
         let recorded = entry.as_ref().map(|e| &e.dataset);
         let same_content = recorded
@@ -323,19 +353,12 @@ pub fn verify_release(
             None => (None, None),
         };
         match &counts {
+            // A Parquet-only release has no `counts.csv` to read.
+            None if !with_csv && with_parquet => {}
             Some(c) if !c.passed() => problems.push(format!(
-                "counts.csv fails its checks against {}: {}{}",
+                "counts.csv fails its checks against {}: {}",
                 d.dir.display(),
-                c.problems
-                    .iter()
-                    .take(3)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                match c.problems.len() {
-                    n if n > 3 => format!(" and {} more", n - 3),
-                    _ => String::new(),
-                }
+                first_problems(c)
             )),
             None => problems.push(match unreadable {
                 Some(e) => format!("counts.csv cannot be read as CSV: {e}"),
@@ -343,11 +366,31 @@ pub fn verify_release(
             }),
             _ => {}
         }
+        let counts_parquet = match parquet_read.take() {
+            Some(Ok(c)) => {
+                if !c.passed() {
+                    problems.push(format!(
+                        "counts.parquet fails its checks against {}: {}",
+                        d.dir.display(),
+                        first_problems(&c)
+                    ));
+                }
+                Some(c)
+            }
+            Some(Err(e)) => {
+                problems.push(format!(
+                    "counts.parquet cannot be read as coco's Parquet: {e}"
+                ));
+                None
+            }
+            None => None,
+        };
         DatasetMatch {
             directory: canonical_dir(&d.dir),
             same_content,
             same_inputs,
             counts,
+            counts_parquet,
         }
     });
 

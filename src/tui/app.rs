@@ -85,6 +85,8 @@ pub enum InputPurpose {
     PreviewTrials,
     TradeoffTrials,
     ExportDir,
+    /// What previews run on: `synthetic`, a proxy directory, or `none`.
+    Proxy,
 }
 
 impl InputPurpose {
@@ -129,6 +131,8 @@ pub enum Confirm {
     Discard,
     /// Save the plan over this existing file.
     OverwritePlan(PathBuf),
+    /// Put a recommendation computed on the confidential data into the plan.
+    ApplyConfidentialRecommendation,
 }
 
 /// What is drawn over the screen.
@@ -220,6 +224,7 @@ pub struct App {
     pub preview: preview::PreviewState,
     pub tradeoff: tradeoff::TradeoffState,
     pub release: release::ReleaseState,
+    pub proxy: super::proxy::ProxyState,
     /// One line for the operator, until the next key.
     pub message: Option<(Tone, String)>,
     /// Why the keymap override was not used, if it was not.
@@ -274,6 +279,7 @@ impl App {
             preview: Default::default(),
             tradeoff: Default::default(),
             release: Default::default(),
+            proxy: Default::default(),
             message,
             keymap_warning,
             outbox: Vec::new(),
@@ -424,6 +430,7 @@ impl App {
             JobKind::Search => hierarchy::receive(self, event.update),
             JobKind::Preview => preview::receive(self, event.update),
             JobKind::Sweep | JobKind::Frontier => tradeoff::receive(self, event.update),
+            JobKind::Proxy => super::proxy::receive(self, event.update),
             JobKind::Draw | JobKind::Export | JobKind::Discard => {
                 release::receive(self, event.update)
             }
@@ -451,6 +458,7 @@ impl App {
                     JobKind::Preview,
                     JobKind::Sweep,
                     JobKind::Frontier,
+                    JobKind::Proxy,
                     JobKind::Draw,
                 ] {
                     self.outbox.push(Command::Cancel(kind));
@@ -470,6 +478,7 @@ impl App {
                     self.session.as_ref().map_or(1, Session::depth),
                 );
                 self.release = Default::default();
+                self.proxy = Default::default();
                 self.budget = Default::default();
                 self.dataset = Default::default();
                 self.remember(&dir);
@@ -784,6 +793,7 @@ fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), Strin
             Ok(())
         }
         InputPurpose::ExportDir => release::export(app, text),
+        InputPurpose::Proxy => super::proxy::submit(app, text),
         _ => budget::submit(app, purpose, text),
     }
 }
@@ -867,6 +877,9 @@ fn confirm(app: &mut App, question: Confirm, action: Action) {
                     release::discard(app, "discarded by the operator");
                 }
                 Confirm::OverwritePlan(path) => budget::save(app, &path),
+                Confirm::ApplyConfidentialRecommendation => {
+                    tradeoff::apply_recommendation_now(app);
+                }
             }
         }
         Action::No => {

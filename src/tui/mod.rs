@@ -8,11 +8,14 @@
 //! 2. **Hierarchy**: the tree of regions beside the selected region's true histogram
 //!    (confidential); search with `/`.
 //! 3. **Budget**: ε per level, share, method, noise cost and expected error; presets,
-//!    `K`, consistency, the ledger cap; the plan saved and loaded as release TOML.
+//!    `K`, consistency, the ledger cap, how the plan was tuned, the Trade-off search's
+//!    recommendation beside it; the plan saved and loaded as release TOML. The session
+//!    opens with coco's public default plan.
 //! 4. **Preview**: mean error per level over trials, against the truth (confidential
 //!    diagnostics), and one region's true, noisy and consistent histograms.
 //! 5. **Trade-off**: error as one level's ε varies, and the frontier of allocations at
-//!    the plan's total with a recommendation.
+//!    the plan's total with a search over each level's method and a recommendation.
+//!    Previews and searches run on the confidential data or a public proxy ([`proxy`]).
 //! 6. **Release**: one draw with fresh OS randomness, its public tables and checks;
 //!    approve and export (the same code as `coco release`) or discard. Every draw shown
 //!    is recorded in the privacy-loss ledger.
@@ -32,6 +35,7 @@ pub mod app;
 pub mod input;
 pub mod keymap;
 pub mod overview;
+pub mod proxy;
 pub mod runtime;
 pub mod screens;
 pub mod search;

@@ -11,8 +11,11 @@ use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{Method, Tail, noise_variance};
 use crate::histogram::Size;
 use crate::privacy::{Epsilon, Rounding};
+use crate::proxy::Proxy;
 use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+use crate::release::tuning::Tuning;
+use crate::tradeoff::PreviewData;
 
 use super::overview::Overview;
 
@@ -161,10 +164,19 @@ pub struct Session {
     pub plan_file: Option<PathBuf>,
     pub figures: Vec<LevelFigures>,
     pub ledger: LedgerStatus,
+    /// The public proxy previews and the trade-off search run on (`None`: the
+    /// confidential data).
+    pub proxy: Option<Arc<Proxy>>,
+    /// Results measured against the confidential data have been shown: from then on
+    /// the plan is recorded as tuned on confidential previews.
+    pub confidential_previews: bool,
+    /// Results measured on a proxy have been shown: edits from then on are proxy tuning.
+    pub proxy_previews: bool,
 }
 
 impl Session {
-    /// A session with a uniform plan of total ε = 1, `hc` everywhere, K = 10000.
+    /// A session with coco's public default plan (`coco plan` without options: total
+    /// ε = 1 split evenly, each level's method from its public `G`, K = 10000).
     /// Computes the dataset's [`Overview`] first: at scale, call [`Session::open`] with
     /// an overview computed off the UI thread instead.
     pub fn new(dataset: Arc<Dataset>, ledger: Option<&Ledger>) -> Session {
@@ -174,13 +186,14 @@ impl Session {
 
     /// [`Session::new`] with the dataset's overview already computed.
     pub fn open(dataset: Arc<Dataset>, overview: Overview, ledger: Option<&Ledger>) -> Session {
-        let plan = ReleasePlan::uniform(
+        let plan = crate::release::defaults::public_default(
             &dataset.hierarchy,
+            |id| dataset.groups(id),
             &one(),
-            Method::Hc,
             MaxSize::Fixed(DEFAULT_MAX_SIZE),
         )
-        .expect("ε = 1 split over the levels, hc, K = 10000 keeps every plan rule");
+        .expect("ε = 1 split over the levels, the default methods, K = 10000 keep every plan rule")
+        .plan;
         let status = LedgerStatus::read(ledger, &overview.identity);
         let mut s = Session {
             overview,
@@ -191,6 +204,9 @@ impl Session {
             plan_file: None,
             figures: Vec::new(),
             ledger: status,
+            proxy: None,
+            confidential_previews: false,
+            proxy_previews: false,
         };
         s.figures = s.compute_figures();
         s
@@ -222,6 +238,78 @@ impl Session {
     fn changed(&mut self) {
         self.revision += 1;
         self.figures = self.compute_figures();
+        let edited = self.plan.tuning().edited();
+        self.plan.set_tuning(self.tuned(edited));
+    }
+
+    /// `tuning` made no better than what this session has shown the operator.
+    fn tuned(&self, tuning: Tuning) -> Tuning {
+        if self.confidential_previews {
+            tuning.worse(Tuning::ConfidentialPreviews)
+        } else if self.proxy_previews && tuning.is_public() {
+            tuning.worse(Tuning::Proxy)
+        } else {
+            tuning
+        }
+    }
+
+    /// What previews and searches run on: the proxy when one is chosen, else the
+    /// confidential dataset.
+    pub fn preview_target(&self) -> (Arc<Dataset>, PreviewData) {
+        match &self.proxy {
+            Some(p) => (
+                p.dataset.clone(),
+                PreviewData::Proxy {
+                    label: p.label.clone(),
+                },
+            ),
+            None => (self.dataset.clone(), PreviewData::Confidential),
+        }
+    }
+
+    /// Chooses the proxy previews run on (`None`: the confidential data).
+    pub fn set_proxy(&mut self, proxy: Option<Arc<Proxy>>) {
+        self.proxy = proxy;
+    }
+
+    /// Notes that results measured on `data` were shown: after confidential ones the
+    /// plan is recorded as tuned on confidential previews (its results stay current).
+    pub fn saw_results(&mut self, data: &PreviewData) {
+        match data {
+            PreviewData::Confidential => {
+                self.confidential_previews = true;
+                self.plan
+                    .set_tuning(self.plan.tuning().worse(Tuning::ConfidentialPreviews));
+            }
+            PreviewData::Proxy { .. } => self.proxy_previews = true,
+        }
+    }
+
+    /// Puts a recommended plan's budgets and methods into the plan (K, consistency
+    /// and fits as they are), all or nothing; the tuning records where the
+    /// recommendation was computed.
+    pub fn apply_recommended(
+        &mut self,
+        recommended: &ReleasePlan,
+        data: &PreviewData,
+    ) -> Result<(), String> {
+        let mut plan = self.plan.clone();
+        let budgets = recommended
+            .levels()
+            .iter()
+            .map(|l| l.epsilon().clone())
+            .collect();
+        plan.set_budgets(budgets).map_err(|e| e.to_string())?;
+        for (i, l) in recommended.levels().iter().enumerate() {
+            plan.set_method(LevelId(i), l.method())
+                .map_err(|e| e.to_string())?;
+        }
+        self.plan = plan;
+        self.preset = Preset::Custom;
+        self.changed();
+        let tuning = self.plan.tuning().worse(data.tuning());
+        self.plan.set_tuning(tuning);
+        Ok(())
     }
 
     fn compute_figures(&self) -> Vec<LevelFigures> {
@@ -415,12 +503,15 @@ impl Session {
         self.changed();
     }
 
-    /// Replaces the plan (a validated plan read from a file).
+    /// Replaces the plan (a validated plan read from a file, with the tuning it
+    /// records, made no better than this session's previews allow).
     pub fn replace_plan(&mut self, plan: ReleasePlan, file: PathBuf) {
+        let tuning = plan.tuning();
         self.plan = plan;
         self.preset = Preset::Custom;
         self.plan_file = Some(file);
         self.changed();
+        self.plan.set_tuning(self.tuned(tuning));
     }
 
     pub fn refresh_ledger(&mut self, ledger: Option<&Ledger>) {

@@ -276,6 +276,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::ToggleMethod, "method"),
             (Action::SetTail, "tail"),
             (Action::MethodsDefault, "defaults"),
+            (Action::ApplyRecommendation, "recommended"),
             (Action::PresetUniform, "uniform"),
             (Action::PresetGeometric, "geometric"),
             (Action::SetMaxSize, "K"),
@@ -291,6 +292,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::NextNode, "region"),
             (Action::Search, "find"),
             (Action::ToggleView, "bars/lines"),
+            (Action::ChooseProxy, "proxy"),
         ],
         Context::Tradeoff => &[
             (Action::Run, "run"),
@@ -298,6 +300,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::Right, "level"),
             (Action::ToggleView, "sweep/frontier"),
             (Action::ApplyRecommendation, "apply"),
+            (Action::ChooseProxy, "proxy"),
             (Action::TypeTrials, "trials"),
         ],
         Context::Release => &[
@@ -325,8 +328,8 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
 }
 
 /// The hint bar: `? help` and `q quit`, then the screen's keys, on one line or, when
-/// they do not fit, two; then the other global keys (screens, open) where room is left
-/// (the help lists every key).
+/// they do not fit, more (at most three); then the other global keys (screens, open)
+/// where room is left (the help lists every key).
 pub fn hint_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let context = app.context();
     let width = width as usize;
@@ -366,23 +369,24 @@ pub fn hint_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let (essential, optional) = (items(essential), items(optional));
     let item_width =
         |(key, label): &(String, &str)| widgets::text_width(key) + widgets::text_width(label) + 3;
-    let total: usize = essential.iter().map(item_width).sum();
-    let rows = if total > width { 2 } else { 1 };
-    let mut lines = vec![Vec::new(); rows];
-    let mut row = 0;
+    // As many lines as the essential keys take (at most three), then the others where
+    // they fit.
+    const MOST: usize = 3;
+    let mut lines: Vec<Vec<Span<'static>>> = vec![Vec::new()];
     let mut used = 0;
     for (i, item) in essential.iter().chain(&optional).enumerate() {
         let len = item_width(item);
         if used + len > width {
-            if i >= essential.len() || row + 1 == rows {
+            if i >= essential.len() || lines.len() == MOST {
                 break;
             }
-            row += 1;
+            lines.push(Vec::new());
             used = 0;
         }
         used += len;
-        lines[row].push(Span::styled(item.0.clone(), theme::key()));
-        lines[row].push(Span::raw(format!(" {}  ", item.1)));
+        let row = lines.last_mut().expect("one line at least");
+        row.push(Span::styled(item.0.clone(), theme::key()));
+        row.push(Span::raw(format!(" {}  ", item.1)));
     }
     lines.into_iter().map(Line::from).collect()
 }
@@ -612,6 +616,12 @@ pub fn question(app: &App, question: &Confirm) -> String {
              file name.",
             path.display()
         ),
+        Confirm::ApplyConfidentialRecommendation => "This recommendation was computed from \
+             the CONFIDENTIAL data: a plan tuned on it publishes a function of the data \
+             outside the privacy guarantee, and is recorded as tuning = confidential-previews \
+             in the ledger and manifest. (A search on a public proxy keeps the tuning public.) \
+             Apply it?"
+            .to_string(),
     }
 }
 

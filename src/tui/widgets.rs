@@ -374,10 +374,11 @@ pub fn fit(text: &str, width: usize) -> String {
 
 /// A line cut to `width` cells, ending in "…" when cut (its spans keep their styles).
 pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
-    if line.width() <= width {
+    if line.width() <= width || width == 0 {
         return line;
     }
-    let mut left = width.saturating_sub(1);
+    // Room for the text, the ellipsis taking the last cell.
+    let mut left = width - 1;
     let mut spans = Vec::new();
     for span in line.spans {
         let w = span.width();
@@ -386,13 +387,19 @@ pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
             spans.push(span);
             continue;
         }
-        let cut = fit(&span.content, left + 1);
+        let mut cut = String::new();
+        for c in span.content.chars() {
+            let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if cw > left {
+                break;
+            }
+            left -= cw;
+            cut.push(c);
+        }
         spans.push(Span::styled(cut, span.style));
         break;
     }
-    if !spans.last().is_some_and(|s| s.content.ends_with('…')) && width > 0 {
-        spans.push(Span::raw("…"));
-    }
+    spans.push(Span::raw("…"));
     Line::from(spans).style(line.style)
 }
 
@@ -590,6 +597,11 @@ mod tests {
         assert_eq!(fit("東京都港区", 5), "東京…");
         let line = Line::from(vec![Span::raw("Files "), Span::raw("a.csv (1 bytes)")]);
         assert_eq!(fit_line(line.clone(), 12).to_string(), "Files a.csv…");
-        assert_eq!(fit_line(line, 40).to_string(), "Files a.csv (1 bytes)");
+        assert_eq!(
+            fit_line(line.clone(), 40).to_string(),
+            "Files a.csv (1 bytes)"
+        );
+        // A span that would just fill the width is cut too: the ellipsis needs a cell.
+        assert_eq!(fit_line(line, 6).to_string(), "Files…");
     }
 }

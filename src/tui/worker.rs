@@ -23,12 +23,13 @@ use crate::data::{Dataset, LevelId, LoadErrorKind, LoadProgress, NodeId};
 use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
+use crate::proxy::{self, Proxy, ProxySpec};
 use crate::release::ledger::{Ledger, Tool};
 use crate::release::plan::ReleasePlan;
 use crate::release::transaction::{
     ApproveError, Approved, PendingDraw, Recorded, Reservation, TransactionError,
 };
-use crate::tradeoff::{self, AllocationPoint, Frontier, Priority, SweepProgress};
+use crate::tradeoff::{self, AllocationPoint, Frontier, PreviewData, Priority, SweepProgress};
 
 use super::overview::Overview;
 use super::search::{self, Query};
@@ -44,6 +45,8 @@ pub enum JobKind {
     Preview,
     Sweep,
     Frontier,
+    /// Builds or loads a public proxy for previews.
+    Proxy,
     Draw,
     Export,
     Discard,
@@ -87,9 +90,17 @@ pub enum Job {
     },
     Frontier {
         dataset: Arc<Dataset>,
+        /// What `dataset` is: the confidential data or a proxy.
+        data: PreviewData,
         plan: ReleasePlan,
         trials: usize,
         seed: Option<u64>,
+    },
+    /// Builds the synthetic proxy of `dataset` from its public part, or loads a proxy
+    /// directory and checks its hierarchy against `dataset`'s.
+    Proxy {
+        spec: ProxySpec,
+        dataset: Arc<Dataset>,
     },
     /// Reserves (ledger locked, read fail-closed, caps checked) and draws with fresh OS
     /// randomness through the release transaction. The draw comes back pending: recorded,
@@ -113,6 +124,7 @@ impl Job {
             Job::Preview { .. } => JobKind::Preview,
             Job::Sweep { .. } => JobKind::Sweep,
             Job::Frontier { .. } => JobKind::Frontier,
+            Job::Proxy { .. } => JobKind::Proxy,
             Job::Draw { .. } => JobKind::Draw,
             Job::Export { .. } => JobKind::Export,
             Job::Discard { .. } => JobKind::Discard,
@@ -230,6 +242,7 @@ pub enum Update {
     Swept(Result<Vec<AllocationPoint>, String>),
     FrontierProgress(SweepProgress, TrialClock),
     Frontier(Result<Box<Frontier>, String>),
+    ProxyOpened(Result<Box<Proxy>, String>),
     DrawProgress {
         done: usize,
         total: usize,
@@ -248,6 +261,7 @@ impl Update {
             JobKind::Preview => Update::Previewed(Err(message)),
             JobKind::Sweep => Update::Swept(Err(message)),
             JobKind::Frontier => Update::Frontier(Err(message)),
+            JobKind::Proxy => Update::ProxyOpened(Err(message)),
             JobKind::Draw => Update::Drawn(Err(DrawFailure {
                 message,
                 recorded: None,
@@ -600,18 +614,25 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
         }
         Job::Frontier {
             dataset,
+            data,
             plan,
             trials,
             seed,
         } => {
             let clock = Clocked::new();
-            let result = frontier(&dataset, &plan, trials, seed, cancel, &|p| {
+            let result = frontier(&dataset, data, &plan, trials, seed, cancel, &|p| {
                 let (done, total) = sweep_trials(&p);
                 if let Some(c) = clock.tick(done, total) {
                     send(Update::FrontierProgress(p, c));
                 }
             });
             send(Update::Frontier(result.map(Box::new)));
+        }
+        Job::Proxy { spec, dataset } => {
+            let result = proxy::open(&spec, &dataset)
+                .map(Box::new)
+                .map_err(|e| e.to_string());
+            send(Update::ProxyOpened(result));
         }
         Job::Draw {
             dataset,
@@ -650,9 +671,10 @@ fn load(
     }
 }
 
-/// The frontier at the plan's total, with the recommendation for equal weights.
+/// The search at the plan's total, with the recommendation for equal weights.
 fn frontier(
     dataset: &Dataset,
+    data: PreviewData,
     plan: &ReleasePlan,
     trials: usize,
     seed: Option<u64>,
@@ -665,6 +687,7 @@ fn frontier(
     let shares = tradeoff::default_shares(depth);
     let mut f = tradeoff::frontier(
         dataset,
+        data,
         plan,
         &total,
         &shares,
@@ -676,7 +699,7 @@ fn frontier(
         progress,
     )
     .map_err(|e| e.to_string())?;
-    f.recommendation = tradeoff::recommend(&f, &Priority::Weights(vec![1.0; depth]));
+    tradeoff::decide(&mut f, &Priority::Weights(vec![1.0; depth]));
     Ok(f)
 }
 

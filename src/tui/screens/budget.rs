@@ -14,7 +14,6 @@ use crate::data::LevelId;
 use crate::estimate::Tail;
 use crate::histogram::Size;
 use crate::preview::fmt_num;
-use crate::privacy::Diagnostic;
 use crate::privacy::{Epsilon, Rounding};
 use crate::release::plan::{MaxSize, ReleasePlan, tail_groups};
 
@@ -113,6 +112,7 @@ pub fn update(app: &mut App, action: Action) {
             let r = session.apply_public_defaults();
             done(app, r);
         }
+        Action::ApplyRecommendation => super::tradeoff::apply_recommendation(app),
         Action::RatioUp | Action::RatioDown => {
             let r = session.step_ratio(action == Action::RatioUp);
             done(app, r);
@@ -299,7 +299,8 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let level = LevelId(app.budget.level.min(session.depth() - 1));
     let default = session.public_default(level);
     let follows = session.plan.levels()[level.0].method() == default.method;
-    let notes_text = vec![
+    let mut notes_text = recommendation_lines(app, session);
+    notes_text.extend([
         Line::from(vec![
             Span::styled(
                 format!(
@@ -333,8 +334,84 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 theme::dim(),
             ),
         ]),
-    ];
+    ]);
     frame.render_widget(Paragraph::new(notes_text).wrap(Wrap { trim: true }), notes);
+}
+
+/// The Trade-off search's recommendation beside the current plan, level by level, with
+/// the key that applies it; or how to get one.
+fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
+    let Some(result) = &app.tradeoff.frontier else {
+        return vec![Line::from(vec![
+            Span::styled("Recommendation ", theme::heading()),
+            Span::styled(
+                format!(
+                    "none yet (Trade-off screen: frontier {}, run {}; a public proxy first with {})",
+                    app.keymap.key(Context::Tradeoff, Action::ToggleView),
+                    app.keymap.key(Context::Tradeoff, Action::Run),
+                    app.keymap.key(Context::Tradeoff, Action::ChooseProxy),
+                ),
+                theme::dim(),
+            ),
+        ])];
+    };
+    let f = &result.frontier;
+    let Some(r) = &f.recommendation else {
+        return vec![super::tradeoff::recommendation_line(f, "")];
+    };
+    let levels: Vec<String> = session
+        .plan
+        .levels()
+        .iter()
+        .zip(r.budgets.iter().zip(&r.methods))
+        .map(|(now, (b, m))| {
+            let (e, method) = (
+                now.epsilon().to_string(),
+                crate::tradeoff::method_text(now.method()),
+            );
+            // Only what changes is said twice.
+            match (*b == e, *m == method) {
+                (true, true) => format!("{} {b} {m} (as now)", now.name()),
+                (false, true) => format!("{} {b} (now {e})", now.name()),
+                (true, false) => format!("{} {m} (now {method})", now.name()),
+                (false, false) => format!("{} {b} {m} (now {e} {method})", now.name()),
+            }
+        })
+        .collect();
+    let ratios: Vec<String> = r
+        .ratios
+        .iter()
+        .zip(&r.ratio_se)
+        .map(|(x, se)| crate::tradeoff::ratio_text(*x, *se))
+        .collect();
+    let (on, style) = match &f.data {
+        crate::tradeoff::PreviewData::Confidential => (
+            "computed on the CONFIDENTIAL data: applying it records tuning = confidential-previews"
+                .to_string(),
+            theme::confidential(),
+        ),
+        crate::tradeoff::PreviewData::Proxy { label } => (
+            format!("computed on the {label}: public tuning"),
+            theme::ok(),
+        ),
+    };
+    let mut head = vec![
+        Span::styled("Recommended ", theme::heading()),
+        Span::raw(format!("({} trials per plan) ", f.trials)),
+        Span::styled(on, style),
+    ];
+    if result.revision != session.revision {
+        head.push(Span::styled(" (for an earlier plan)", theme::dim()));
+    }
+    vec![
+        Line::from(head),
+        Line::raw(format!(
+            "{} — error vs bottom-up {}; {} applies it",
+            levels.join(" · "),
+            ratios.join(", "),
+            key(app, Action::ApplyRecommendation)
+        )),
+    ]
 }
 
 fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
@@ -369,6 +446,7 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             [
                 widgets::field("consistency", plan.consistency().name()),
                 widgets::field(" · merge", merge),
+                widgets::field(" · tuning", plan.tuning().name()),
                 widgets::field(
                     " · file",
                     session
@@ -380,6 +458,10 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             .concat(),
         ),
     ];
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|l| widgets::fit_line(l, area.width as usize))
+        .collect();
     frame.render_widget(Paragraph::new(lines), area);
 }
 
@@ -544,44 +626,31 @@ fn ledger_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
     }
     if let Some(hint) = tail_hint(session) {
         lines.push(Line::from(vec![
-            Span::styled("CONFIDENTIAL", theme::confidential()),
-            Span::raw(format!(" {hint}")),
+            Span::styled("Hint ", theme::heading()),
+            Span::raw(hint),
         ]));
     }
     lines
 }
 
-/// A confidential hint when some level measures plain `hc` and the root's largest groups
-/// are few and far above the rest: the case a tail is for.
+/// A hint from public figures only (the plan and `K`) when some level measures plain
+/// `hc` over many sizes: the case a tail is for.
 fn tail_hint(session: &Session) -> Option<String> {
     let above = crate::estimate::Tail::DEFAULT.above;
-    if !session
+    let k = session.fixed_max_size().filter(|&k| k > above + 1)?;
+    let plain: Vec<&str> = session
         .plan
         .levels()
         .iter()
-        .any(|l| l.method() == crate::estimate::Method::Hc)
-        || session.plan.max_size().bound().is_some_and(|k| k <= above)
-    {
-        return None;
-    }
-    let root = session
-        .dataset
-        .truth()
-        .for_diagnostic(Diagnostic::Panel)
-        .node(crate::data::NodeId::ROOT);
-    let large: u64 = root
-        .pairs()
-        .iter()
-        .filter(|&&(size, _)| size > above)
-        .map(|&(_, count)| count)
-        .sum();
-    let limit = u64::from(crate::estimate::Tail::DEFAULT.groups);
-    (1..=limit).contains(&large).then(|| {
+        .filter(|l| l.method() == crate::estimate::Method::Hc)
+        .map(|l| l.name())
+        .collect();
+    (!plain.is_empty()).then(|| {
         format!(
-            "{} of the {} groups lie above size {above} (the largest {}): a tail (m, or T to set L) measures them by their sizes at no extra ε, far better than hc",
-            int(large),
-            int(root.groups()),
-            int(u64::from(root.max_size().unwrap_or(0))),
+            "{} measure{} plain hc over K + 1 = {} sizes: a tail measures sizes above {above} as each region's largest groups at the same ε, as coco's default does (public figures only)",
+            plain.join(", "),
+            if plain.len() == 1 { "s" } else { "" },
+            int(u64::from(k) + 1),
         )
     })
 }

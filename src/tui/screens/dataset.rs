@@ -9,9 +9,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
-use crate::data::NodeId;
 use crate::inspect::LevelSummary;
-use crate::privacy::Diagnostic;
 use crate::release::plan::MaxSize;
 
 use super::super::action::{Action, Context};
@@ -36,36 +34,22 @@ pub fn update(app: &mut App, action: Action) {
     }
 }
 
-/// What the plan's K means for this dataset (confidential: uses the largest true size).
-fn max_size_text(session: &Session) -> Vec<Span<'static>> {
-    let root = session
-        .dataset
-        .truth()
-        .for_diagnostic(Diagnostic::Inspect)
-        .node(NodeId::ROOT);
-    let largest = root.max_size().unwrap_or(0);
+/// The plan's K, a published parameter. Nothing computed from the true sizes stands
+/// beside it: a K chosen by looking at the largest true group would publish that size
+/// outside the guarantee (the table's confidential "largest" column is description,
+/// not advice).
+fn max_size_text(app: &App, session: &Session) -> Vec<Span<'static>> {
+    let estimate = app.keymap.key(Context::Budget, Action::EstimateMaxSize);
     match &session.plan.max_size() {
         MaxSize::Fixed(k) => {
-            let above: u64 = root
-                .pairs()
-                .iter()
-                .filter(|(s, _)| s > k)
-                .map(|(_, c)| c)
-                .sum();
             let mut spans = widgets::field(
                 "K in force",
                 format!("{} (fixed, public)", int(u64::from(*k))),
             );
-            spans.push(Span::raw(format!(
-                " · largest true group {} · {}",
-                int(u64::from(largest)),
-                if above == 0 {
-                    "no group is top-coded".to_string()
-                } else {
-                    format!("{} groups top-coded to K", int(above))
-                }
-            )));
-            spans.push(Span::styled(" *", theme::confidential()));
+            spans.push(Span::styled(
+                format!(" · published: choose it without the true sizes, or {estimate} (Budget)"),
+                theme::dim(),
+            ));
             spans
         }
         MaxSize::Estimate { epsilon } => widgets::field(
@@ -103,7 +87,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         ),
         Line::from(
             [
-                widgets::field("Groups form", summary.form_description),
+                widgets::field("Groups form", summary.form_description.clone()),
                 widgets::field(
                     " · ledger key",
                     format!("{}… (content)", &summary.content_digest[..12]),
@@ -112,7 +96,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             .concat(),
         ),
         Line::from(widgets::field("Files", files.join(", "))),
-        Line::from(max_size_text(session)),
+        Line::from(max_size_text(app, session)),
     ];
     let head_lines: Vec<Line> = head_lines
         .into_iter()

@@ -1,9 +1,12 @@
 //! The Preview screen: the plan's error over trials, against the true data.
-//! CONFIDENTIAL DIAGNOSTICS, labelled as such everywhere they appear.
+//! CONFIDENTIAL DIAGNOSTICS, labelled as such everywhere they appear — or against a
+//! public proxy with the same hierarchy (`p`, [`super::super::proxy`]), which keeps a
+//! plan tuned on it public.
 //!
 //! Trials run in the background ([`crate::preview::preview`]); the screen stays usable
 //! and results from a plan that has changed since the run started are marked stale.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ratatui::Frame;
@@ -12,10 +15,11 @@ use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, Wrap};
 
-use crate::data::NodeId;
+use crate::data::{Dataset as Data, NodeId};
 use crate::histogram::HistRef;
 use crate::preview::{PreviewOptions, PreviewProgress, PreviewReport, fmt_num};
 use crate::privacy::Diagnostic;
+use crate::tradeoff::PreviewData;
 
 use super::super::action::{Action, Context};
 use super::super::app::{App, Command, DEFAULT_PREVIEW_SEED, InputPurpose, retire};
@@ -29,11 +33,14 @@ use super::hierarchy;
 pub const BANNER: &str = "CONFIDENTIAL DIAGNOSTICS: errors measured against the true data, for the operator's decision only. Not differentially private: never publish them.";
 
 /// A run in progress.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Running {
     /// The plan revision it runs.
     pub revision: u64,
     pub progress: Option<(PreviewProgress, TrialClock)>,
+    /// What it runs on: the confidential dataset or a proxy.
+    pub data: PreviewData,
+    pub dataset: Arc<Data>,
 }
 
 /// A finished run.
@@ -44,6 +51,9 @@ pub struct PreviewResult {
     pub seed: Option<u64>,
     /// How long its trials took, all together.
     pub took: Option<Duration>,
+    /// What it ran on (the overlay's truth is this dataset's).
+    pub data: PreviewData,
+    pub dataset: Arc<Data>,
 }
 
 #[derive(Clone, Debug)]
@@ -96,8 +106,9 @@ pub fn toggle_seed(app: &mut App) {
 /// Starts a preview of the current plan (a running one is cancelled: latest wins).
 pub fn start(app: &mut App) {
     let Some(session) = &app.session else { return };
+    let (dataset, data) = session.preview_target();
     let job = Job::Preview {
-        dataset: session.dataset.clone(),
+        dataset: dataset.clone(),
         plan: session.plan.clone(),
         options: PreviewOptions {
             trials: app.preview.trials,
@@ -110,6 +121,8 @@ pub fn start(app: &mut App) {
     app.preview.running = Some(Running {
         revision: session.revision,
         progress: None,
+        data,
+        dataset,
     });
     app.preview.error = None;
     app.outbox.push(Command::Start(job));
@@ -144,6 +157,7 @@ pub fn update(app: &mut App, action: Action) {
             "",
         ),
         Action::ToggleView => app.preview.cumulative = !app.preview.cumulative,
+        Action::ChooseProxy => super::super::proxy::ask(app),
         Action::LogScale => app.hierarchy.log_scale = !app.hierarchy.log_scale,
         Action::FewerSizes => {
             app.hierarchy.window = hierarchy::step_window(app.hierarchy.window, false)
@@ -170,6 +184,9 @@ pub fn receive(app: &mut App, update: Update) {
             };
             match result {
                 Ok(report) => {
+                    if let Some(s) = &mut app.session {
+                        s.saw_results(&run.data);
+                    }
                     let took = run.progress.map(|(_, clock)| clock.finished_time());
                     // The last trial's histograms of every region: freed off the UI thread.
                     retire(state.result.replace(PreviewResult {
@@ -177,6 +194,8 @@ pub fn receive(app: &mut App, update: Update) {
                         revision: run.revision,
                         seed: app.preview_seed,
                         took,
+                        data: run.data,
+                        dataset: run.dataset,
                     }));
                 }
                 Err(e) if e == "cancelled" => app.info("preview cancelled"),
@@ -224,8 +243,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     ])
     .areas(area);
     frame.render_widget(Paragraph::new(notes).wrap(Wrap { trim: true }), notes_area);
+    let shown = app.preview.result.as_ref().map(|r| r.data.clone());
+    let (text, style) =
+        super::super::proxy::banner(&shown.unwrap_or_else(|| session.preview_target().1));
     frame.render_widget(
-        Paragraph::new(Line::styled(BANNER, theme::confidential())).wrap(Wrap { trim: true }),
+        Paragraph::new(Line::styled(text, style)).wrap(Wrap { trim: true }),
         banner,
     );
     render_status(frame, status, app, session);
@@ -247,6 +269,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         app,
         &result.report,
         app.preview.stale(session),
+        &result.data,
     );
     let [bars, overlay] =
         Layout::horizontal([Constraint::Percentage(40), Constraint::Percentage(60)]).areas(lower);
@@ -289,6 +312,9 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             None => "OS randomness".into(),
         },
     ));
+    let (target, style) = super::super::proxy::target_text(app, Context::Preview);
+    spans.push(Span::raw(" · "));
+    spans.push(Span::styled(target, style));
     if let Some(r) = &state.result {
         spans.extend(widgets::field(
             " · shown:",
@@ -327,7 +353,22 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     );
 }
 
-fn render_table(frame: &mut Frame, area: Rect, app: &App, report: &PreviewReport, stale: bool) {
+/// The label of figures measured on `data`, for titles.
+fn data_label(data: &PreviewData) -> Span<'static> {
+    match data {
+        PreviewData::Confidential => Span::styled(" CONFIDENTIAL ", theme::confidential()),
+        PreviewData::Proxy { .. } => Span::styled(" PUBLIC PROXY ", theme::ok()),
+    }
+}
+
+fn render_table(
+    frame: &mut Frame,
+    area: Rect,
+    app: &App,
+    report: &PreviewReport,
+    stale: bool,
+    data: &PreviewData,
+) {
     // The method column goes first when the screen is narrow.
     let method_width = report
         .levels
@@ -391,7 +432,7 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, report: &PreviewReport
     if stale {
         title.push(Span::styled(" STALE ", theme::stale()));
     }
-    title.push(Span::styled(" CONFIDENTIAL ", theme::confidential()));
+    title.push(data_label(data));
     let block = widgets::block(Line::from(title));
     let fitted = Columns::fit(
         &cols,
@@ -493,23 +534,30 @@ fn render_overlay(
     report: &PreviewReport,
 ) {
     let id = app.hierarchy.selected;
-    let block = widgets::block(widgets::confidential_title(&format!(
+    let title = format!(
         "{} · last trial ({} {} region, {} view)",
         session.dataset.hierarchy.display_id(id),
         key(app, Action::PrevNode),
         key(app, Action::NextNode),
         key(app, Action::ToggleView)
-    )));
+    );
+    let block = widgets::block(match app.preview.result.as_ref().map(|r| &r.data) {
+        Some(data @ PreviewData::Proxy { .. }) => {
+            Line::from(vec![Span::raw(format!(" {title} ")), data_label(data)])
+        }
+        _ => widgets::confidential_title(&title),
+    });
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(last) = &report.last_trial else {
         return;
     };
-    let truth = session
-        .dataset
-        .truth()
-        .for_diagnostic(Diagnostic::Panel)
-        .node(id);
+    let on = app
+        .preview
+        .result
+        .as_ref()
+        .map_or(&session.dataset, |r| &r.dataset);
+    let truth = on.truth().for_diagnostic(Diagnostic::Panel).node(id);
     let noisy = last.independent.get(id.index());
     let consistent = last.consistent.get(id.index());
     let [legend, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(inner);

@@ -443,6 +443,7 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 widgets::field("total ε =", total),
                 widgets::field(" · K", k),
                 widgets::field(" · consistency", plan.consistency().name()),
+                widgets::field(" · tuning", plan.tuning().name()),
             ]
             .concat(),
         ),

@@ -4,8 +4,13 @@
 //!   and every level's mean error of the consistent release, on log axes, the current
 //!   choice marked ([`crate::tradeoff::sweep_level`]).
 //! * Frontier: at the plan's total, per-level error as the leaves' share grows, beside
-//!   the bottom-up baseline, and the recommended allocation
+//!   the bottom-up baseline, and the plan recommended by a search over each level's
+//!   method and the split of ε, never one bottom-up or another plan dominates
 //!   ([`crate::tradeoff::frontier`], [`crate::tradeoff::recommend`] with equal weights).
+//!
+//! Both run on the confidential data or on a public proxy (`p`, [`super::super::proxy`]);
+//! the banner says which, and applying a recommendation computed on the confidential
+//! data asks first and records the plan as tuned on confidential previews.
 
 use std::time::Instant;
 
@@ -18,16 +23,17 @@ use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Ta
 
 use crate::data::LevelId;
 use crate::preview::fmt_num;
-use crate::privacy::Epsilon;
-use crate::tradeoff::{AllocationPoint, Frontier, SWEEP_FACTORS, SweepProgress};
+use crate::tradeoff::{
+    AllocationPoint, Frontier, PreviewData, SWEEP_FACTORS, SweepProgress, ratio_text,
+};
 
 use super::super::action::{Action, Context};
-use super::super::app::{App, Command, InputPurpose};
+use super::super::app::{App, Command, Confirm, InputPurpose, Overlay};
 use super::super::session::Session;
 use super::super::theme;
 use super::super::widgets::{self, stat};
 use super::super::worker::{Job, JobKind, TrialClock, Update};
-use super::preview::{BANNER, toggle_seed};
+use super::preview::toggle_seed;
 
 /// Which chart is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,12 +43,14 @@ pub enum View {
 }
 
 /// A run in progress.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Running {
     pub revision: u64,
     /// The level swept (for a sweep).
     pub level: usize,
     pub progress: Option<(SweepProgress, TrialClock)>,
+    /// What it runs on.
+    pub data: PreviewData,
 }
 
 #[derive(Clone, Debug)]
@@ -50,6 +58,7 @@ pub struct SweepResult {
     pub level: usize,
     pub points: Vec<AllocationPoint>,
     pub revision: u64,
+    pub data: PreviewData,
 }
 
 #[derive(Clone, Debug)]
@@ -82,7 +91,7 @@ impl TradeoffState {
         TradeoffState {
             level: depth.saturating_sub(1),
             view: View::Sweep,
-            trials: 3,
+            trials: 5,
             sweep: None,
             frontier: None,
             sweep_run: None,
@@ -133,6 +142,7 @@ pub fn update(app: &mut App, action: Action) {
         }
         Action::ToggleSeed => toggle_seed(app),
         Action::ApplyRecommendation => apply_recommendation(app),
+        Action::ChooseProxy => super::super::proxy::ask(app),
         _ => {}
     }
 }
@@ -141,16 +151,18 @@ pub fn update(app: &mut App, action: Action) {
 fn start(app: &mut App) {
     let Some(session) = &app.session else { return };
     let state = &mut app.tradeoff;
+    let (dataset, data) = session.preview_target();
     let running = Some(Running {
         revision: session.revision,
         level: state.level,
         progress: None,
+        data: data.clone(),
     });
     let job = match state.view {
         View::Sweep => {
             state.sweep_run = running;
             Job::Sweep {
-                dataset: session.dataset.clone(),
+                dataset,
                 plan: session.plan.clone(),
                 level: LevelId(state.level),
                 trials: state.trials,
@@ -160,7 +172,8 @@ fn start(app: &mut App) {
         View::Frontier => {
             state.frontier_run = running;
             Job::Frontier {
-                dataset: session.dataset.clone(),
+                dataset,
+                data,
                 plan: session.plan.clone(),
                 trials: state.trials,
                 seed: app.preview_seed,
@@ -170,31 +183,61 @@ fn start(app: &mut App) {
     app.outbox.push(Command::Start(job));
 }
 
-fn apply_recommendation(app: &mut App) {
-    let Some(session) = &mut app.session else {
-        return;
-    };
-    let Some(rec) = app
-        .tradeoff
-        .frontier
-        .as_ref()
-        .and_then(|f| f.frontier.recommendation.as_ref())
-    else {
-        let (v, r) = (key(app, Action::ToggleView), key(app, Action::Run));
+/// Puts the search's recommendation into the plan: at once when it was computed on a
+/// proxy, after a question when on the confidential data (the Trade-off and Budget
+/// screens' key).
+pub fn apply_recommendation(app: &mut App) {
+    let Some(f) = app.tradeoff.frontier.as_ref() else {
+        let v = app.keymap.key(Context::Tradeoff, Action::ToggleView);
+        let r = app.keymap.key(Context::Tradeoff, Action::Run);
         app.warn(format!(
-            "no recommendation yet: show the frontier ({v}) and run it ({r})"
+            "no recommendation yet: on the Trade-off screen, show the frontier ({v}) and run it ({r})"
         ));
         return;
     };
-    let budgets: Result<Vec<Epsilon>, _> = rec.budgets.iter().map(|b| Epsilon::parse(b)).collect();
-    let result = budgets
-        .map_err(|e| e.to_string())
-        .and_then(|b| session.set_budgets(b));
-    match result {
+    if f.frontier.recommendation.is_none() {
+        let why = f
+            .frontier
+            .verdict
+            .clone()
+            .unwrap_or_else(|| "the search recommends no plan".into());
+        app.warn(why);
+        return;
+    }
+    match f.frontier.data {
+        PreviewData::Confidential => {
+            app.overlay = Some(Overlay::Confirm(Confirm::ApplyConfidentialRecommendation));
+        }
+        PreviewData::Proxy { .. } => apply_recommendation_now(app),
+    }
+}
+
+/// Puts the recommended budgets and methods into the plan.
+pub fn apply_recommendation_now(app: &mut App) {
+    let Some(session) = &mut app.session else {
+        return;
+    };
+    let Some((rec, data)) = app.tradeoff.frontier.as_ref().and_then(|f| {
+        f.frontier
+            .recommendation
+            .as_ref()
+            .map(|r| (r, &f.frontier.data))
+    }) else {
+        return;
+    };
+    match session.apply_recommended(&rec.plan, data) {
         Ok(()) => {
-            session.preset = super::super::session::Preset::Custom;
-            let text = rec.budgets.join(" / ");
-            app.info(format!("plan budgets set to the recommendation: {text}"));
+            let levels: Vec<String> = rec
+                .budgets
+                .iter()
+                .zip(&rec.methods)
+                .map(|(b, m)| format!("{b} {m}"))
+                .collect();
+            let tuning = session.plan.tuning();
+            app.info(format!(
+                "plan set to the recommendation: {} (tuning: {tuning})",
+                levels.join(" / ")
+            ));
         }
         Err(e) => app.error(e),
     }
@@ -226,10 +269,14 @@ pub fn receive(app: &mut App, update: Update) {
             };
             match result {
                 Ok(points) => {
+                    if let Some(s) = &mut app.session {
+                        s.saw_results(&run.data);
+                    }
                     state.sweep = Some(SweepResult {
                         level: run.level,
                         points,
                         revision: run.revision,
+                        data: run.data,
                     })
                 }
                 Err(e) => {
@@ -244,6 +291,9 @@ pub fn receive(app: &mut App, update: Update) {
             };
             match result {
                 Ok(frontier) => {
+                    if let Some(s) = &mut app.session {
+                        s.saw_results(&frontier.data);
+                    }
                     state.frontier = Some(FrontierResult {
                         frontier,
                         revision: run.revision,
@@ -284,8 +334,18 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Constraint::Min(0),
     ])
     .areas(area);
+    let shown = match app.tradeoff.view {
+        View::Sweep => app.tradeoff.sweep.as_ref().map(|s| s.data.clone()),
+        View::Frontier => app
+            .tradeoff
+            .frontier
+            .as_ref()
+            .map(|f| f.frontier.data.clone()),
+    };
+    let (text, style) =
+        super::super::proxy::banner(&shown.unwrap_or_else(|| session.preview_target().1));
     frame.render_widget(
-        Paragraph::new(Line::styled(BANNER, theme::confidential())).wrap(Wrap { trim: true }),
+        Paragraph::new(Line::styled(text, style)).wrap(Wrap { trim: true }),
         banner,
     );
     render_status(frame, status, app, session);
@@ -396,6 +456,9 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         app.preview_seed
             .map_or("OS randomness".into(), |s| s.to_string()),
     ));
+    let (target, style) = super::super::proxy::target_text(app, Context::Tradeoff);
+    spans.push(Span::raw(" · "));
+    spans.push(Span::styled(target, style));
     let revision = match state.view {
         View::Sweep => state.sweep.as_ref().map(|s| s.revision),
         View::Frontier => state.frontier.as_ref().map(|f| f.revision),
@@ -533,7 +596,8 @@ pub fn sweep_chart(sweep: &SweepResult, levels: usize) -> ChartData {
 }
 
 /// The frontier: leaf share in percent against log error, bottom-up as a dotted
-/// horizontal line per level, the recommended point marked.
+/// horizontal line per level, the recommended plan marked (on the line, or off it when
+/// its methods differ from the plan's).
 pub fn frontier_chart(f: &Frontier) -> ChartData {
     let n = f.levels.len();
     let lines: Vec<Vec<(f64, f64)>> = (0..n)
@@ -544,9 +608,13 @@ pub fn frontier_chart(f: &Frontier) -> ChartData {
                 .collect()
         })
         .collect();
-    let (x0, x1) = f.points.iter().fold((100.0f64, 0.0f64), |(a, b), p| {
-        (a.min(p.x * 100.0), b.max(p.x * 100.0))
-    });
+    let rec_x = f.recommendation.as_ref().map(|r| r.x * 100.0);
+    let (x0, x1) = f
+        .points
+        .iter()
+        .map(|p| p.x * 100.0)
+        .chain(rec_x)
+        .fold((100.0f64, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
     let (x0, x1) = if x1 - x0 < 1e-9 {
         (x0 - 1.0, x1 + 1.0)
     } else {
@@ -561,12 +629,11 @@ pub fn frontier_chart(f: &Frontier) -> ChartData {
                 .collect()
         })
         .collect();
-    let marks = lines
-        .iter()
-        .map(|s| {
+    let marks = (0..n)
+        .map(|l| {
             f.recommendation
                 .as_ref()
-                .and_then(|r| s.get(r.point).copied())
+                .map(|r| (r.x * 100.0, lg(r.consistent[l].mean)))
                 .into_iter()
                 .collect()
         })
@@ -575,7 +642,12 @@ pub fn frontier_chart(f: &Frontier) -> ChartData {
         f.points
             .iter()
             .flat_map(|p| p.consistent.iter().map(|c| c.mean))
-            .chain(f.bottom_up.iter().map(|b| b.mean)),
+            .chain(f.bottom_up.iter().map(|b| b.mean))
+            .chain(
+                f.recommendation
+                    .iter()
+                    .flat_map(|r| r.consistent.iter().map(|c| c.mean)),
+            ),
     );
     ChartData {
         lines,
@@ -703,8 +775,21 @@ fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, n
 }
 
 fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply_key: &str) {
-    let [main, rec] = Layout::vertical([Constraint::Min(6), Constraint::Length(2)]).areas(area);
-    let (chart_area, table_area) = split(main, f.points.len() as u16 + 1);
+    let [main, rec] = Layout::vertical([Constraint::Min(6), Constraint::Length(3)]).areas(area);
+    let rec_index = f.recommendation.as_ref().map(|r| r.candidate);
+    // The recommended (★) and current (cur) plans get rows of their own when off the
+    // line (their methods differ from the plan's); the line below names the methods.
+    let extra: Vec<(usize, &str)> = [(rec_index, "★"), (f.current, "cur")]
+        .into_iter()
+        .filter_map(|(i, what)| i.map(|i| (i, what)))
+        .filter(|(i, _)| !f.point_candidates.contains(i))
+        .fold(Vec::new(), |mut v, (i, what)| {
+            if !v.iter().any(|(j, _)| *j == i) {
+                v.push((i, what));
+            }
+            v
+        });
+    let (chart_area, table_area) = split(main, (f.points.len() + extra.len()) as u16 + 1);
     let data = frontier_chart(f);
     frame.render_widget(
         chart(
@@ -726,12 +811,15 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let star = f.recommendation.as_ref().is_some_and(|r| r.point == i);
+            let c = f.point_candidates.get(i).copied();
+            let star = c.is_some() && c == rec_index;
+            let current = c.is_some() && c == f.current;
             let mut cells = vec![
                 Cell::from(format!(
-                    "{:.0}%{}",
+                    "{:.0}%{}{}",
                     p.x * 100.0,
-                    if star { " ★" } else { "" }
+                    if star { " ★" } else { "" },
+                    if current { " cur" } else { "" }
                 )),
                 Cell::from(
                     p.budgets
@@ -750,11 +838,32 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
             }
         })
         .collect();
+    for (i, what) in &extra {
+        let c = &f.candidates[*i];
+        let mut cells = vec![
+            Cell::from(format!("{:.0}% {what}", c.x * 100.0)),
+            Cell::from(
+                c.budgets
+                    .iter()
+                    .map(|b| widgets::epsilon_text(app, b))
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+            ),
+        ];
+        cells.extend(c.consistent.iter().map(|s| Cell::from(stat(*s))));
+        let row = Row::new(cells);
+        rows.push(if Some(*i) == rec_index {
+            row.style(theme::heading())
+        } else {
+            row
+        });
+    }
     let mut bu = vec![
         Cell::from("bottom-up"),
         Cell::from(format!(
-            "all {} on the leaves",
-            widgets::epsilon_text(app, &f.total_epsilon)
+            "all {} on the leaves, {}",
+            widgets::epsilon_text(app, &f.total_epsilon),
+            f.bottom_up_method
         )),
     ];
     bu.extend(f.bottom_up.iter().map(|b| Cell::from(stat(*b))));
@@ -762,7 +871,17 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     let mut widths = vec![Constraint::Length(10), Constraint::Length(31)];
     widths.extend(f.levels.iter().map(|_| Constraint::Length(15)));
     let all = rows.len();
-    let focus = f.recommendation.as_ref().map_or(0, |r| r.point);
+    // The recommended row: on the line, or among the rows of its own after it.
+    let focus = rec_index
+        .and_then(|r| {
+            f.point_candidates.iter().position(|c| *c == r).or_else(|| {
+                extra
+                    .iter()
+                    .position(|(i, _)| *i == r)
+                    .map(|e| f.points.len() + e)
+            })
+        })
+        .unwrap_or(0);
     let shown = shown_rows(all, table_area.height, focus);
     let rows: Vec<Row> = rows
         .into_iter()
@@ -774,31 +893,69 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
             .header(Row::new(header).style(theme::heading()))
             .block(widgets::block(rows_title(
                 &format!(
-                    "Frontier at total ε = {} ({} trial(s) per point)",
+                    "Frontier at total ε = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
                     widgets::epsilon_text(app, &f.total_epsilon),
-                    f.trials
+                    f.trials,
+                    f.candidates.len()
                 ),
                 &shown,
                 all,
             ))),
         table_area,
     );
-    let text = match &f.recommendation {
-        Some(r) => {
-            let ratios: Vec<String> = r.ratios.iter().map(|x| format!("{x:.2}×")).collect();
-            Line::from(vec![
+    frame.render_widget(
+        Paragraph::new(recommendation_line(f, apply_key)).wrap(Wrap { trim: true }),
+        rec,
+    );
+}
+
+/// The recommendation in one line: the plan, its error against bottom-up with the
+/// uncertainty, where it was computed and the key that applies it; or why there is
+/// none.
+pub fn recommendation_line(f: &Frontier, apply_key: &str) -> Line<'static> {
+    match (&f.recommendation, &f.verdict) {
+        (Some(r), _) => {
+            let levels: Vec<String> = r
+                .budgets
+                .iter()
+                .zip(&r.methods)
+                .map(|(b, m)| format!("{b} {m}"))
+                .collect();
+            let ratios: Vec<String> = r
+                .ratios
+                .iter()
+                .zip(&r.ratio_se)
+                .map(|(x, se)| ratio_text(*x, *se))
+                .collect();
+            let (on, style) = match &f.data {
+                PreviewData::Confidential => (
+                    "computed on the CONFIDENTIAL data".to_string(),
+                    theme::confidential(),
+                ),
+                PreviewData::Proxy { label } => (format!("computed on the {label}"), theme::ok()),
+            };
+            let mut spans = vec![
                 Span::styled("★ Recommended ", theme::heading()),
                 Span::raw(format!(
-                    "{} — error vs bottom-up per level {}; {} puts these budgets in the plan",
-                    r.budgets.join(" / "),
+                    "{}{} — error vs bottom-up per level {}; ",
+                    if r.is_current {
+                        "(the current plan) "
+                    } else {
+                        ""
+                    },
+                    levels.join(" / "),
                     ratios.join(", "),
-                    apply_key
                 )),
-            ])
+                Span::styled(on, style),
+            ];
+            if !r.is_current {
+                spans.push(Span::raw(format!("; {apply_key} puts it in the plan")));
+            }
+            Line::from(spans)
         }
-        None => Line::raw("no recommendation"),
-    };
-    frame.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), rec);
+        (None, Some(v)) => Line::styled(format!("No recommendation: {v}"), theme::warning()),
+        (None, None) => Line::raw("no recommendation"),
+    }
 }
 
 #[cfg(test)]
@@ -842,6 +999,7 @@ mod tests {
             level: 1,
             points,
             revision: 0,
+            data: PreviewData::Confidential,
         };
         let data = sweep_chart(&sweep, 2);
         assert_eq!(data.lines.len(), 2);
@@ -854,24 +1012,44 @@ mod tests {
 
     #[test]
     fn the_frontier_chart_draws_bottom_up_flat_and_marks_the_recommendation() {
+        let plan = crate::release::plan::ReleasePlan::parse(
+            "max_size = 10\n",
+            std::path::Path::new("p.toml"),
+        )
+        .unwrap();
         let f = Frontier {
-            notice: "",
+            notice: String::new(),
+            data: PreviewData::Confidential,
             total_epsilon: "1".into(),
             levels: vec!["a".into(), "b".into()],
             points: vec![point(0.5, &[50.0, 30.0]), point(0.8, &[80.0, 12.0])],
+            point_candidates: vec![0, 1],
+            candidates: vec![],
+            current: None,
             bottom_up: vec![stat(100.0), stat(10.0)],
+            bottom_up_method: "hc".into(),
+            bottom_up_variants: vec![],
             trials: 1,
+            // Off the line (other methods), at a share of 60%.
             recommendation: Some(Recommendation {
-                point: 1,
+                candidate: 2,
+                x: 0.6,
                 budgets: vec![],
+                methods: vec![],
+                consistent: vec![stat(70.0), stat(9.0)],
                 ratios: vec![],
+                ratio_se: vec![],
+                is_current: false,
                 reason: String::new(),
+                plan,
             }),
+            verdict: None,
         };
         let data = frontier_chart(&f);
         assert_eq!(data.x_bounds, [50.0, 80.0]);
         assert_eq!(data.x_labels, ["50%", "80%"]);
-        assert_eq!(data.marks[0], vec![(80.0, 80f64.log10())]);
+        assert_eq!(data.marks[0], vec![(60.0, 70f64.log10())]);
+        assert_eq!(data.marks[1], vec![(60.0, 9f64.log10())]);
         for (reference, b) in data.references.iter().zip([100.0f64, 10.0]) {
             assert_eq!(reference.first().unwrap().0, 50.0);
             assert_eq!(reference.last().unwrap().0, 80.0);

@@ -1,0 +1,337 @@
+//! Public proxies: datasets with the same hierarchy as the confidential one, on which
+//! previews and the trade-off search can run without looking at the confidential data.
+//!
+//! A plan tuned on previews of the confidential data publishes a function of it (its
+//! ε split, methods and tails) outside the privacy guarantee. Tuned on a proxy, every
+//! choice depends on public information only. Two kinds:
+//!
+//! * **A proxy directory**: any dataset in coco's input format with exactly the same
+//!   hierarchy (levels, regions and their codes), e.g. an earlier census that has been
+//!   published. Its group counts may differ from the confidential ones.
+//! * **The synthetic proxy** ([`synthetic`]): each leaf region's public `G` groups with
+//!   sizes drawn from a fixed public model ([`SyntheticModel`]): vacant units, households
+//!   from the shifted-Poisson model of [`crate::generate::household_sizes`] (mean 2.5),
+//!   and a few large groups (group quarters) spread over a wide range of sizes. Only the
+//!   hierarchy and `G` are read ([`PublicData`]), so building it spends no ε.
+//!
+//! The proxy's errors say how a plan behaves on data shaped like the model or like the
+//! earlier census, not on the confidential data: the closer the proxy, the better the
+//! tuning, and nothing about the confidential sizes leaks through it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+use thiserror::Error;
+
+use crate::data::{Dataset, GroupsForm, Hierarchy, LoadError, NodeId, PublicData};
+use crate::generate::binomial::binomial;
+use crate::generate::household_sizes::SizeModel;
+use crate::generate::random::GenRng;
+use crate::histogram::{Count, HistogramSet, Size};
+use libm::{exp, log as ln};
+
+/// Which proxy to preview against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ProxySpec {
+    /// coco's synthetic proxy, built from the public `G` ([`synthetic`]).
+    Synthetic,
+    /// A dataset directory with the same hierarchy.
+    Dir(PathBuf),
+}
+
+impl ProxySpec {
+    /// `synthetic`, or a directory.
+    pub fn parse(text: &str) -> ProxySpec {
+        if text.trim().eq_ignore_ascii_case("synthetic") {
+            ProxySpec::Synthetic
+        } else {
+            ProxySpec::Dir(PathBuf::from(text))
+        }
+    }
+}
+
+/// A proxy ready for previews, and what to call it.
+#[derive(Clone, Debug)]
+pub struct Proxy {
+    pub dataset: Arc<Dataset>,
+    /// e.g. `synthetic proxy (public G, model sizes)` or `proxy census2020`.
+    pub label: String,
+}
+
+#[derive(Debug, Error)]
+pub enum ProxyError {
+    #[error("proxy {0}")]
+    Load(#[from] LoadError),
+    #[error(
+        "proxy {file}: levels {found}; expected the dataset's levels {expected} (a proxy needs the same hierarchy)"
+    )]
+    Levels {
+        file: PathBuf,
+        found: String,
+        expected: String,
+    },
+    #[error(
+        "proxy {file}: region {found:?} ({level}) where the dataset has {expected:?}: a proxy needs the same regions with the same codes, level by level"
+    )]
+    Region {
+        file: PathBuf,
+        level: String,
+        expected: String,
+        found: String,
+    },
+    #[error(
+        "proxy {file}: {found} regions; expected the dataset's {expected} (a proxy needs the same regions; {first})"
+    )]
+    Count {
+        file: PathBuf,
+        found: usize,
+        expected: usize,
+        first: String,
+    },
+}
+
+/// Opens a proxy for `dataset`: builds the synthetic one from its public part, or
+/// loads a directory and checks that its hierarchy is the dataset's.
+pub fn open(spec: &ProxySpec, dataset: &Dataset) -> Result<Proxy, ProxyError> {
+    match spec {
+        ProxySpec::Synthetic => Ok(Proxy {
+            dataset: Arc::new(synthetic(dataset.public(), &SyntheticModel::default())),
+            label: "synthetic proxy (public G, model sizes)".into(),
+        }),
+        ProxySpec::Dir(dir) => {
+            let proxy = Dataset::load(dir)?;
+            same_hierarchy(
+                &dataset.hierarchy,
+                &proxy.hierarchy,
+                &dir.join("hierarchy.csv"),
+            )?;
+            Ok(Proxy {
+                label: format!("proxy {}", proxy.name()),
+                dataset: Arc::new(proxy),
+            })
+        }
+    }
+}
+
+/// Checks that `proxy` has `expected`'s levels and regions (codes, parents, order);
+/// names may differ. `file` is named in the error.
+pub fn same_hierarchy(
+    expected: &Hierarchy,
+    proxy: &Hierarchy,
+    file: &Path,
+) -> Result<(), ProxyError> {
+    if expected.level_names() != proxy.level_names() {
+        return Err(ProxyError::Levels {
+            file: file.to_path_buf(),
+            found: proxy.level_names().join(", "),
+            expected: expected.level_names().join(", "),
+        });
+    }
+    // Regions in node order (each level sorted): same level, parent and code.
+    let differs = |i: usize| {
+        let (a, b) = (&expected.nodes()[i], &proxy.nodes()[i]);
+        a.level != b.level
+            || a.parent != b.parent
+            || expected.code(NodeId(i as u32)) != proxy.code(NodeId(i as u32))
+    };
+    let common = expected.len().min(proxy.len());
+    if let Some(i) = (0..common).find(|&i| differs(i)) {
+        let id = NodeId(i as u32);
+        return Err(ProxyError::Region {
+            file: file.to_path_buf(),
+            level: proxy.level_name(proxy.nodes()[i].level).to_string(),
+            expected: expected.display_id(id),
+            found: proxy.display_id(id),
+        });
+    }
+    if expected.len() != proxy.len() {
+        let first = if proxy.len() > common {
+            format!("it also has {:?}", proxy.display_id(NodeId(common as u32)))
+        } else {
+            format!("it lacks {:?}", expected.display_id(NodeId(common as u32)))
+        };
+        return Err(ProxyError::Count {
+            file: file.to_path_buf(),
+            found: proxy.len(),
+            expected: expected.len(),
+            first,
+        });
+    }
+    Ok(())
+}
+
+/// The public model the synthetic proxy draws sizes from. Its figures are public
+/// knowledge about households in general, not about any dataset: about one unit in ten
+/// vacant (size 0), households averaging 2.5 people (the shifted Poisson of
+/// [`SizeModel`]), and one group in [`SyntheticModel::large_one_in`] a large group
+/// (dormitory, prison, barracks) of log-uniform size between the bounds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyntheticModel {
+    pub vacant_share: f64,
+    pub mean_household: f64,
+    pub large_one_in: u64,
+    pub large_sizes: (Size, Size),
+    /// Fixes the draw: the same hierarchy and `G` give the same proxy.
+    pub seed: u64,
+}
+
+impl Default for SyntheticModel {
+    fn default() -> Self {
+        SyntheticModel {
+            vacant_share: 0.1,
+            mean_household: 2.5,
+            large_one_in: 2_000,
+            large_sizes: (30, 3_000),
+            seed: 1,
+        }
+    }
+}
+
+/// Leaves drawn per parallel task.
+const CHUNK: usize = 4096;
+
+/// The synthetic proxy of a dataset whose public part is `public`: each leaf's `G`
+/// groups drawn from `model` (one random stream per leaf), parents summed. Reads the
+/// hierarchy and `G` only.
+pub fn synthetic(public: PublicData<'_>, model: &SyntheticModel) -> Dataset {
+    let h = public.hierarchy;
+    let leaves: Vec<NodeId> = h.level_nodes(h.leaf_level()).collect();
+    let households =
+        SizeModel::fit_mean(model.mean_household).expect("the model's mean is in range");
+    let parts: Vec<HistogramSet> = leaves
+        .par_chunks(CHUNK)
+        .map(|chunk| {
+            let mut out = HistogramSet::with_capacity(chunk.len(), 0);
+            for &id in chunk {
+                let mut rng = GenRng::new(model.seed, u64::from(id.0));
+                out.push_sorted_pairs(draw_region(public.groups(id), model, &households, &mut rng));
+            }
+            out
+        })
+        .collect();
+    Dataset::from_leaf_set(
+        PathBuf::from("synthetic proxy"),
+        h.clone(),
+        GroupsForm::Histograms,
+        Vec::new(),
+        HistogramSet::concat(parts),
+    )
+}
+
+/// One region's `g` groups as sorted `(size, count)` pairs.
+fn draw_region(
+    g: Count,
+    model: &SyntheticModel,
+    households: &SizeModel,
+    rng: &mut GenRng,
+) -> Vec<(Size, Count)> {
+    let vacant = binomial(rng, g, model.vacant_share);
+    let large = binomial(rng, g - vacant, 1.0 / model.large_one_in as f64);
+    let mut pairs: Vec<(Size, Count)> = Vec::new();
+    if vacant > 0 {
+        pairs.push((0, vacant));
+    }
+    pairs.extend(households.draw(g - vacant - large, rng));
+    let (lo, hi) = (
+        ln(f64::from(model.large_sizes.0)),
+        ln(f64::from(model.large_sizes.1)),
+    );
+    for _ in 0..large {
+        let size = exp(rng.uniform(lo, hi)).round() as Size;
+        pairs.push((size, 1));
+    }
+    pairs.sort_unstable();
+    // Equal sizes drawn twice become one pair.
+    let mut merged: Vec<(Size, Count)> = Vec::with_capacity(pairs.len());
+    for (s, c) in pairs {
+        match merged.last_mut() {
+            Some(last) if last.0 == s => last.1 += c,
+            _ => merged.push((s, c)),
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Dataset {
+        Dataset::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households"))
+            .unwrap()
+    }
+
+    #[test]
+    fn the_synthetic_proxy_keeps_the_hierarchy_and_every_g() {
+        let d = sample();
+        let p = synthetic(d.public(), &SyntheticModel::default());
+        assert_eq!(p.hierarchy, d.hierarchy);
+        for id in (0..d.hierarchy.len() as u32).map(NodeId) {
+            assert_eq!(p.groups(id), d.groups(id), "{}", d.hierarchy.display_id(id));
+        }
+        // Reproducible, and not the confidential data.
+        let again = synthetic(d.public(), &SyntheticModel::default());
+        let truth = |x: &Dataset| {
+            x.truth()
+                .for_diagnostic(crate::privacy::Diagnostic::Preview)
+                .all()
+                .clone()
+        };
+        assert_eq!(truth(&p), truth(&again));
+        assert_ne!(truth(&p), truth(&d));
+        // Households of about 2.5 people, a few large groups.
+        let root = p
+            .truth()
+            .for_diagnostic(crate::privacy::Diagnostic::Preview)
+            .node(NodeId::ROOT)
+            .pairs()
+            .to_vec();
+        let vacant = root.iter().find(|p| p.0 == 0).map_or(0, |p| p.1);
+        let share = vacant as f64 / d.groups(NodeId::ROOT) as f64;
+        assert!((0.08..0.12).contains(&share), "{share}");
+        let large: u64 = root.iter().filter(|p| p.0 >= 30).map(|p| p.1).sum();
+        assert!((5..=60).contains(&large), "{large}");
+    }
+
+    #[test]
+    fn a_proxy_with_another_hierarchy_is_refused_by_name() {
+        let d = sample();
+        let names = |levels: &[&str]| levels.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let paths = |rows: &[[&str; 2]]| {
+            rows.iter()
+                .map(|r| r.iter().map(|s| s.to_string()).collect())
+                .collect::<Vec<Vec<String>>>()
+        };
+        let a = Hierarchy::from_leaf_paths(names(&["n", "r"]), &paths(&[["X", "1"], ["X", "2"]]))
+            .unwrap();
+        let file = Path::new("old/hierarchy.csv");
+        let err = same_hierarchy(&d.hierarchy, &a, file)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("proxy old/hierarchy.csv: levels n, r; expected the dataset's levels country, province, district"),
+            "{err}"
+        );
+        let b = Hierarchy::from_leaf_paths(names(&["n", "r"]), &paths(&[["X", "1"], ["X", "3"]]))
+            .unwrap();
+        let err = same_hierarchy(&a, &b, file).unwrap_err().to_string();
+        assert!(
+            err.contains("region \"X/3\" (r) where the dataset has \"X/2\""),
+            "{err}"
+        );
+        let c = Hierarchy::from_leaf_paths(
+            names(&["n", "r"]),
+            &paths(&[["X", "1"], ["X", "2"], ["X", "4"]]),
+        )
+        .unwrap();
+        let err = same_hierarchy(&a, &c, file).unwrap_err().to_string();
+        assert!(
+            err.contains("4 regions; expected the dataset's 3 (a proxy needs the same regions; it also has \"X/4\")"),
+            "{err}"
+        );
+        assert!(same_hierarchy(&a, &a.clone(), file).is_ok());
+        assert_eq!(ProxySpec::parse("Synthetic"), ProxySpec::Synthetic);
+        assert_eq!(ProxySpec::parse("old"), ProxySpec::Dir("old".into()));
+    }
+}

@@ -1,0 +1,129 @@
+//! How a plan was tuned: whether the choices it publishes (K, the methods, the tails,
+//! the split of ε) were made from public information, from previews of a public proxy,
+//! or after previews of the confidential data.
+//!
+//! A plan's parameters are published with the release. If they were chosen by looking
+//! at errors measured against the confidential data (coco's previews, its trade-off
+//! search, the Dataset screen's confidential columns), the published plan is a function
+//! of the data that no ε accounts for. coco cannot prevent that, but it records it: the
+//! plan file (`tuning = "…"`), the ledger entry and the manifest say which it was. The
+//! label is a fact about how the operator worked, never a figure computed from the data.
+
+use serde::{Deserialize, Serialize};
+
+/// How a plan was tuned, from the most to the least private.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tuning {
+    /// coco's default plan, chosen from public information only (the hierarchy, each
+    /// region's G and K): `coco plan` without options, the plan the TUI opens with,
+    /// `coco preview DIR` without `--config`.
+    PublicDefault,
+    /// Chosen by the operator from public information, without previews of the
+    /// confidential data (`coco plan` with options, edits made in the TUI before any
+    /// confidential preview).
+    Public,
+    /// Tuned on previews of a public proxy dataset with the same hierarchy (an earlier
+    /// census, or coco's synthetic proxy built from the public G).
+    Proxy,
+    /// Not recorded: a plan written by hand or by an older coco.
+    #[default]
+    Unknown,
+    /// Chosen after previews measured against the confidential data: the published
+    /// parameters may be a function of the data outside the privacy guarantee.
+    ConfidentialPreviews,
+}
+
+impl Tuning {
+    pub const ALL: [Tuning; 5] = [
+        Tuning::PublicDefault,
+        Tuning::Public,
+        Tuning::Proxy,
+        Tuning::Unknown,
+        Tuning::ConfidentialPreviews,
+    ];
+
+    /// The spelling in plan files, the ledger and the manifest.
+    pub fn name(self) -> &'static str {
+        match self {
+            Tuning::PublicDefault => "public-default",
+            Tuning::Public => "public",
+            Tuning::Proxy => "proxy",
+            Tuning::Unknown => "unknown",
+            Tuning::ConfidentialPreviews => "confidential-previews",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Tuning> {
+        Tuning::ALL.into_iter().find(|t| t.name() == text)
+    }
+
+    /// One sentence for the operator.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Tuning::PublicDefault => "coco's default, from public information only",
+            Tuning::Public => "chosen from public information, without confidential previews",
+            Tuning::Proxy => "tuned on previews of a public proxy dataset",
+            Tuning::Unknown => "not recorded",
+            Tuning::ConfidentialPreviews => {
+                "chosen after previews of the confidential data (outside the privacy guarantee)"
+            }
+        }
+    }
+
+    /// Whether the plan's parameters are known to depend on public information only.
+    pub fn is_public(self) -> bool {
+        matches!(self, Tuning::PublicDefault | Tuning::Public | Tuning::Proxy)
+    }
+
+    /// What an edit of a plan with this tuning makes it: the default, edited, is the
+    /// operator's public choice; the others keep their label.
+    pub fn edited(self) -> Tuning {
+        match self {
+            Tuning::PublicDefault => Tuning::Public,
+            t => t,
+        }
+    }
+
+    /// The less private of two labels (a plan tuned both ways is as private as the
+    /// worse).
+    pub fn worse(self, other: Tuning) -> Tuning {
+        self.max(other)
+    }
+}
+
+impl std::fmt::Display for Tuning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_spelling_everywhere() {
+        for t in Tuning::ALL {
+            assert_eq!(Tuning::parse(t.name()), Some(t));
+            let json = serde_json::to_string(&t).unwrap();
+            assert_eq!(json, format!("\"{}\"", t.name()));
+            assert_eq!(serde_json::from_str::<Tuning>(&json).unwrap(), t);
+        }
+        assert_eq!(Tuning::parse("confidential"), None);
+    }
+
+    #[test]
+    fn labels_only_get_worse() {
+        assert_eq!(Tuning::PublicDefault.edited(), Tuning::Public);
+        assert_eq!(Tuning::Proxy.edited(), Tuning::Proxy);
+        assert_eq!(
+            Tuning::Proxy.worse(Tuning::ConfidentialPreviews),
+            Tuning::ConfidentialPreviews
+        );
+        assert_eq!(Tuning::Public.worse(Tuning::PublicDefault), Tuning::Public);
+        assert!(Tuning::Proxy.is_public() && !Tuning::Unknown.is_public());
+    }
+}
