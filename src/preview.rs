@@ -232,6 +232,8 @@ pub fn preview(
     let mut max_size = 0;
     let mut last = None;
     let mut fallbacks: Vec<String> = Vec::new();
+    // The step each variant ran (differs from the one asked for after a fallback).
+    let mut ran: Vec<Variant> = variants.clone();
     let nodes = h.len();
     for t in 0..trials {
         let source = base.derive(t as u64);
@@ -277,6 +279,7 @@ pub fn preview(
             {
                 fallbacks.push(f);
             }
+            ran[i].consistency = result.used;
             let hists = result.histograms;
             for (l, v) in level_means(dataset, &hists).into_iter().enumerate() {
                 consistent[i][l].push(v);
@@ -318,7 +321,7 @@ pub fn preview(
                 epsilon: lp.epsilon().to_string(),
                 method: lp.method().label(),
                 independent: Stat::of(&independent[l.0]),
-                consistent: variants
+                consistent: ran
                     .iter()
                     .enumerate()
                     .map(|(i, v)| VariantStat {
@@ -382,7 +385,7 @@ pub fn render_text(report: &PreviewReport) -> String {
         s,
         "dataset {}   total ε = {}   K = {}{}   {} trial(s), {}",
         report.dataset,
-        report.total_epsilon,
+        short_epsilon(&report.total_epsilon),
         report.max_size,
         if report.max_size_estimated {
             " (estimated, last trial)"
@@ -416,7 +419,7 @@ pub fn render_text(report: &PreviewReport) -> String {
         let mut row = vec![
             l.level.clone(),
             l.nodes.to_string(),
-            l.epsilon.clone(),
+            short_epsilon(&l.epsilon),
             l.method.clone(),
             fmt_stat(l.independent),
         ];
@@ -426,7 +429,19 @@ pub fn render_text(report: &PreviewReport) -> String {
         rows.push(row);
     }
     s.push_str(&text_table(&rows, |c| c == 0 || c == 3));
+    for note in &report.notes {
+        let _ = writeln!(s, "\nwarning: {note}");
+    }
     s
+}
+
+/// An ε a report holds exactly, as a short decimal for reading (`≈` when rounded);
+/// `--json` keeps the exact text.
+pub fn short_epsilon(text: &str) -> String {
+    crate::privacy::Epsilon::parse_unbounded(text).map_or_else(
+        |_| text.to_string(),
+        |e| e.short(crate::privacy::Rounding::Nearest),
+    )
 }
 
 /// Rows of cells as an aligned text table: a header, a rule, then the rows; columns for

@@ -3,7 +3,33 @@
 //! the consistency step's passes, checks, writing) prints its wall time and the
 //! process's peak memory so far on standard error. Without it, nothing is printed.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// A duration as an operator reads it: `0.31 s`, `2.5 s`, `25 s`, `3 min 5 s`,
+/// `1 h 2 min`.
+pub fn readable(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    let whole = d.as_secs();
+    if secs < 1.0 {
+        format!("{secs:.2} s")
+    } else if secs < 10.0 {
+        format!("{secs:.1} s")
+    } else if whole < 60 {
+        format!("{whole} s")
+    } else if whole < 3600 {
+        format!("{} min {} s", whole / 60, whole % 60)
+    } else {
+        format!("{} h {} min", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// The time the rest of a job takes at the pace so far, when `done` of it (a share, 0
+/// to 1) took `spent`: `None` before a second has passed or while nothing is done, when
+/// the figure would be noise.
+pub fn time_left(spent: Duration, done: f64) -> Option<Duration> {
+    (done > 0.0 && done < 1.0 && spent >= Duration::from_secs(1))
+        .then(|| Duration::from_secs_f64((spent.as_secs_f64() * (1.0 - done) / done).min(1e9)))
+}
 
 /// A phase being timed; reports when dropped (or at [`Phase::done`]).
 pub struct Phase {

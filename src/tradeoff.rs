@@ -702,20 +702,32 @@ pub fn render_text(f: &Frontier) -> String {
     let _ = writeln!(
         s,
         "frontier at total ε = {} ({} trial(s) per plan; ± one standard error): mean per-node EMD per level\n",
-        f.total_epsilon, f.trials
+        preview::short_epsilon(&f.total_epsilon),
+        f.trials
     );
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".into()];
     header.extend(f.levels.iter().cloned());
     rows.push(header);
     for p in &f.points {
-        let mut row = vec![format!("{:.0}%", p.x * 100.0), p.budgets.join(" / ")];
+        let mut row = vec![
+            format!("{:.0}%", p.x * 100.0),
+            p.budgets
+                .iter()
+                .map(|b| preview::short_epsilon(b))
+                .collect::<Vec<_>>()
+                .join(" / "),
+        ];
         row.extend(p.consistent.iter().map(stat));
         rows.push(row);
     }
     let mut bu = vec![
         "bottom-up".to_string(),
-        format!("0 / … / {} ({})", f.total_epsilon, f.bottom_up_method),
+        format!(
+            "0 / … / {} ({})",
+            preview::short_epsilon(&f.total_epsilon),
+            f.bottom_up_method
+        ),
     ];
     bu.extend(f.bottom_up.iter().map(stat));
     rows.push(bu);

@@ -17,8 +17,10 @@ use coco::release::tuning::Tuning;
 use coco::tui::AppOptions;
 use coco::tui::action::Action;
 use coco::tui::app::{Confirm, InputPurpose, LoadState, Overlay, Screen, Tone};
+use coco::tui::keymap::Key;
 use coco::tui::runtime::Runtime;
 use coco::tui::screens::release::Decision;
+use ratatui::crossterm::event::{KeyCode, KeyModifiers};
 
 const SAMPLE: &str = "sample-data/households";
 const WAIT: Duration = Duration::from_secs(600);
@@ -956,4 +958,234 @@ fn the_frontier_never_recommends_a_plan_bottom_up_beats_everywhere() {
     assert!(rec.ratio_se.iter().all(|se| *se > 0.0));
     let text = rt.text(120, 40);
     assert!(text.contains("×±"), "{text}");
+}
+
+/// A key as the terminal reports it.
+fn key(code: KeyCode, modifiers: KeyModifiers) -> Key {
+    Key::new(code, modifiers)
+}
+
+fn ctrl(c: char) -> Key {
+    key(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+#[test]
+fn ctrl_c_interrupts_records_an_undecided_draw_and_cancels_a_field() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    // In a text field Ctrl-C cancels the field, as in a shell.
+    act(&mut rt, &[Action::ScreenBudget, Action::TypeEpsilon]);
+    assert!(rt.key(ctrl('c')));
+    assert!(rt.app.overlay.is_none());
+    assert!(!rt.app.quit);
+    // Elsewhere it stops coco at once, as SIGINT does: an undecided draw is recorded
+    // as discarded (no question), and the exit status will be 130.
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    assert!(rt.app.undecided_draw());
+    assert!(rt.key(ctrl('c')));
+    assert!(rt.app.quit && rt.app.interrupted);
+    assert!(rt.app.overlay.is_none());
+    rt.shutdown();
+    let lines = draws(home.path());
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].status, Status::Discarded);
+    assert_eq!(
+        coco::tui::Exit::Interrupted {
+            signal: signal_hook::consts::SIGINT
+        }
+        .code(),
+        130
+    );
+    // From a question too.
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::Help]);
+    assert!(rt.key(ctrl('c')));
+    assert!(rt.app.interrupted);
+}
+
+#[test]
+fn esc_stops_loading_a_dataset() {
+    let home = tempfile::tempdir().unwrap();
+    // Not settled: the load is under way until the worker's answer is received.
+    let mut rt = Runtime::new(AppOptions {
+        dataset: Some(PathBuf::from(SAMPLE)),
+        home: Some(home.path().to_path_buf()),
+        preview_seed: Some(1),
+    });
+    assert!(rt.app.loading());
+    assert!(rt.text(100, 30).contains("esc stops loading"));
+    assert!(rt.key(key(KeyCode::Esc, KeyModifiers::NONE)));
+    assert!(!rt.app.loading());
+    settle(&mut rt);
+    assert!(rt.app.session.is_none(), "a stopped load is never opened");
+}
+
+#[test]
+fn a_drawn_or_drawing_release_counts_as_spent_in_the_status_bar() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    rt.act(Action::ScreenRelease);
+    rt.act(Action::Draw);
+    // Reserved, not yet recorded: said beside what is spent.
+    let frame = rt.text(100, 30);
+    assert!(frame.contains("ε spent 0 + 1 being drawn"), "{frame}");
+    settle(&mut rt);
+    assert!(rt.app.undecided_draw());
+    let frame = rt.text(100, 30);
+    assert!(frame.contains("ε spent 1 (1 pending)"), "{frame}");
+    act(&mut rt, &[Action::Discard, Action::Yes]);
+    let frame = rt.text(100, 30);
+    assert!(
+        frame.contains("ε spent 1 │") || frame.contains("ε spent 1\n"),
+        "{frame}"
+    );
+    assert!(!frame.contains("pending)"), "{frame}");
+}
+
+#[test]
+fn a_draw_in_progress_says_how_long_it_has_left() {
+    use coco::tui::screens::release::Busy;
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    rt.act(Action::ScreenRelease);
+    rt.app.release.busy = Some(Busy::Drawing {
+        progress: Some((250, 1_000)),
+        cancelled: false,
+    });
+    rt.app.release.drawing_since = Some(std::time::Instant::now() - Duration::from_secs(10));
+    let frame = rt.text(160, 30);
+    assert!(
+        frame.contains("250 of 1,000 regions · 10 s · ≥ 30 s left at this pace"),
+        "{frame}"
+    );
+    rt.app.release.busy = None;
+}
+
+#[test]
+fn epsilon_reads_as_a_short_decimal_and_exactly_on_demand() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenBudget, Action::TypeTotal]);
+    answer(&mut rt, "8503/3000");
+    let frame = rt.text(100, 30);
+    assert!(frame.contains("total ε = ≈2.834"), "{frame}");
+    assert!(!frame.contains("8503/3000"), "{frame}");
+    // The exact value on demand, everywhere at once.
+    act(&mut rt, &[Action::ToggleExact]);
+    let frame = rt.text(100, 30);
+    assert!(frame.contains("total ε = 8503/3000"), "{frame}");
+    // Typing starts from the exact value.
+    act(&mut rt, &[Action::ToggleExact, Action::TypeEpsilon]);
+    let Some(Overlay::Input(input)) = &rt.app.overlay else {
+        panic!("the ε field is open")
+    };
+    assert_eq!(input.field.text(), "8503/9000");
+}
+
+#[test]
+fn typed_paths_resolve_complete_and_saving_over_a_file_asks() {
+    let home = tempfile::tempdir().unwrap();
+    let start = tempfile::tempdir().unwrap();
+    std::fs::create_dir(start.path().join("plans")).unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    rt.app.start_dir = start.path().to_path_buf();
+    act(&mut rt, &[Action::ScreenBudget, Action::SavePlan]);
+    rt.act(Action::DeleteToStart);
+    // Tab completes the directory; the field shows the path it will use.
+    rt.type_text("pl");
+    rt.act(Action::Complete);
+    rt.type_text("a.toml");
+    let resolved = start.path().join("plans/a.toml");
+    let frame = rt.text(100, 30);
+    assert!(frame.contains("> plans/a.toml"), "{frame}");
+    assert!(
+        frame.contains(&format!("→ {}", resolved.display())),
+        "{frame}"
+    );
+    act(&mut rt, &[Action::Submit]);
+    assert!(resolved.is_file());
+    assert!(
+        matches!(&rt.app.message, Some((Tone::Info, m)) if *m == format!("plan saved to {}", resolved.display()))
+    );
+    // Saving over it asks; no goes back to the name, yes writes.
+    std::fs::write(&resolved, "kept").unwrap();
+    act(&mut rt, &[Action::SavePlan, Action::Submit]);
+    assert_eq!(
+        rt.app.overlay,
+        Some(Overlay::Confirm(Confirm::OverwritePlan(resolved.clone())))
+    );
+    act(&mut rt, &[Action::No]);
+    assert!(
+        matches!(&rt.app.overlay, Some(Overlay::Input(i)) if i.purpose == InputPurpose::SavePlan)
+    );
+    assert_eq!(std::fs::read_to_string(&resolved).unwrap(), "kept");
+    act(&mut rt, &[Action::Submit, Action::Yes]);
+    assert!(ReleasePlan::load(&resolved).is_ok());
+    // `~` is the home directory; loading resolves the same way.
+    act(&mut rt, &[Action::LoadPlan]);
+    rt.act(Action::DeleteToStart);
+    rt.type_text("plans/a.toml");
+    act(&mut rt, &[Action::Submit]);
+    assert!(
+        matches!(&rt.app.message, Some((Tone::Info, m)) if m.starts_with("plan loaded from /"))
+    );
+}
+
+#[test]
+fn text_fields_edit_by_word_and_place_the_cursor_after_wide_characters() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenHierarchy, Action::Search]);
+    rt.type_text("Vessa North");
+    assert!(rt.key(ctrl('w')));
+    let text = |rt: &Runtime| match &rt.app.overlay {
+        Some(Overlay::Input(i)) => i.field.text().to_string(),
+        _ => panic!("the search field is open"),
+    };
+    assert_eq!(text(&rt), "Vessa ");
+    assert!(rt.key(ctrl('u')));
+    assert_eq!(text(&rt), "");
+    // Two cells per character: the cursor is drawn after both.
+    rt.type_text("東京");
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| rt.render(f)).unwrap();
+    let cursor = terminal.get_cursor_position().unwrap();
+    let buffer = terminal.backend().buffer();
+    let area = buffer.area;
+    let at = (0..area.height)
+        .flat_map(|y| (0..area.width).map(move |x| (x, y)))
+        .find(|&(x, y)| buffer[(x, y)].symbol() == "東")
+        .expect("the typed text is shown");
+    assert_eq!((cursor.x, cursor.y), (at.0 + 4, at.1));
+}
+
+#[test]
+fn a_preview_says_what_ran_and_that_a_tail_saturated() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    // A tail of 5 groups above size 2: saturated at the root.
+    act(&mut rt, &[Action::ScreenBudget, Action::SetTail]);
+    answer(&mut rt, "2,5");
+    act(&mut rt, &[Action::ScreenPreview, Action::Run]);
+    let frame = rt.text(120, 40);
+    assert!(frame.contains("country: the tail is saturated"), "{frame}");
+    assert!(frame.contains("consistent = wls"), "{frame}");
+    // `naive` on a level: wls cannot run, topdown does, and the screen says so.
+    let plan = dir.path().join("naive.toml");
+    std::fs::write(
+        &plan,
+        "max_size = 10000\nconsistency = \"wls\"\n\n\
+         [[level]]\nname = \"country\"\nepsilon = \"1/3\"\nmethod = \"hc\"\n\n\
+         [[level]]\nname = \"province\"\nepsilon = \"1/3\"\nmethod = \"naive\"\n\n\
+         [[level]]\nname = \"district\"\nepsilon = \"1/3\"\nmethod = \"hc\"\n",
+    )
+    .unwrap();
+    act(&mut rt, &[Action::ScreenBudget, Action::LoadPlan]);
+    answer(&mut rt, plan.to_str().unwrap());
+    act(&mut rt, &[Action::ScreenPreview, Action::Run]);
+    let frame = rt.text(120, 40);
+    let words = frame.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(words.contains("consistent = topdown (weighted)"), "{frame}");
+    assert!(words.contains("used \"topdown\" instead"), "{frame}");
 }

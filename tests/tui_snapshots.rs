@@ -16,7 +16,7 @@ use coco::release::ledger::{Ledger, Tool};
 use coco::release::transaction::Reservation;
 use coco::tui::AppOptions;
 use coco::tui::action::Action;
-use coco::tui::app::LoadState;
+use coco::tui::app::{LoadState, Overlay};
 use coco::tui::runtime::Runtime;
 use coco::tui::screens::release::Busy;
 use coco::tui::worker::{JobKind, Update, WorkerEvent};
@@ -38,7 +38,11 @@ fn settings() -> insta::Settings {
 }
 
 fn assert_frame(name: &str, rt: &Runtime) {
-    let text = rt.text(WIDTH, HEIGHT);
+    assert_frame_sized(name, rt, WIDTH, HEIGHT);
+}
+
+fn assert_frame_sized(name: &str, rt: &Runtime, width: u16, height: u16) {
+    let text = rt.text(width, height);
     settings().bind(|| insta::assert_snapshot!(name, text));
 }
 
@@ -301,4 +305,152 @@ fn styles_that_matter() {
     assert_eq!(s.fg, Some(Color::Green));
     let s = style_at(&b, "✓ integral");
     assert_eq!(s.fg, Some(Color::Green));
+}
+
+/// A dataset of numbers too wide for fixed columns: regions of millions of groups, a
+/// level named `neighborhood`, long region names. In a fixed place under `target/`, so
+/// the frames (which name the directory) are the same on every run.
+fn wide_numbers_dataset() -> PathBuf {
+    let dir = PathBuf::from("target/tui-test-fixtures/wide-numbers");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("hierarchy.csv"),
+        "nation,state,neighborhood\nARV,01,0101\nARV,01,0102\nARV,02,0201\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("histograms.csv"),
+        "region,size,count\n\
+         0101,1,1234567\n0101,2,2345678\n0101,3,987654\n0101,9,123456\n\
+         0102,1,654321\n0102,5,111111\n\
+         0201,0,250000\n0201,2,3333333\n0201,12,100000\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("names.csv"),
+        "region,name\nARV,Republic of Arvenia\n\
+         ARV/01,Northmere and the Outer Skerries Autonomous Region\n\
+         ARV/02,Calder Coast\n\
+         ARV/01/0101,Kaarlö-Vessaport Metropolitan Neighborhood\n\
+         ARV/01/0102,Harl\nARV/02/0201,Port Ansel and Environs\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// Whole numbers or an ellipsis, never a number cut without a mark or run into the
+/// next column: the review table of a region of millions of groups, and the Dataset,
+/// Budget and Preview screens, at 120×40.
+#[test]
+fn wide_numbers_fit_their_columns() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = open(home.path(), wide_numbers_dataset());
+    act(&mut rt, &[Action::ScreenDataset]);
+    let frame = rt.text(120, 40);
+    for whole in ["9,140,120", "neighborhood"] {
+        assert!(frame.contains(whole), "{whole}: {frame}");
+    }
+    assert_frame_sized("wide_dataset", &rt, 120, 40);
+    // Narrower than the numbers: names give way with an ellipsis, numbers stay whole.
+    assert_frame_sized("wide_dataset_80x24", &rt, 80, 24);
+    act(&mut rt, &[Action::ScreenBudget]);
+    assert!(rt.text(120, 40).contains("neighborhood"));
+    assert_frame_sized("wide_budget", &rt, 120, 40);
+    assert_frame_sized("wide_budget_80x24", &rt, 80, 24);
+    act(&mut rt, &[Action::ScreenPreview, Action::TypeTrials]);
+    for _ in 0..4 {
+        rt.act(Action::Backspace);
+    }
+    rt.type_text("2");
+    act(&mut rt, &[Action::Submit, Action::Run]);
+    rt.app.preview.result.as_mut().unwrap().took = Some(Duration::from_millis(2_500));
+    let frame = rt.text(120, 40);
+    assert!(frame.contains("neighborhood"), "{frame}");
+    assert_frame_sized("wide_preview", &rt, 120, 40);
+    act(&mut rt, &[Action::ScreenRelease]);
+    inject_draw(&mut rt, home.path());
+    act(&mut rt, &[Action::Right, Action::Right]);
+    let frame = rt.text(120, 40);
+    // Every count of the table stands alone: separated from its neighbours.
+    let row = frame
+        .lines()
+        .find(|l| l.contains("ARV/02/0201"))
+        .unwrap_or_else(|| panic!("{frame}"));
+    let numbers: Vec<&str> = row
+        .trim_matches('│')
+        .split_whitespace()
+        .filter(|w| w.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        .collect();
+    assert!(numbers.len() >= 9, "{row}");
+    for n in &numbers {
+        assert!(
+            n.split(',').skip(1).all(|g| g.len() == 3) && n.split(',').next().unwrap().len() <= 3,
+            "{n} in {row}"
+        );
+    }
+    assert_frame_sized("wide_release_drawn", &rt, 120, 40);
+    // At 80×24 the names give way (with an ellipsis) before any number does.
+    assert_frame_sized("wide_release_drawn_80x24", &rt, 80, 24);
+}
+
+/// At 80×24 every screen shows the ε spent and `? help`, the keys of the screen wrap
+/// onto a second hint line instead of running off, the Trade-off chart keeps most of
+/// the height, and a long prompt (the tail's) wraps whole in its box.
+#[test]
+fn a_small_terminal_keeps_the_essentials() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    for screen in [
+        Action::ScreenDataset,
+        Action::ScreenHierarchy,
+        Action::ScreenBudget,
+        Action::ScreenPreview,
+        Action::ScreenTradeoff,
+        Action::ScreenRelease,
+    ] {
+        act(&mut rt, &[screen]);
+        let frame = rt.text(80, 24);
+        assert!(frame.contains("ε spent 0"), "{screen:?}: {frame}");
+        assert!(frame.contains("? help"), "{screen:?}: {frame}");
+    }
+    act(&mut rt, &[Action::ScreenBudget]);
+    let frame = rt.text(80, 24);
+    for hint in ["T tail", "s save", "L load", "q quit"] {
+        assert!(frame.contains(hint), "{hint}: {frame}");
+    }
+    assert_frame_sized("small_budget", &rt, 80, 24);
+    act(&mut rt, &[Action::ScreenTradeoff, Action::Run]);
+    let frame = rt.text(80, 24);
+    let chart_rows = frame
+        .lines()
+        .skip_while(|l| !l.contains("Mean EMD per level"))
+        .take_while(|l| !l.contains("Sweep"))
+        .count();
+    assert!(chart_rows >= 10, "{chart_rows} rows: {frame}");
+    assert_frame_sized("small_tradeoff_sweep", &rt, 80, 24);
+    act(&mut rt, &[Action::ScreenBudget, Action::SetTail]);
+    let Some(Overlay::Input(input)) = &rt.app.overlay else {
+        panic!("the tail field is open")
+    };
+    let words: Vec<String> = input.prompt.split_whitespace().map(String::from).collect();
+    for (width, height) in [(80u16, 24u16), (120, 40)] {
+        let frame = rt.text(width, height);
+        // The box's columns (78 wide, centred), row by row.
+        let boxed = usize::from(width.min(80) - 2);
+        let left = (usize::from(width) - boxed) / 2;
+        let inside: Vec<String> = frame
+            .lines()
+            .map(|l| l.chars().skip(left + 1).take(boxed - 2).collect())
+            .collect();
+        let joined = inside
+            .iter()
+            .flat_map(|l| l.split_whitespace())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            joined.contains(&words.join(" ")),
+            "{width}×{height}: {frame}"
+        );
+    }
+    assert_frame_sized("small_tail_prompt", &rt, 80, 24);
 }

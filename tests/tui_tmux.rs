@@ -153,8 +153,13 @@ fn an_operator_session_in_a_real_terminal() {
     tmux.keys(&["BSpace", "BSpace", "BSpace"]);
     tmux.type_text("0.5");
     tmux.keys(&["Enter"]);
-    let s = tmux.wait_for("total ε = 7/6");
+    // ε reads as a short decimal; E shows it exactly, and again short.
+    let s = tmux.wait_for("total ε = ≈1.167");
     assert!(s.contains("preset custom"), "{s}");
+    tmux.keys(&["E"]);
+    tmux.wait_for("total ε = 7/6");
+    tmux.keys(&["E"]);
+    tmux.wait_for("total ε = ≈1.167");
 
     // 4 Preview: run the trials.
     tmux.keys(&["4"]);
@@ -353,6 +358,27 @@ fn closing_the_terminal_records_an_undecided_draw() {
 }
 
 #[test]
+fn ctrl_c_exits_130_restores_the_terminal_and_records_the_draw() {
+    if !tmux_available() {
+        eprintln!(
+            "SKIPPED ctrl_c_exits_130_restores_the_terminal_and_records_the_draw: tmux is not installed"
+        );
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let tmux = draw_and_leave_undecided(work.path(), &home);
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("EXIT=130");
+    // Back on the shell's screen: the UI's frame is gone.
+    assert!(!screen.contains("UNDECIDED"), "{screen}");
+    let text = std::fs::read_to_string(home.join("ledger.jsonl")).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    let line: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(line["status"], "discarded");
+}
+
+#[test]
 fn a_killed_tui_leaves_its_shown_draw_in_the_ledger() {
     if !tmux_available() {
         eprintln!(
@@ -410,11 +436,12 @@ fn child_of(parent: &str) -> Option<String> {
 }
 
 /// Starts coco on the sample with its home at `home`, draws a release on the Release
-/// screen and leaves it undecided on screen.
+/// screen and leaves it undecided on screen. The shell prints coco's exit status
+/// (`EXIT=n`) when it ends.
 fn draw_and_leave_undecided(work: &Path, home: &Path) -> Tmux {
     let tmux = start(work);
     tmux.type_text(&format!(
-        "COCO_HOME={} {}",
+        "COCO_HOME={} {}; echo EXIT=$?",
         home.display(),
         env!("CARGO_BIN_EXE_coco")
     ));

@@ -16,7 +16,8 @@ pub const EXIT_CODES: &str = "Exit codes:
   3  input error (dataset, plan, configuration or output path)
   4  refused by policy (a privacy-budget cap, a ledger that needs repair, a seeded release without --not-private)
   5  refused for resources (not enough memory for the plan)
-  6  the release failed its checks (not written; its ε is spent), or coco verify found a problem";
+  6  the release failed its checks (not written; its ε is spent), or coco verify found a problem
+  130  stopped by Ctrl-C (128 + the signal's number for other stopping signals)";
 
 /// Exit codes (see [`EXIT_CODES`]).
 pub mod codes {

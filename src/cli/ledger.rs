@@ -3,6 +3,7 @@
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use coco::privacy::Epsilon;
+use coco::privacy::Rounding::{Down, Nearest, Up};
 use coco::release::ledger::{Ledger, Repair, format_time};
 
 use super::exit::{ExitWith, codes};
@@ -144,19 +145,19 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
             let levels: Vec<String> = e
                 .levels
                 .iter()
-                .map(|l| format!("{} {} {}", l.name, l.epsilon, l.label()))
+                .map(|l| format!("{} {} {}", l.name, l.epsilon.short(Nearest), l.label()))
                 .collect();
             println!(
                 "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  tuning {}  {}",
                 format_time(e.time),
                 e.id,
                 head(e.dataset.key(), 12),
-                e.total_epsilon.to_string(),
+                e.total_epsilon.short(Up),
                 e.status.label(),
                 e.output.as_deref().unwrap_or("-"),
                 levels.join(", "),
                 e.tuning.map_or("unknown", |t| t.name()),
-                e.note.as_deref().unwrap_or("")
+                ledger.describe(&read, e)
             );
         }
         if !summary.is_empty() {
@@ -168,10 +169,12 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                     d.dataset_dir,
                     d.draws,
                     d.written,
-                    d.spent,
+                    d.spent_exact
+                        .as_ref()
+                        .map_or_else(|| d.spent.clone(), |s| s.short(Up)),
                     d.cap
                         .as_ref()
-                        .map(|c| format!(" of cap {} ({} binds)", c.cap, c.describe()))
+                        .map(|c| format!(" of cap {} ({} binds)", c.cap.short(Down), c.describe()))
                         .unwrap_or_else(|| ", no cap".into())
                 );
             }

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use coco::data::Dataset;
 use coco::estimate::Method;
 use coco::preview;
-use coco::privacy::Epsilon;
+use coco::privacy::{Epsilon, Rounding};
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
 use coco::release::tuning::Tuning;
 
@@ -189,7 +189,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
             "{:<12} {:>7} {:>8} {:>7.1}%  {:<14} {:>15}",
             l.name(),
             h.level_len(level),
-            l.epsilon().to_string(),
+            l.epsilon().short(Rounding::Nearest),
             share,
             l.method().label(),
             preview::fmt_num(s as f64)
@@ -202,11 +202,22 @@ pub fn run(args: PlanArgs) -> Result<()> {
         }
     }
     eprintln!(
-        "total ε = {plan_total}{}",
+        "total ε = {}{}",
+        with_exact(&plan_total),
         match &out {
             Some(path) => format!("; plan written to {}", path.display()),
             None => String::new(),
         }
     );
     Ok(())
+}
+
+/// ε as a short decimal, followed by its exact value when the decimal is rounded.
+pub fn with_exact(epsilon: &Epsilon) -> String {
+    let short = epsilon.short(Rounding::Nearest);
+    if short.starts_with('≈') {
+        format!("{short} (exactly {epsilon})")
+    } else {
+        short
+    }
 }

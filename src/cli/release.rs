@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
+use coco::privacy::Rounding;
 use coco::release::export::OutputFormat;
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::plan::ReleasePlan;
@@ -145,7 +146,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             return Err(anyhow::Error::new(*error).context(format!(
                 "the release was drawn but not written; recorded in the ledger as {} (ε = {} spent)",
                 recorded.status.label(),
-                recorded.epsilon
+                recorded.epsilon.short(Rounding::Up)
             )));
         }
         Err(e) => return Err(e.into()),
@@ -194,7 +195,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
     println!(
         "wrote {} (total ε = {}, K = {})",
         out.display(),
-        manifest.total_epsilon_exact,
+        super::plan::with_exact(epsilon),
         manifest.max_size
     );
     let c = &manifest.checks;
@@ -213,9 +214,9 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         ledger.path().display(),
         manifest.ledger_entry,
         spent_before.draws + 1,
-        spent_after,
+        spent_after.short(Rounding::Up),
         binding
-            .map(|b| format!(" of cap {} ({})", b.cap, b.describe()))
+            .map(|b| format!(" of cap {} ({})", b.cap.short(Rounding::Down), b.describe()))
             .unwrap_or_default()
     );
     Ok(())

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
+use super::exit::ExitWith;
+
 #[derive(Args, Debug)]
 pub struct TuiArgs {
     /// Dataset directory (hierarchy.csv plus groups in one of three forms).
@@ -31,11 +33,17 @@ pub fn run(args: TuiArgs) -> Result<()> {
     open(args.dir.unwrap_or_else(super::sample_dir))
 }
 
+/// Runs the UI; Ctrl-C or a stopping signal exits with 128 + the signal's number (130
+/// for Ctrl-C), once the terminal is restored and the ledger written.
 fn open(dir: PathBuf) -> Result<()> {
-    coco::tui::run(coco::tui::AppOptions {
+    let exit = coco::tui::run(coco::tui::AppOptions {
         dataset: Some(dir),
         home: None,
         preview_seed: None,
     })
-    .context("the terminal UI failed")
+    .context("the terminal UI failed")?;
+    match exit {
+        coco::tui::Exit::Quit => Ok(()),
+        stopped => Err(ExitWith(stopped.code()).into()),
+    }
 }

@@ -193,6 +193,49 @@ impl Epsilon {
         Self::from_big(num, den).expect("rounding down keeps the leading digit")
     }
 
+    /// ε for reading: its exact text when that has at most [`SHORT_DIGITS`]
+    /// significant digits (`0.25`, `2`), else `≈` and [`SHORT_DIGITS`] significant
+    /// digits rounded as `rounding` says (`≈2.834` for 8503/3000, `≈0.25` for
+    /// 0.249999999999999975). The exact value stays in [`fmt::Display`].
+    pub fn short(&self, rounding: Rounding) -> String {
+        if let Some(exact) = self.exact_decimal() {
+            // From the first nonzero digit to the last.
+            let digits: String = exact.chars().filter(char::is_ascii_digit).collect();
+            let significant = digits.trim_start_matches('0').trim_end_matches('0').len();
+            let whole = !exact.contains('.') && exact.len() <= 2 * SHORT_DIGITS as usize;
+            if significant <= SHORT_DIGITS as usize || whole {
+                return exact;
+            }
+        }
+        let ten = BigUint::from(10u32);
+        // e = ⌊log10(self)⌋, as in `round_down_significant`.
+        let mut e: i64 = 0;
+        if self.num >= self.den {
+            e = (&self.num / &self.den).to_str_radix(10).len() as i64 - 1;
+        } else {
+            let mut scaled = self.num.clone();
+            while scaled < self.den {
+                scaled *= &ten;
+                e -= 1;
+            }
+        }
+        // self × 10^shift has SHORT_DIGITS digits before the point.
+        let shift = i64::from(SHORT_DIGITS) - 1 - e;
+        let (num, den) = if shift >= 0 {
+            (&self.num * ten.pow(shift as u32), self.den.clone())
+        } else {
+            (self.num.clone(), &self.den * ten.pow((-shift) as u32))
+        };
+        let (floor, rest) = num.div_rem(&den);
+        let up = match rounding {
+            Rounding::Down => false,
+            Rounding::Up => !rest.is_zero(),
+            Rounding::Nearest => &rest * 2u32 >= den,
+        };
+        let digits = if up { floor + 1u32 } else { floor };
+        format!("≈{}", scaled_decimal(&digits, shift))
+    }
+
     /// Whether both terms are at most 10^18 (what text may express and noise accepts).
     pub fn within_text_bounds(&self) -> bool {
         self.num <= BigUint::from(MAX_TERM) && self.den <= BigUint::from(MAX_TERM)
@@ -283,6 +326,41 @@ impl Epsilon {
         };
         let (int, frac) = padded.split_at(padded.len() - digits);
         Some(format!("{int}.{frac}"))
+    }
+}
+
+/// The most significant digits [`Epsilon::short`] shows.
+pub const SHORT_DIGITS: u32 = 4;
+
+/// Which way [`Epsilon::short`] may round a value it cannot show exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// To the nearest (a budget being planned).
+    Nearest,
+    /// Never below the value (ε spent: never shown as less than it is).
+    Up,
+    /// Never above the value (a cap, what is left: never shown as more than it is).
+    Down,
+}
+
+/// `digits × 10^(−shift)` as a decimal without trailing zeros.
+fn scaled_decimal(digits: &BigUint, shift: i64) -> String {
+    let s = digits.to_str_radix(10);
+    if shift <= 0 {
+        return format!("{s}{}", "0".repeat((-shift) as usize));
+    }
+    let shift = shift as usize;
+    let padded = if s.len() <= shift {
+        format!("{}{s}", "0".repeat(shift + 1 - s.len()))
+    } else {
+        s
+    };
+    let (int, frac) = padded.split_at(padded.len() - shift);
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        int.to_string()
+    } else {
+        format!("{int}.{frac}")
     }
 }
 
@@ -423,6 +501,42 @@ mod tests {
 
     fn e(s: &str) -> Epsilon {
         Epsilon::parse(s).unwrap()
+    }
+
+    #[test]
+    fn short_decimals_read_at_a_glance_and_say_when_they_are_not_exact() {
+        let short = |t: &str, r| Epsilon::parse_unbounded(t).unwrap().short(r);
+        use Rounding::*;
+        // Exact when short: as typed.
+        assert_eq!(short("0.25", Nearest), "0.25");
+        assert_eq!(short("1", Up), "1");
+        assert_eq!(short("2000", Down), "2000");
+        assert_eq!(short("0.001", Nearest), "0.001");
+        assert_eq!(short("12.5", Nearest), "12.5");
+        // Otherwise four significant digits, marked.
+        assert_eq!(short("8503/3000", Nearest), "≈2.834");
+        assert_eq!(short("0.249999999999999975", Nearest), "≈0.25");
+        assert_eq!(short("1/3", Nearest), "≈0.3333");
+        assert_eq!(short("2/3", Nearest), "≈0.6667");
+        assert_eq!(short("12345.678", Nearest), "≈12350");
+        assert_eq!(short("1/30000", Nearest), "≈0.00003333");
+        // Spent rounds up and what is left rounds down: never less spent, never more
+        // left, than there is.
+        assert_eq!(short("0.249999999999999975", Up), "≈0.25");
+        assert_eq!(short("0.249999999999999975", Down), "≈0.2499");
+        assert_eq!(short("2/3", Down), "≈0.6666");
+        assert_eq!(short("1/3", Up), "≈0.3334");
+        assert_eq!(short("0.25000000001", Up), "≈0.2501");
+        assert_eq!(short("0.25000000001", Down), "≈0.25");
+        assert_eq!(short("9.99999", Up), "≈10");
+        for t in ["1/7", "22/7", "8503/3000", "1e-5/3", "123456789/1000"] {
+            let Ok(x) = Epsilon::parse_unbounded(t) else {
+                continue;
+            };
+            let value = |s: String| Epsilon::parse_unbounded(s.trim_start_matches('≈')).unwrap();
+            assert!(value(x.short(Up)) >= x, "{t}");
+            assert!(value(x.short(Down)) <= x, "{t}");
+        }
     }
 
     #[test]

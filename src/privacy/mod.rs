@@ -19,7 +19,7 @@ pub mod confidential;
 pub mod epsilon;
 
 pub use confidential::{Confidential, Diagnostic};
-pub use epsilon::{Epsilon, EpsilonError};
+pub use epsilon::{Epsilon, EpsilonError, Rounding};
 
 use std::collections::HashMap;
 

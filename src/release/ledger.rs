@@ -695,6 +695,11 @@ impl LedgerRead {
         Spend {
             epsilon: Epsilon::sum(mine.iter().map(|e| &e.total_epsilon)),
             draws: mine.len(),
+            pending: Epsilon::sum(
+                mine.iter()
+                    .filter(|e| e.status == Status::Pending)
+                    .map(|e| &e.total_epsilon),
+            ),
         }
     }
 }
@@ -864,6 +869,8 @@ pub struct Spend {
     /// `None` when nothing was spent.
     pub epsilon: Option<Epsilon>,
     pub draws: usize,
+    /// The part of `epsilon` drawn and not yet decided (pending: counted as spent).
+    pub pending: Option<Epsilon>,
 }
 
 impl Spend {
@@ -1106,6 +1113,32 @@ impl Ledger {
         .map_err(io(&path))?;
         file.lock().map_err(io(&path))?;
         Ok(LedgerLock { _file: file })
+    }
+
+    /// Whether another coco holds the ledger lock now: a session whose draw awaits the
+    /// operator's decision, or a release under way. `false` when it cannot tell.
+    pub fn held_elsewhere(&self) -> bool {
+        let path = self.home.join(LOCK_FILE);
+        let Ok(file) = OpenOptions::new().write(true).open(&path) else {
+            return false;
+        };
+        matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
+    }
+
+    /// What `coco ledger` says of a draw beside its status: its note, or for a draw
+    /// still pending, whether a running session awaits the operator's decision on it (a
+    /// session holds the lock from its draw to its decision, so its pending line is the
+    /// ledger's last) or the session stopped before deciding. Either way its ε is spent.
+    pub fn describe(&self, read: &LedgerRead, entry: &LedgerEntry) -> String {
+        if entry.status != Status::Pending {
+            return entry.note.clone().unwrap_or_default();
+        }
+        let last = read.lines.last().is_some_and(|l| l.id == entry.id);
+        if last && self.held_elsewhere() {
+            "pending: drawn, awaiting the operator's decision in a running session (its ε counts as spent)".into()
+        } else {
+            "pending: drawn, no decision recorded (the session stopped before deciding; its ε counts as spent)".into()
+        }
     }
 
     /// Reads every line. Fails only if the file cannot be read; defects are in the
@@ -1706,6 +1739,50 @@ mod tests {
         assert!(
             e.contains(":4: draw") && e.contains("was already decided"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_pending_draw_reads_as_awaiting_while_its_session_runs_and_counts_as_pending() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        let d = dataset(&[1]);
+        let id = DatasetIdentity::of(&d);
+        let lock = ledger.lock().unwrap();
+        ledger
+            .append(&lock, entry(&d, "1/4", Status::Written))
+            .unwrap();
+        let stale = entry(&d, "1/8", Status::Pending);
+        ledger.append(&lock, stale.clone()).unwrap();
+        let live = entry(&d, "1/2", Status::Pending);
+        ledger.append(&lock, live.clone()).unwrap();
+        let read = ledger.read().unwrap();
+        let spent = read.spent(&id);
+        assert_eq!(spent.text(), "0.875");
+        assert_eq!(spent.pending, Some(Epsilon::parse("5/8").unwrap()));
+        // The session holding the lock awaits its decision on the last line; an older
+        // pending line is a session that stopped.
+        assert!(ledger.held_elsewhere());
+        assert!(
+            ledger
+                .describe(&read, &live)
+                .starts_with("pending: drawn, awaiting the operator's decision")
+        );
+        assert!(
+            ledger
+                .describe(&read, &stale)
+                .starts_with("pending: drawn, no decision recorded (the session stopped")
+        );
+        drop(lock);
+        assert!(!ledger.held_elsewhere());
+        assert!(
+            ledger
+                .describe(&read, &live)
+                .contains("the session stopped before deciding")
+        );
+        assert_eq!(
+            ledger.describe(&read, read.draws()[0]),
+            read.draws()[0].note.clone().unwrap_or_default()
         );
     }
 

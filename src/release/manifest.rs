@@ -91,7 +91,12 @@ pub struct Manifest {
     pub max_size_source: MaxSizeSource,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_size_epsilon: Option<String>,
+    /// The consistency step that ran.
     pub consistency: Consistency,
+    /// The step the plan asked for, when another ran instead (a fallback: `wls` needs
+    /// a fit at every level, which `naive` does not give); why is among `warnings`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consistency_planned: Option<Consistency>,
     pub merge: MergeRule,
     pub hc_fit: IsotonicFit,
     pub hg_fit: IsotonicFit,
@@ -104,7 +109,8 @@ pub struct Manifest {
     pub for_publication: bool,
     /// The ledger line that records this draw.
     pub ledger_entry: String,
-    /// What the operator was warned of when the draw was made (saturated tails).
+    /// What the operator was warned of when the draw was made (a consistency step that
+    /// fell back, saturated tails).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// How the plan's published parameters were chosen (see [`Tuning`]): a fact about
@@ -159,7 +165,9 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         max_size: draw.max_size(),
         max_size_source,
         max_size_epsilon,
-        consistency: plan.consistency(),
+        consistency: draw.consistency(),
+        consistency_planned: (draw.consistency() != plan.consistency())
+            .then_some(plan.consistency()),
         merge: plan.merge(),
         hc_fit: plan.hc_fit(),
         hg_fit: plan.hg_fit(),
@@ -167,7 +175,12 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         outputs: Vec::new(),
         checks: draw.checks().clone(),
         reproducible: draw.randomness().is_reproducible(),
-        warnings: draw.warnings().to_vec(),
+        warnings: draw
+            .fallback()
+            .map(str::to_string)
+            .into_iter()
+            .chain(draw.warnings().iter().cloned())
+            .collect(),
         tuning: Some(plan.tuning()),
         for_publication: !draw.randomness().is_reproducible(),
         randomness,

@@ -41,6 +41,8 @@ macro_rules! actions {
 
 actions! {
     Quit = "quit": "Quit coco (asks first when a drawn release is undecided)",
+    Interrupt = "interrupt": "Stop coco at once, as a signal does (an undecided draw is recorded as discarded; exit status 130)",
+    ToggleExact = "toggle-exact": "Show ε exactly (fractions, every digit) or as short decimals (≈ when rounded)",
     Help = "help": "Show or close this help",
     NextScreen = "next-screen": "Go to the next screen",
     PrevScreen = "prev-screen": "Go to the previous screen",
@@ -105,6 +107,11 @@ actions! {
     CursorRight = "cursor-right": "Move the cursor right",
     CursorHome = "cursor-home": "Move the cursor to the start",
     CursorEnd = "cursor-end": "Move the cursor to the end",
+    WordLeft = "word-left": "Move the cursor to the start of the word",
+    WordRight = "word-right": "Move the cursor past the end of the word",
+    DeleteWord = "delete-word": "Delete the word before the cursor",
+    DeleteToStart = "delete-to-start": "Delete everything before the cursor",
+    DeleteToEnd = "delete-to-end": "Delete everything from the cursor to the end",
     Yes = "yes": "Confirm",
     No = "no": "Do not confirm",
     Close = "close": "Close",

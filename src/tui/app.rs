@@ -12,7 +12,7 @@ use crate::data::Dataset;
 use crate::release::ledger::Ledger;
 
 use super::action::{Action, Context};
-use super::input::{TextField, complete_path};
+use super::input::{Edit, TextField, complete_path, resolve_path};
 use super::keymap::{Key, Keymap};
 use super::screens::{budget, dataset, hierarchy, preview, release, tradeoff};
 use super::session::Session;
@@ -89,6 +89,17 @@ pub enum InputPurpose {
     Proxy,
 }
 
+impl InputPurpose {
+    /// Whether the field takes a path (resolved from the start directory, `~` the home
+    /// directory; Tab completes it).
+    pub fn is_path(&self) -> bool {
+        matches!(
+            self,
+            InputPurpose::SavePlan | InputPurpose::LoadPlan | InputPurpose::ExportDir
+        )
+    }
+}
+
 /// A text field in a box, with the problem of the last value submitted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputOverlay {
@@ -96,6 +107,8 @@ pub struct InputOverlay {
     pub prompt: String,
     pub field: TextField,
     pub error: Option<String>,
+    /// What Tab found when it could not complete alone (the names that could follow).
+    pub note: Option<String>,
 }
 
 /// The dataset picker: a path field and the recent datasets.
@@ -105,10 +118,12 @@ pub struct Picker {
     /// Index into [`App::recent`].
     pub selected: Option<usize>,
     pub error: Option<String>,
+    /// What Tab found when it could not complete alone.
+    pub note: Option<String>,
 }
 
 /// A yes/no question.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Confirm {
     /// Quit although a drawn release is undecided (it is then recorded as discarded).
     QuitWithDraw,
@@ -116,6 +131,8 @@ pub enum Confirm {
     Discard,
     /// Put a recommendation computed on the confidential data into the plan.
     ApplyConfidentialRecommendation,
+    /// Save the plan over this existing file.
+    OverwritePlan(PathBuf),
 }
 
 /// What is drawn over the screen.
@@ -216,6 +233,12 @@ pub struct App {
     /// Quit once the pending discard is recorded.
     pub quit_after_discard: bool,
     pub quit: bool,
+    /// Stopped by Ctrl-C (or a signal) rather than quit: coco exits with status 130.
+    pub interrupted: bool,
+    /// ε shown exactly (fractions, every digit) instead of as short decimals.
+    pub exact_epsilon: bool,
+    /// Where relative paths typed in the UI start from: the directory coco was started in.
+    pub start_dir: PathBuf,
 }
 
 impl App {
@@ -262,6 +285,9 @@ impl App {
             outbox: Vec::new(),
             quit_after_discard: false,
             quit: false,
+            interrupted: false,
+            exact_epsilon: false,
+            start_dir: std::env::current_dir().unwrap_or_default(),
         };
         if let Some(dir) = options.dataset {
             app.open(dir);
@@ -337,8 +363,16 @@ impl App {
                 .action(Context::Picker, key)
                 .or_else(|| k.action(Context::Input, key))
                 .or(typed),
-            Some(Overlay::Help { .. }) => k.action(Context::Help, key),
-            Some(Overlay::Confirm(_)) => k.action(Context::Confirm, key),
+            // Ctrl-C stops coco from a question or the help too (a text field takes it as
+            // cancel, as shells do).
+            Some(Overlay::Help { .. }) => k.action(Context::Help, key).or_else(|| {
+                k.action(Context::Global, key)
+                    .filter(|a| *a == Action::Interrupt)
+            }),
+            Some(Overlay::Confirm(_)) => k.action(Context::Confirm, key).or_else(|| {
+                k.action(Context::Global, key)
+                    .filter(|a| *a == Action::Interrupt)
+            }),
             None => k
                 .action(self.screen.context(), key)
                 .or_else(|| k.action(Context::Global, key)),
@@ -379,7 +413,14 @@ impl App {
             prompt: prompt.into(),
             field: TextField::with_text(initial),
             error: None,
+            note: None,
         }));
+    }
+
+    /// A path as typed in the UI, resolved: `~` is the home directory and a relative
+    /// path starts from [`App::start_dir`].
+    pub fn resolve(&self, typed: &str) -> PathBuf {
+        resolve_path(typed, &self.start_dir)
     }
 
     /// Handles a message from the worker.
@@ -508,6 +549,14 @@ fn read_recent(home: &Path) -> Vec<PathBuf> {
 /// The one place where actions change the app.
 pub fn update(app: &mut App, action: Action) {
     app.message = None;
+    if action == Action::Interrupt {
+        // As a signal does: an undecided draw is recorded as discarded, writes in
+        // progress are waited for, and coco exits with status 130.
+        app.overlay = None;
+        app.interrupted = true;
+        app.stop();
+        return;
+    }
     match app.overlay.clone() {
         Some(Overlay::Help { scroll }) => help(app, scroll, action),
         Some(Overlay::Input(_)) => input(app, action),
@@ -532,6 +581,14 @@ fn screen_action(app: &mut App, action: Action) {
             }
         }
         Action::Help => app.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::ToggleExact => {
+            app.exact_epsilon = !app.exact_epsilon;
+            app.info(if app.exact_epsilon {
+                "ε shown exactly"
+            } else {
+                "ε shown as short decimals (≈ when rounded; spent rounds up, caps round down)"
+            });
+        }
         Action::NextScreen => go(app, app.screen.offset(1)),
         Action::PrevScreen => go(app, app.screen.offset(-1)),
         Action::ScreenDataset => go(app, Screen::Dataset),
@@ -563,6 +620,7 @@ fn screen_action(app: &mut App, action: Action) {
                 field: TextField::default(),
                 selected: None,
                 error: None,
+                note: None,
             }));
         }
         other if app.loading() => {
@@ -622,22 +680,60 @@ fn help(app: &mut App, scroll: usize, action: Action) {
     };
 }
 
+/// The edit a key asks of a text field, if it is one.
+fn edit_of(action: Action) -> Option<Edit> {
+    Some(match action {
+        Action::Insert(c) => Edit::Insert(c),
+        Action::Backspace => Edit::Backspace,
+        Action::Delete => Edit::Delete,
+        Action::CursorLeft => Edit::Left,
+        Action::CursorRight => Edit::Right,
+        Action::CursorHome => Edit::Home,
+        Action::CursorEnd => Edit::End,
+        Action::WordLeft => Edit::WordLeft,
+        Action::WordRight => Edit::WordRight,
+        Action::DeleteWord => Edit::DeleteWord,
+        Action::DeleteToStart => Edit::DeleteToStart,
+        Action::DeleteToEnd => Edit::DeleteToEnd,
+        _ => return None,
+    })
+}
+
 /// Edits shared by the text field and the picker; `true` when the action was an edit.
 fn edit(app: &mut App, action: Action) -> bool {
+    let Some(edit) = edit_of(action) else {
+        return false;
+    };
     let Some(field) = app.field_mut() else {
         return false;
     };
-    match action {
-        Action::Insert(c) => field.insert(c),
-        Action::Backspace => field.backspace(),
-        Action::Delete => field.delete(),
-        Action::CursorLeft => field.left(),
-        Action::CursorRight => field.right(),
-        Action::CursorHome => field.home(),
-        Action::CursorEnd => field.end(),
-        _ => return false,
+    field.edit(edit);
+    if let Some(Overlay::Input(i)) = &mut app.overlay {
+        i.note = None;
     }
     true
+}
+
+/// Tab in a path field: the text completed, or what could follow.
+fn complete(app: &App, field: &TextField) -> Result<(TextField, Option<String>), String> {
+    let typed = field.text();
+    let Some(done) = complete_path(typed, &app.start_dir) else {
+        return Err(format!(
+            "nothing matches {typed:?} in {}",
+            app.resolve(typed)
+                .parent()
+                .map_or_else(String::new, |p| p.display().to_string())
+        ));
+    };
+    let note = (!done.candidates.is_empty()).then(|| {
+        const SHOWN: usize = 8;
+        let mut text = done.candidates[..done.candidates.len().min(SHOWN)].join("  ");
+        if done.candidates.len() > SHOWN {
+            text.push_str(&format!("  … ({} in all)", done.candidates.len()));
+        }
+        text
+    });
+    Ok((TextField::with_text(done.text), note))
 }
 
 fn input(app: &mut App, action: Action) {
@@ -646,6 +742,25 @@ fn input(app: &mut App, action: Action) {
     }
     match action {
         Action::Cancel => app.overlay = None,
+        Action::Complete => {
+            let Some(Overlay::Input(overlay)) = &app.overlay else {
+                return;
+            };
+            if !overlay.purpose.is_path() {
+                return;
+            }
+            let result = complete(app, &overlay.field);
+            if let Some(Overlay::Input(overlay)) = &mut app.overlay {
+                match result {
+                    Ok((field, note)) => {
+                        overlay.field = field;
+                        overlay.note = note;
+                        overlay.error = None;
+                    }
+                    Err(e) => overlay.error = Some(e),
+                }
+            }
+        }
         Action::Submit => {
             let Some(Overlay::Input(overlay)) = app.overlay.take() else {
                 return;
@@ -698,6 +813,7 @@ fn picker(app: &mut App, action: Action) {
         if let Some(Overlay::Picker(p)) = &mut app.overlay {
             p.selected = None;
             p.error = None;
+            p.note = None;
         }
         return;
     }
@@ -718,10 +834,21 @@ fn picker(app: &mut App, action: Action) {
             p.selected = Some(next);
             p.field = TextField::with_text(recent[next].display().to_string());
         }
-        Action::Complete => match complete_path(p.field.text()) {
-            Some(done) => p.field = TextField::with_text(done),
-            None => p.error = Some(format!("nothing matches {:?}", p.field.text())),
-        },
+        Action::Complete => {
+            let field = p.field.clone();
+            let result = complete(app, &field);
+            let Some(Overlay::Picker(p)) = &mut app.overlay else {
+                return;
+            };
+            match result {
+                Ok((field, note)) => {
+                    p.field = field;
+                    p.note = note;
+                    p.error = None;
+                }
+                Err(e) => p.error = Some(e),
+            }
+        }
         Action::Submit => {
             let text = p.field.text().trim().to_string();
             if text.is_empty() {
@@ -729,7 +856,8 @@ fn picker(app: &mut App, action: Action) {
                 return;
             }
             app.overlay = None;
-            app.open(PathBuf::from(text));
+            let dir = app.resolve(&text);
+            app.open(dir);
         }
         _ => {}
     }
@@ -751,9 +879,16 @@ fn confirm(app: &mut App, question: Confirm, action: Action) {
                 Confirm::ApplyConfidentialRecommendation => {
                     tradeoff::apply_recommendation_now(app);
                 }
+                Confirm::OverwritePlan(path) => budget::save(app, &path),
             }
         }
-        Action::No => app.overlay = None,
+        Action::No => {
+            app.overlay = None;
+            // Back to the file name, to choose another.
+            if let Confirm::OverwritePlan(path) = question {
+                budget::ask_save(app, &path.display().to_string());
+            }
+        }
         _ => {}
     }
 }
@@ -798,7 +933,9 @@ mod tests {
         }
         update(&mut a, Action::Submit);
         assert!(a.overlay.is_none());
-        assert!(matches!(&a.load, LoadState::Loading { dir, .. } if dir == Path::new("some/dir")));
+        // Relative to the directory coco started in, and said so.
+        let want = a.start_dir.join("some/dir");
+        assert!(matches!(&a.load, LoadState::Loading { dir, .. } if *dir == want));
         assert!(matches!(
             a.outbox.as_slice(),
             [Command::Start(Job::Load { .. })]

@@ -480,7 +480,21 @@ mod tests {
             k.action(Context::Budget, key("k")),
             Some(Action::SetMaxSize)
         );
-        assert_eq!(k.keys_text(Context::Global, Action::Quit), "q/ctrl-c");
+        assert_eq!(k.keys_text(Context::Global, Action::Quit), "q");
+        // Ctrl-C interrupts (exit status 130) everywhere but in a text field, which it
+        // cancels.
+        assert_eq!(
+            k.action(Context::Global, key("ctrl-c")),
+            Some(Action::Interrupt)
+        );
+        assert_eq!(
+            k.action(Context::Input, key("ctrl-c")),
+            Some(Action::Cancel)
+        );
+        assert_eq!(
+            k.action(Context::Input, key("ctrl-w")),
+            Some(Action::DeleteWord)
+        );
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub mod worker;
 
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
@@ -71,11 +71,32 @@ const TICK: Duration = Duration::from_millis(500);
 /// worker messages and each frame took (to measure the UI at scale).
 pub const TIMINGS_VAR: &str = "COCO_TUI_TIMINGS";
 
-/// Runs the UI on the terminal until the operator quits or a signal (SIGTERM, SIGHUP,
-/// SIGINT) stops it. The terminal is restored on every way out (errors included; the
-/// panic hook `ratatui::try_init` installs covers panics), and a drawn release that is
-/// still undecided is recorded in the ledger as discarded.
-pub fn run(options: AppOptions) -> io::Result<()> {
+/// How the UI ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// The operator quit.
+    Quit,
+    /// Ctrl-C, or a signal (SIGINT, SIGTERM, SIGHUP): the process should exit with the
+    /// conventional status 128 + the signal's number (130 for Ctrl-C).
+    Interrupted { signal: i32 },
+}
+
+impl Exit {
+    /// The process's exit status.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Quit => 0,
+            Exit::Interrupted { signal } => u8::try_from(128 + signal).unwrap_or(1),
+        }
+    }
+}
+
+/// Runs the UI on the terminal until the operator quits, presses Ctrl-C, or a signal
+/// (SIGTERM, SIGHUP, SIGINT) stops it. The terminal is restored on every way out (errors
+/// included; the panic hook `ratatui::try_init` installs covers panics), a drawn
+/// release that is still undecided is recorded in the ledger as discarded, and an
+/// export under way is finished (never left half-written) before it returns.
+pub fn run(options: AppOptions) -> io::Result<Exit> {
     let stop = stop_signals();
     let mut terminal = match ratatui::try_init() {
         Ok(t) => t,
@@ -88,16 +109,20 @@ pub fn run(options: AppOptions) -> io::Result<()> {
     let result = event_loop(&mut terminal, options, &stop);
     // The terminal may be gone (SIGHUP): nothing to restore then, and nowhere to say so.
     let _ = ratatui::try_restore();
-    if stop.load(Ordering::Relaxed) {
-        // Stopped by a signal: not an error of coco's.
-        return Ok(());
+    let signal = stop.load(Ordering::Relaxed);
+    if signal != 0 {
+        // Stopped by a signal: not an error of coco's, but not a quit either.
+        return Ok(Exit::Interrupted {
+            signal: signal as i32,
+        });
     }
     result
 }
 
-/// A flag raised by SIGTERM, SIGHUP (the terminal closed) or SIGINT.
-fn stop_signals() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
+/// The number of the signal that stopped coco (SIGTERM, SIGHUP: the terminal closed, or
+/// SIGINT), or 0.
+fn stop_signals() -> Arc<AtomicUsize> {
+    let flag = Arc::new(AtomicUsize::new(0));
     #[cfg(unix)]
     let signals = [
         signal_hook::consts::SIGTERM,
@@ -110,7 +135,7 @@ fn stop_signals() -> Arc<AtomicBool> {
         // No "second signal kills" rule: a closing terminal often sends SIGHUP twice
         // (the kernel, then the shell), and the draw must still be recorded. If a
         // handler cannot be installed the default (terminate) applies.
-        let _ = signal_hook::flag::register(signal, flag.clone());
+        let _ = signal_hook::flag::register_usize(signal, flag.clone(), signal as usize);
     }
     flag
 }
@@ -118,8 +143,8 @@ fn stop_signals() -> Arc<AtomicBool> {
 fn event_loop(
     terminal: &mut DefaultTerminal,
     options: AppOptions,
-    stop: &AtomicBool,
-) -> io::Result<()> {
+    stop: &AtomicUsize,
+) -> io::Result<Exit> {
     let input = spawn_input();
     let mut timings = Timings::from_env();
     // Dropping the runtime, however the loop ends (quit, a signal, a terminal error,
@@ -127,7 +152,7 @@ fn event_loop(
     let mut rt = timings.time("start", "", || Runtime::new(options));
     let mut dirty = true;
     let mut drawn = Instant::now();
-    while !rt.app.quit && !stop.load(Ordering::Relaxed) {
+    while !rt.app.quit && stop.load(Ordering::Relaxed) == 0 {
         if dirty || (rt.busy() && drawn.elapsed() >= TICK) {
             timings.time("frame", "", || terminal.draw(|frame| rt.render(frame)))?;
             drawn = Instant::now();
@@ -160,7 +185,14 @@ fn event_loop(
             dirty = true;
         }
     }
-    Ok(())
+    Ok(if rt.app.interrupted {
+        // Ctrl-C stands for SIGINT.
+        Exit::Interrupted {
+            signal: signal_hook::consts::SIGINT,
+        }
+    } else {
+        Exit::Quit
+    })
 }
 
 /// The log of [`TIMINGS_VAR`]: one line per step, `what`, a detail (the key) and the

@@ -10,7 +10,7 @@ use crate::consistency::{Consistency, MergeRule};
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{Method, Tail, noise_variance};
 use crate::histogram::Size;
-use crate::privacy::Epsilon;
+use crate::privacy::{Epsilon, Rounding};
 use crate::proxy::Proxy;
 use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
@@ -52,6 +52,8 @@ impl Preset {
 pub struct LedgerStatus {
     /// ε drawn so far on this dataset (every draw, written or not).
     pub spent: Option<Epsilon>,
+    /// The part of `spent` drawn and not yet decided (recorded as pending).
+    pub pending: Option<Epsilon>,
     pub releases: usize,
     pub cap: Option<Epsilon>,
     /// Which cap binds (the strictest that matches), when one does.
@@ -75,6 +77,7 @@ impl LedgerStatus {
         match status {
             Ok((defect, caps)) => LedgerStatus {
                 spent: caps.spent.epsilon.clone(),
+                pending: caps.spent.pending.clone(),
                 releases: caps.spent.draws,
                 cap: caps.binding().map(|r| r.cap.clone()),
                 cap_rule: caps.binding().map(|r| r.kind().to_string()),
@@ -100,19 +103,35 @@ impl LedgerStatus {
         self.cap.as_ref().is_some_and(|cap| &self.after(more) > cap)
     }
 
-    /// The binding cap and which it is, or `none`.
-    pub fn cap_text(&self) -> String {
+    /// The binding cap and which it is, or `none`; a cap reads rounded down.
+    pub fn cap_text(&self, exact: bool) -> String {
+        let cap = |c: &Epsilon| show(c, exact, Rounding::Down);
         match (&self.cap, &self.cap_rule) {
-            (Some(c), Some(rule)) => format!("{c} ({rule})"),
-            (Some(c), None) => c.to_string(),
+            (Some(c), Some(rule)) => format!("{} ({rule})", cap(c)),
+            (Some(c), None) => cap(c),
             (None, _) => "none".into(),
         }
     }
 
-    pub fn spent_text(&self) -> String {
-        self.spent
+    /// ε spent (rounded up), and the part of it pending a decision.
+    pub fn spent_text(&self, exact: bool) -> String {
+        let spent = self
+            .spent
             .as_ref()
-            .map_or_else(|| "0".to_string(), Epsilon::to_string)
+            .map_or_else(|| "0".to_string(), |s| show(s, exact, Rounding::Up));
+        match &self.pending {
+            Some(p) => format!("{spent} ({} pending)", show(p, exact, Rounding::Up)),
+            None => spent,
+        }
+    }
+}
+
+/// ε exactly, or short and rounded as `rounding` says.
+pub fn show(epsilon: &Epsilon, exact: bool, rounding: Rounding) -> String {
+    if exact {
+        epsilon.to_string()
+    } else {
+        epsilon.short(rounding)
     }
 }
 
@@ -574,6 +593,7 @@ mod tests {
     fn the_cap_warning_counts_what_was_spent() {
         let status = LedgerStatus {
             spent: Some(e("1.5")),
+            pending: None,
             releases: 2,
             cap: Some(e("2")),
             cap_rule: Some("default_cap".into()),
@@ -582,5 +602,21 @@ mod tests {
         assert!(!status.exceeds_cap(&e("0.5")));
         assert!(status.exceeds_cap(&e("0.6")));
         assert!(!LedgerStatus::default().exceeds_cap(&e("100")));
+    }
+
+    #[test]
+    fn spent_reads_short_rounded_up_with_the_pending_part_and_caps_round_down() {
+        let status = LedgerStatus {
+            spent: Some(e("1/3")),
+            pending: Some(e("1/3")),
+            releases: 1,
+            cap: Some(e("2/3")),
+            cap_rule: None,
+            error: None,
+        };
+        assert_eq!(status.spent_text(false), "≈0.3334 (≈0.3334 pending)");
+        assert_eq!(status.spent_text(true), "1/3 (1/3 pending)");
+        assert_eq!(status.cap_text(false), "≈0.6666");
+        assert_eq!(LedgerStatus::default().spent_text(false), "0");
     }
 }

@@ -10,19 +10,22 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 use super::action::{Action, Context};
 use super::app::{App, Confirm, InputOverlay, LoadState, LoadStep, Overlay, Picker, Screen, Tone};
 use super::screens::{budget, dataset, hierarchy, preview, release, tradeoff};
+use super::session::show;
 use super::theme;
 use super::widgets::{self, int};
+use crate::privacy::Rounding;
 
 /// Draws the whole app.
 pub fn render(frame: &mut Frame, app: &App) {
     let area = frame.area();
     let message_height = u16::from(app.message.is_some());
+    let hint_lines = hint_lines(app, area.width);
     let [tabs, body, message, status, hints] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Min(0),
         Constraint::Length(message_height),
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(hint_lines.len() as u16),
     ])
     .areas(area);
     render_tabs(frame, tabs, app);
@@ -36,12 +39,12 @@ pub fn render(frame: &mut Frame, app: &App) {
         frame.render_widget(Paragraph::new(Line::styled(text.clone(), style)), message);
     }
     render_status(frame, status, app);
-    render_hints(frame, hints, app);
+    frame.render_widget(Paragraph::new(hint_lines), hints);
     match &app.overlay {
         Some(Overlay::Help { scroll }) => render_help(frame, body, app, *scroll),
         Some(Overlay::Input(input)) => render_input(frame, body, app, input),
         Some(Overlay::Picker(picker)) => render_picker(frame, body, app, picker),
-        Some(Overlay::Confirm(question)) => render_confirm(frame, body, app, *question),
+        Some(Overlay::Confirm(question)) => render_confirm(frame, body, app, question),
         None => {}
     }
 }
@@ -171,41 +174,86 @@ pub fn load_progress(step: &LoadStep) -> (f64, String) {
 }
 
 fn render_status(frame: &mut Frame, area: Rect, app: &App) {
-    let sep = || Span::styled(" │ ", theme::dim());
-    let mut spans = vec![];
-    match &app.session {
-        Some(s) => {
-            spans.push(Span::styled(s.dataset.name(), theme::heading()));
-            spans.push(sep());
-            spans.extend(widgets::field("total ε", s.total().to_string()));
-            spans.push(sep());
-            spans.extend(widgets::field(
-                "previews:",
-                app.preview_seed
-                    .map_or("OS randomness".into(), |seed| format!("seed {seed}")),
-            ));
-            spans.push(sep());
-            spans.extend(widgets::field("releases:", "OS randomness"));
-            spans.push(sep());
-            let cap = s
-                .ledger
-                .cap
-                .as_ref()
-                .map_or(String::new(), |c| format!(" of cap {c}"));
-            spans.extend(widgets::field(
-                "ε spent",
-                format!("{}{cap}", s.ledger.spent_text()),
-            ));
-            if s.ledger.exceeds_cap(&s.total()) {
-                spans.push(Span::styled(" ⚠ plan over cap", theme::warning()));
-            }
-            if s.ledger.error.is_some() {
-                spans.push(Span::styled(" ⚠ ledger needs repair", theme::error()));
-            }
-        }
-        None => spans.push(Span::styled("no dataset", theme::dim())),
+    let line = status_line(app, area.width as usize);
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The status bar: the dataset, the ε spent (a pending draw counted, and said), the
+/// plan's total, the randomness of previews and releases, warnings. On a narrow
+/// terminal the least needed parts go first (releases' randomness, then previews'),
+/// never the ε spent.
+pub fn status_line(app: &App, width: usize) -> Line<'static> {
+    let Some(s) = &app.session else {
+        return Line::styled("no dataset", theme::dim());
+    };
+    let exact = app.exact_epsilon;
+    // (spans, how soon the part goes when room is short: higher first).
+    let mut parts: Vec<(Vec<Span<'static>>, u8)> = Vec::new();
+    parts.push((vec![Span::styled(s.dataset.name(), theme::heading())], 0));
+    let cap = s.ledger.cap.as_ref().map_or(String::new(), |c| {
+        format!(" of cap {}", show(c, exact, Rounding::Down))
+    });
+    let mut spent = widgets::field("ε spent", format!("{}{cap}", s.ledger.spent_text(exact)));
+    if let Some(release::Busy::Drawing { .. }) = &app.release.busy {
+        spent.push(Span::styled(
+            format!(" + {} being drawn", widgets::epsilon(app, &s.total())),
+            theme::warning(),
+        ));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    parts.push((spent, 0));
+    parts.push((
+        widgets::field("total ε", widgets::epsilon(app, &s.total())),
+        1,
+    ));
+    parts.push((
+        widgets::field(
+            "previews:",
+            app.preview_seed
+                .map_or("OS randomness".into(), |seed| format!("seed {seed}")),
+        ),
+        2,
+    ));
+    parts.push((widgets::field("releases:", "OS randomness"), 3));
+    let mut warnings = Vec::new();
+    if s.ledger.exceeds_cap(&s.total()) {
+        warnings.push(Span::styled(" ⚠ plan over cap", theme::warning()));
+    }
+    if s.ledger.error.is_some() {
+        warnings.push(Span::styled(" ⚠ ledger needs repair", theme::error()));
+    }
+    // In reading order: the dataset, the plan, the randomness, then what is spent.
+    let order = [0, 2, 3, 4, 1];
+    let sep = 3;
+    let width_of = |parts: &[&(Vec<Span<'static>>, u8)]| {
+        parts
+            .iter()
+            .map(|(spans, _)| spans.iter().map(Span::width).sum::<usize>())
+            .sum::<usize>()
+            + sep * parts.len().saturating_sub(1)
+            + warnings.iter().map(Span::width).sum::<usize>()
+    };
+    let mut kept: Vec<&(Vec<Span<'static>>, u8)> = order.iter().map(|&i| &parts[i]).collect();
+    while width_of(&kept) > width {
+        let Some(drop) = kept
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.1 > 0)
+            .max_by_key(|(i, p)| (p.1, *i))
+            .map(|(i, _)| i)
+        else {
+            break;
+        };
+        kept.remove(drop);
+    }
+    let mut spans = Vec::new();
+    for (i, (part, _)) in kept.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" │ ", theme::dim()));
+        }
+        spans.extend(part.iter().cloned());
+    }
+    spans.extend(warnings);
+    Line::from(spans)
 }
 
 /// The keys shown in the hint bar for a context, with short labels.
@@ -279,40 +327,67 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
     }
 }
 
-fn render_hints(frame: &mut Frame, area: Rect, app: &App) {
+/// The hint bar: `? help` and `q quit`, then the screen's keys, on one line or, when
+/// they do not fit, two; then the other global keys (screens, open) where room is left
+/// (the help lists every key).
+pub fn hint_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     let context = app.context();
-    let mut list: Vec<(Context, Action, &str)> = Vec::new();
+    let width = width as usize;
+    let global = |actions: &[Action]| -> Vec<(Context, Action, &'static str)> {
+        hints(Context::Global)
+            .iter()
+            .filter(|(a, _)| actions.contains(a))
+            .map(|(a, l)| (Context::Global, *a, *l))
+            .collect()
+    };
+    let mut essential: Vec<(Context, Action, &str)> = Vec::new();
     if app.overlay.is_none() {
-        list.extend(
-            hints(Context::Global)
-                .iter()
-                .map(|(a, l)| (Context::Global, *a, *l)),
-        );
+        essential.extend(global(&[Action::Help, Action::Quit]));
     }
-    list.extend(hints(context).iter().map(|(a, l)| (context, *a, *l)));
+    essential.extend(hints(context).iter().map(|(a, l)| (context, *a, *l)));
     if context == Context::Picker {
-        list.extend(
+        essential.extend(
             hints(Context::Input)
                 .iter()
                 .map(|(a, l)| (Context::Input, *a, *l)),
         );
     }
-    let mut spans = Vec::new();
-    let mut used = 0usize;
-    for (ctx, action, label) in list {
-        let Some(key) = app.keymap.first_key(ctx, action) else {
-            continue;
-        };
-        let key = key.to_string();
-        let len = key.chars().count() + label.chars().count() + 3;
-        if used + len > area.width as usize {
-            break;
+    let optional = if app.overlay.is_none() {
+        global(&[Action::NextScreen, Action::OpenDataset])
+    } else {
+        Vec::new()
+    };
+    let items = |list: Vec<(Context, Action, &'static str)>| -> Vec<(String, &'static str)> {
+        list.into_iter()
+            .filter_map(|(ctx, action, label)| {
+                app.keymap
+                    .first_key(ctx, action)
+                    .map(|key| (key.to_string(), label))
+            })
+            .collect()
+    };
+    let (essential, optional) = (items(essential), items(optional));
+    let item_width =
+        |(key, label): &(String, &str)| widgets::text_width(key) + widgets::text_width(label) + 3;
+    let total: usize = essential.iter().map(item_width).sum();
+    let rows = if total > width { 2 } else { 1 };
+    let mut lines = vec![Vec::new(); rows];
+    let mut row = 0;
+    let mut used = 0;
+    for (i, item) in essential.iter().chain(&optional).enumerate() {
+        let len = item_width(item);
+        if used + len > width {
+            if i >= essential.len() || row + 1 == rows {
+                break;
+            }
+            row += 1;
+            used = 0;
         }
         used += len;
-        spans.push(Span::styled(key, theme::key()));
-        spans.push(Span::raw(format!(" {label}  ")));
+        lines[row].push(Span::styled(item.0.clone(), theme::key()));
+        lines[row].push(Span::raw(format!(" {}  ", item.1)));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    lines.into_iter().map(Line::from).collect()
 }
 
 /// A centred box of at most `width` × `height` inside `area`, cleared.
@@ -383,43 +458,75 @@ fn render_help(frame: &mut Frame, area: Rect, app: &App, scroll: usize) {
 }
 
 fn render_input(frame: &mut Frame, area: Rect, app: &App, input: &InputOverlay) {
-    let r = popup(frame, area, 78, 7);
-    let block = widgets::block(format!(
+    let width = 78.min(area.width.saturating_sub(2));
+    let inner_width = width.saturating_sub(2);
+    // The prompt, the field, then what the field says: the path it names, what Tab
+    // found, the problem with the last value submitted; each wrapped, none cut.
+    let wrapped = |text: &str| wrapped_height(text, inner_width);
+    let resolved = input
+        .purpose
+        .is_path()
+        .then(|| format!("→ {}", app.resolve(input.field.text()).display()));
+    let mut below: Vec<Line> = Vec::new();
+    if let Some(r) = &resolved {
+        below.push(Line::styled(r.clone(), theme::dim()));
+    }
+    if let Some(n) = &input.note {
+        below.push(Line::raw(n.clone()));
+    }
+    if let Some(e) = &input.error {
+        below.push(Line::styled(e.clone(), theme::error()));
+    }
+    let prompt_height = wrapped(&input.prompt);
+    let below_height: u16 = below.iter().map(|l| wrapped(&l.to_string())).sum();
+    let height = (prompt_height + 1 + below_height.max(1) + 2).min(area.height);
+    let r = popup(frame, area, width, height);
+    let mut title = format!(
         " {} accepts · {} cancels ",
         app.keymap.key(Context::Input, Action::Submit),
         app.keymap.key(Context::Input, Action::Cancel)
-    ));
+    );
+    if input.purpose.is_path() {
+        title.push_str(&format!(
+            "· {} completes ",
+            app.keymap.key(Context::Input, Action::Complete)
+        ));
+    }
+    let block = widgets::block(title);
     let inner = block.inner(r);
     frame.render_widget(block, r);
-    let [prompt, field, error] = Layout::vertical([
-        Constraint::Length(1),
+    let [prompt, field, rest] = Layout::vertical([
+        Constraint::Length(prompt_height),
         Constraint::Length(1),
         Constraint::Min(0),
     ])
     .areas(inner);
-    frame.render_widget(Paragraph::new(input.prompt.clone()), prompt);
+    frame.render_widget(
+        Paragraph::new(input.prompt.clone()).wrap(Wrap { trim: true }),
+        prompt,
+    );
     render_field(frame, field, &input.field);
-    if let Some(e) = &input.error {
-        frame.render_widget(
-            Paragraph::new(Line::styled(e.clone(), theme::error())).wrap(Wrap { trim: true }),
-            error,
-        );
-    }
+    frame.render_widget(Paragraph::new(below).wrap(Wrap { trim: true }), rest);
 }
 
-/// The field's text (scrolled to keep the cursor in view) and the terminal cursor.
+/// How many rows `text` takes wrapped at `width` cells.
+fn wrapped_height(text: &str, width: u16) -> u16 {
+    widgets::wrapped_rows(text, width as usize) as u16
+}
+
+/// The field's text (scrolled to keep the cursor in view) and the terminal cursor; a
+/// wide character takes two cells.
 fn render_field(frame: &mut Frame, area: Rect, field: &super::input::TextField) {
     let width = area.width.saturating_sub(3) as usize;
-    let start = field.cursor().saturating_sub(width);
-    let shown: String = field.text().chars().skip(start).take(width + 1).collect();
+    let scroll = field.scroll(width);
+    let [prompt, text] =
+        Layout::horizontal([Constraint::Length(2), Constraint::Min(0)]).areas(area);
+    frame.render_widget(Paragraph::new(Span::styled("> ", theme::key())), prompt);
     frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled("> ", theme::key()),
-            Span::raw(shown),
-        ])),
-        area,
+        Paragraph::new(field.text().to_string()).scroll((0, scroll as u16)),
+        text,
     );
-    frame.set_cursor_position((area.x + 2 + (field.cursor() - start) as u16, area.y));
+    frame.set_cursor_position((text.x + (field.cursor_column() - scroll) as u16, text.y));
 }
 
 fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
@@ -450,6 +557,16 @@ fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
             Paragraph::new(Line::styled(e.clone(), theme::error())),
             error,
         );
+    } else if let Some(n) = &picker.note {
+        frame.render_widget(Paragraph::new(Line::raw(n.clone())), error);
+    } else if !picker.field.text().is_empty() {
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                format!("→ {}", app.resolve(picker.field.text()).display()),
+                theme::dim(),
+            )),
+            error,
+        );
     }
     let mut lines = vec![Line::styled(
         if app.recent.is_empty() {
@@ -478,12 +595,12 @@ fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
 }
 
 /// The question asked, in words.
-pub fn question(app: &App, question: Confirm) -> String {
+pub fn question(app: &App, question: &Confirm) -> String {
     let epsilon = app
         .release
         .drawn
         .as_ref()
-        .map_or_else(String::new, |d| d.draw.epsilon().to_string());
+        .map_or_else(String::new, |d| widgets::epsilon(app, d.draw.epsilon()));
     match question {
         Confirm::QuitWithDraw => format!(
             "A drawn release is undecided. Quitting now records it in the ledger as discarded: \
@@ -499,16 +616,24 @@ pub fn question(app: &App, question: Confirm) -> String {
              in the ledger and manifest. (A search on a public proxy keeps the tuning public.) \
              Apply it?"
             .to_string(),
+        Confirm::OverwritePlan(path) => format!(
+            "{} exists. Save the plan over it (its contents are replaced)? No goes back to the \
+             file name.",
+            path.display()
+        ),
     }
 }
 
-fn render_confirm(frame: &mut Frame, area: Rect, app: &App, q: Confirm) {
-    let r = popup(frame, area, 64, 7);
+fn render_confirm(frame: &mut Frame, area: Rect, app: &App, q: &Confirm) {
+    let text = question(app, q);
+    let width = 64.min(area.width.saturating_sub(2));
+    let height = (wrapped_height(&text, width.saturating_sub(2)) + 2).clamp(7, area.height);
+    let r = popup(frame, area, width, height);
     let yes = app.keymap.keys_text(Context::Confirm, Action::Yes);
     let no = app.keymap.keys_text(Context::Confirm, Action::No);
     let block = widgets::block(format!(" {yes} yes · {no} no "));
     frame.render_widget(
-        Paragraph::new(Line::styled(question(app, q), theme::warning()))
+        Paragraph::new(Line::styled(text, theme::warning()))
             .wrap(Wrap { trim: true })
             .block(block),
         r,

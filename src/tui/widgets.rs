@@ -12,8 +12,11 @@ use crate::histogram::{HistRef, Size};
 use crate::inspect::thousands;
 use crate::preview::Stat;
 
+use super::app::App;
+use super::session::show;
 use super::theme;
 use super::worker::TrialClock;
+use crate::privacy::{Epsilon, Rounding};
 
 /// A whole number with thousands separators.
 pub fn int(n: u64) -> String {
@@ -21,21 +24,9 @@ pub fn int(n: u64) -> String {
 }
 
 /// A duration as an operator reads it: `0.31 s`, `2.5 s`, `25 s`, `3 min 5 s`,
-/// `1 h 2 min`.
+/// `1 h 2 min` ([`crate::timing::readable`]).
 pub fn duration(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    let whole = d.as_secs();
-    if secs < 1.0 {
-        format!("{secs:.2} s")
-    } else if secs < 10.0 {
-        format!("{secs:.1} s")
-    } else if whole < 60 {
-        format!("{whole} s")
-    } else if whole < 3600 {
-        format!("{} min {} s", whole / 60, whole % 60)
-    } else {
-        format!("{} h {} min", whole / 3600, whole % 3600 / 60)
-    }
+    crate::timing::readable(d)
 }
 
 /// How a run of trials is going, at `now`, with `done` the share of the run done (by
@@ -53,14 +44,18 @@ pub fn trial_timing(clock: &TrialClock, done: f64, now: Instant) -> String {
     }
     let spent = now.saturating_duration_since(clock.started);
     let mut text = format!("first trial {} so far", duration(spent));
-    if done > 0.0 && done < 1.0 && spent >= Duration::from_secs(1) {
-        let left = spent.as_secs_f64() * (1.0 - done) / done;
-        text.push_str(&format!(
-            " · ≥ {} left at this pace",
-            duration(Duration::from_secs_f64(left.min(1e9)))
-        ));
+    if let Some(left) = pace_left(spent, done) {
+        text.push_str(&format!(" · {left}"));
     }
     text
+}
+
+/// A first estimate of the time left when `done` of a job has taken `spent`: the rest
+/// at the same pace, a lower bound (the steps after the regions are left out). `None`
+/// before a second has passed or while nothing is done.
+pub fn pace_left(spent: Duration, done: f64) -> Option<String> {
+    crate::timing::time_left(spent, done)
+        .map(|left| format!("≥ {} left at this pace", duration(left)))
 }
 
 /// Where a trial is among the regions: measuring them one by one, then (all measured)
@@ -77,6 +72,20 @@ pub fn trial_regions(nodes_done: usize, nodes: usize) -> String {
             "all {} regions measured · consistency and errors…",
             int(nodes as u64)
         )
+    }
+}
+
+/// ε as the operator reads it: a short decimal (`0.25`, `≈2.834`), or exactly after
+/// `E` ([`App::exact_epsilon`]). For a budget being planned (rounded to the nearest).
+pub fn epsilon(app: &App, e: &Epsilon) -> String {
+    show(e, app.exact_epsilon, Rounding::Nearest)
+}
+
+/// [`epsilon`] for an ε a report holds as its exact text (a preview's, a sweep's).
+pub fn epsilon_text(app: &App, text: &str) -> String {
+    match Epsilon::parse_unbounded(text) {
+        Ok(e) => epsilon(app, &e),
+        Err(_) => text.to_string(),
     }
 }
 
@@ -165,14 +174,157 @@ pub fn has_tail(hists: &[HistRef<'_>], window: Size) -> bool {
         .any(|h| h.max_size().is_some_and(|m| m > window))
 }
 
-/// A column as wide as its widest text, and at least `min` (the header's width).
-pub fn column<'a>(min: u16, texts: impl IntoIterator<Item = &'a str>) -> Constraint {
-    let widest = texts
-        .into_iter()
-        .map(|t| t.chars().count())
-        .max()
-        .unwrap_or(0);
-    Constraint::Length(min.max(u16::try_from(widest).unwrap_or(u16::MAX)))
+/// The columns of a table sized to their texts within the width available, so that no
+/// text is ever cut without a mark: each column is as wide as its widest text (header
+/// included) and at least its minimum; when they do not all fit, the columns that give
+/// way (names, free text) shrink first, down to their floor, then the widest column;
+/// a text wider than its column then ends in an ellipsis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Columns {
+    widths: Vec<u16>,
+    align: Vec<Align>,
+    spacing: u16,
+}
+
+/// Where a cell's text sits in its column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    Right,
+}
+
+/// How one column is sized.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Col {
+    pub align: Align,
+    /// The narrowest the column is when its texts are narrower.
+    pub min: u16,
+    /// A column that gives way first, down to this width.
+    pub gives_way_to: Option<u16>,
+    /// A drawing of a set width (a sparkline, a bar): never measured or shrunk first.
+    pub fixed: Option<u16>,
+}
+
+impl Col {
+    pub const fn left() -> Col {
+        Col {
+            align: Align::Left,
+            min: 0,
+            gives_way_to: None,
+            fixed: None,
+        }
+    }
+
+    pub const fn right() -> Col {
+        Col {
+            align: Align::Right,
+            ..Col::left()
+        }
+    }
+
+    /// A name or free text: left-aligned, and the first to give up room, down to `floor`.
+    pub const fn name(floor: u16) -> Col {
+        Col {
+            gives_way_to: Some(floor),
+            ..Col::left()
+        }
+    }
+
+    /// A drawing `width` cells wide.
+    pub const fn fixed(width: u16) -> Col {
+        Col {
+            fixed: Some(width),
+            ..Col::left()
+        }
+    }
+
+    pub const fn at_least(self, min: u16) -> Col {
+        Col { min, ..self }
+    }
+}
+
+impl Columns {
+    /// Sizes `cols` to `rows` (the header among them) within `width` cells, with
+    /// `spacing` cells between columns.
+    pub fn fit<'a, R>(
+        cols: &[Col],
+        rows: impl IntoIterator<Item = R>,
+        width: u16,
+        spacing: u16,
+    ) -> Columns
+    where
+        R: IntoIterator<Item = &'a str>,
+    {
+        // The widest text of each column (a drawing: its width).
+        let mut texts: Vec<u16> = cols.iter().map(|c| c.fixed.unwrap_or(0)).collect();
+        for row in rows {
+            for (i, text) in row.into_iter().enumerate() {
+                if let Some(w) = texts.get_mut(i)
+                    && cols[i].fixed.is_none()
+                {
+                    *w = (*w).max(u16::try_from(text_width(text)).unwrap_or(u16::MAX));
+                }
+            }
+        }
+        let mut widths: Vec<u16> = texts.iter().zip(cols).map(|(&t, c)| t.max(c.min)).collect();
+        let gaps =
+            spacing.saturating_mul(u16::try_from(cols.len().saturating_sub(1)).unwrap_or(u16::MAX));
+        let mut total: u32 = widths.iter().map(|&w| u32::from(w)).sum::<u32>() + u32::from(gaps);
+        while total > u32::from(width) {
+            // Room beyond the texts first (a minimum), then the widest column that gives
+            // way and is above its floor, then the widest measured column, then the
+            // widest drawing.
+            let widest = |pick: &dyn Fn(usize) -> bool| {
+                (0..widths.len())
+                    .filter(|&i| pick(i))
+                    .max_by_key(|&i| (widths[i], i))
+            };
+            let Some(i) = widest(&|i| widths[i] > texts[i])
+                .or_else(|| widest(&|i| cols[i].gives_way_to.is_some_and(|f| widths[i] > f)))
+                .or_else(|| widest(&|i| cols[i].fixed.is_none() && widths[i] > 1))
+                .or_else(|| widest(&|i| widths[i] > 0))
+            else {
+                break;
+            };
+            widths[i] -= 1;
+            total -= 1;
+        }
+        Columns {
+            widths,
+            align: cols.iter().map(|c| c.align).collect(),
+            spacing,
+        }
+    }
+
+    /// The columns' widths, for [`ratatui::widgets::Table::new`].
+    pub fn constraints(&self) -> Vec<Constraint> {
+        self.widths.iter().map(|&w| Constraint::Length(w)).collect()
+    }
+
+    /// The spacing between columns, for [`ratatui::widgets::Table::column_spacing`].
+    pub fn spacing(&self) -> u16 {
+        self.spacing
+    }
+
+    pub fn width(&self, column: usize) -> usize {
+        self.widths.get(column).map_or(0, |&w| usize::from(w))
+    }
+
+    /// `text` as it fits column `column`: aligned, and ending in "…" when cut.
+    pub fn cell(&self, column: usize, text: &str) -> String {
+        let width = self.width(column);
+        let shown = fit(text, width);
+        let pad = width.saturating_sub(text_width(&shown));
+        match self.align.get(column) {
+            Some(Align::Right) => format!("{}{shown}", " ".repeat(pad)),
+            _ => shown,
+        }
+    }
+}
+
+/// How many terminal cells a text takes (wide characters take two).
+pub fn text_width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
 }
 
 /// A bordered block with a title.
@@ -197,17 +349,82 @@ pub fn field(label: &str, value: impl Into<String>) -> Vec<Span<'static>> {
     ]
 }
 
-/// Text cut to `width` characters, with an ellipsis when cut.
+/// Text cut to `width` terminal cells, with an ellipsis when cut (a wide character that
+/// would straddle the edge is left out).
 pub fn fit(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
-        text.to_string()
-    } else if width == 0 {
-        String::new()
-    } else {
-        let mut s: String = text.chars().take(width - 1).collect();
-        s.push('…');
-        s
+    if text_width(text) <= width {
+        return text.to_string();
     }
+    if width == 0 {
+        return String::new();
+    }
+    let mut s = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w > width - 1 {
+            break;
+        }
+        used += w;
+        s.push(c);
+    }
+    s.push('…');
+    s
+}
+
+/// A line cut to `width` cells, ending in "…" when cut (its spans keep their styles).
+pub fn fit_line(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let mut left = width.saturating_sub(1);
+    let mut spans = Vec::new();
+    for span in line.spans {
+        let w = span.width();
+        if w <= left {
+            left -= w;
+            spans.push(span);
+            continue;
+        }
+        let cut = fit(&span.content, left + 1);
+        spans.push(Span::styled(cut, span.style));
+        break;
+    }
+    if !spans.last().is_some_and(|s| s.content.ends_with('…')) && width > 0 {
+        spans.push(Span::raw("…"));
+    }
+    Line::from(spans).style(line.style)
+}
+
+/// How many rows `text` takes when wrapped at word boundaries to `width` cells (a word
+/// wider than a row is broken), as [`ratatui::widgets::Wrap`] lays it out.
+pub fn wrapped_rows(text: &str, width: usize) -> usize {
+    if width == 0 {
+        return 0;
+    }
+    text.lines()
+        .map(|line| {
+            let mut rows = 1;
+            let mut used = 0;
+            for word in line.split_whitespace() {
+                let mut w = text_width(word);
+                if used > 0 && used + 1 + w > width {
+                    rows += 1;
+                    used = 0;
+                }
+                if used > 0 {
+                    used += 1;
+                }
+                while w > width {
+                    rows += 1;
+                    w -= width;
+                }
+                used += w;
+            }
+            rows
+        })
+        .sum::<usize>()
+        .max(1)
 }
 
 /// A style for a check's outcome.
@@ -232,7 +449,15 @@ pub fn histogram_lines(
         .map(|&c| scaled(c as f64, log))
         .fold(0.0, f64::max);
     let n = hists.len().max(1);
-    let bar_width = (width.saturating_sub(7) / n).saturating_sub(11);
+    // Counts as wide as the widest (a region may hold tens of millions of groups).
+    let count_width = counts
+        .iter()
+        .flatten()
+        .map(|&c| int(c).len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
+    let bar_width = (width.saturating_sub(7) / n).saturating_sub(count_width + 2);
     let rows = window as usize + 1 + usize::from(tail);
     (0..rows)
         .map(|i| {
@@ -244,7 +469,7 @@ pub fn histogram_lines(
             let mut spans = vec![Span::styled(format!("{label:>6} "), theme::dim())];
             for (c, (_, style)) in counts.iter().zip(hists) {
                 let v = c[i];
-                spans.push(Span::raw(format!("{:>9} ", int(v))));
+                spans.push(Span::raw(format!("{:>count_width$} ", int(v))));
                 let b = bar(scaled(v as f64, log), max, bar_width);
                 spans.push(Span::styled(format!("{b:<bar_width$} "), *style));
             }
@@ -308,9 +533,39 @@ mod tests {
         );
         assert_eq!(trial_regions(5, 1_000), "5 of 1,000 regions");
         assert_eq!(
+            pace_left(Duration::from_secs(30), 0.25).as_deref(),
+            Some("≥ 1 min 30 s left at this pace")
+        );
+        assert_eq!(pace_left(Duration::from_millis(500), 0.25), None);
+        assert_eq!(pace_left(Duration::from_secs(30), 0.0), None);
+        assert_eq!(
             trial_regions(1_000, 1_000),
             "all 1,000 regions measured · consistency and errors…"
         );
+    }
+
+    #[test]
+    fn columns_fit_their_texts_and_names_give_way_first() {
+        let rows = [
+            ["region", "name", "groups"],
+            ["US/01", "Alabama and the Outer Isles", "1,867,890"],
+            ["US/02", "Alaska", "378,079"],
+        ];
+        let cols = [Col::left(), Col::name(4), Col::right()];
+        let fitted = |width| Columns::fit(&cols, rows.iter().map(|r| r.iter().copied()), width, 1);
+        // Room for all: each as wide as its widest text.
+        let c = fitted(60);
+        assert_eq!((c.width(0), c.width(1), c.width(2)), (6, 27, 9));
+        assert_eq!(c.cell(2, "378,079"), "  378,079");
+        // Less room: the name gives way, with an ellipsis; numbers stay whole.
+        let c = fitted(30);
+        assert_eq!((c.width(0), c.width(1), c.width(2)), (6, 13, 9));
+        assert_eq!(c.cell(1, "Alabama and the Outer Isles"), "Alabama and …");
+        assert_eq!(c.cell(2, "1,867,890"), "1,867,890");
+        // Far less: past the name's floor the widest column shrinks, marked.
+        let c = fitted(17);
+        assert_eq!(c.width(0) + c.width(1) + c.width(2) + 2, 17);
+        assert!(c.cell(2, "1,867,890").ends_with('…'));
     }
 
     #[test]
@@ -331,5 +586,10 @@ mod tests {
         assert!(!has_tail(&[h.as_ref()], 9));
         assert_eq!(tail_label(4), "5+");
         assert_eq!(fit("Republic of Arvenia", 8), "Republi…");
+        // Wide characters take two cells.
+        assert_eq!(fit("東京都港区", 5), "東京…");
+        let line = Line::from(vec![Span::raw("Files "), Span::raw("a.csv (1 bytes)")]);
+        assert_eq!(fit_line(line.clone(), 12).to_string(), "Files a.csv…");
+        assert_eq!(fit_line(line, 40).to_string(), "Files a.csv (1 bytes)");
     }
 }

@@ -14,14 +14,14 @@ use crate::data::LevelId;
 use crate::estimate::Tail;
 use crate::histogram::Size;
 use crate::preview::fmt_num;
-use crate::privacy::Epsilon;
+use crate::privacy::{Epsilon, Rounding};
 use crate::release::plan::{MaxSize, ReleasePlan, tail_groups};
 
 use super::super::action::{Action, Context};
-use super::super::app::{App, InputPurpose};
-use super::super::session::{DEFAULT_MAX_SIZE_EPSILON, Preset, Session};
+use super::super::app::{App, Confirm, InputPurpose, Overlay};
+use super::super::session::{DEFAULT_MAX_SIZE_EPSILON, Preset, Session, show};
 use super::super::theme;
-use super::super::widgets::{self, int};
+use super::super::widgets::{self, Col, Columns, int};
 
 /// The selected level.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -145,11 +145,7 @@ pub fn update(app: &mut App, action: Action) {
                 .plan_file
                 .clone()
                 .unwrap_or_else(|| PathBuf::from(format!("{}-plan.toml", session.dataset.name())));
-            app.ask(
-                InputPurpose::SavePlan,
-                "Save the plan (release TOML) to:",
-                &default.display().to_string(),
-            );
+            ask_save(app, &default.display().to_string());
         }
         Action::LoadPlan => {
             let default = session
@@ -196,6 +192,8 @@ fn parse_tail(text: &str, level: &str) -> Result<Option<Tail>, String> {
 
 /// Applies a typed value for the Budget screen.
 pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), String> {
+    // A path, for the fields that take one.
+    let resolved = app.resolve(text);
     let session = app.session.as_mut().ok_or("no dataset is open")?;
     let epsilon = |t: &str| Epsilon::parse(t).map_err(|e| e.to_string());
     match purpose {
@@ -217,14 +215,25 @@ pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), S
             epsilon: epsilon(text)?,
         }),
         InputPurpose::SavePlan => {
-            let path = PathBuf::from(text);
-            save_plan(&session.plan, &path)?;
-            session.plan_file = Some(path.clone());
-            app.info(format!("plan saved to {}", path.display()));
+            if text.is_empty() {
+                return Err("type a file name, e.g. plan.toml".into());
+            }
+            let path = resolved;
+            if path.is_dir() {
+                return Err(format!(
+                    "{} is a directory: expected a file name",
+                    path.display()
+                ));
+            }
+            if path.exists() {
+                app.overlay = Some(Overlay::Confirm(Confirm::OverwritePlan(path)));
+            } else {
+                save(app, &path);
+            }
             Ok(())
         }
         InputPurpose::LoadPlan => {
-            let path = PathBuf::from(text);
+            let path = resolved;
             let plan = ReleasePlan::load(&path).map_err(|e| e.to_string())?;
             plan.validate(&session.dataset.hierarchy, &path)
                 .map_err(|e| e.to_string())?;
@@ -236,32 +245,57 @@ pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), S
     }
 }
 
-/// Writes the plan's TOML, refusing a directory.
-fn save_plan(plan: &ReleasePlan, path: &Path) -> Result<(), String> {
-    if path.as_os_str().is_empty() {
-        return Err("type a file name, e.g. plan.toml".into());
+/// Asks where to save the plan, proposing `initial`.
+pub fn ask_save(app: &mut App, initial: &str) {
+    app.ask(
+        InputPurpose::SavePlan,
+        "Save the plan (release TOML) to:",
+        initial,
+    );
+}
+
+/// Writes the plan's TOML to `path` (resolved; asked about if it existed), and says
+/// where; a failure reopens the field with the message.
+pub fn save(app: &mut App, path: &Path) {
+    let Some(session) = &mut app.session else {
+        return;
+    };
+    match std::fs::write(path, session.plan.to_toml()) {
+        Ok(()) => {
+            session.plan_file = Some(path.to_path_buf());
+            app.info(format!("plan saved to {}", path.display()));
+        }
+        Err(e) => {
+            ask_save(app, &path.display().to_string());
+            if let Some(Overlay::Input(i)) = &mut app.overlay {
+                i.error = Some(format!("{}: {e}", path.display()));
+            }
+        }
     }
-    if path.is_dir() {
-        return Err(format!(
-            "{} is a directory: expected a file name",
-            path.display()
-        ));
-    }
-    std::fs::write(path, plan.to_toml()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let depth = session.depth() as u16;
+    // The ledger's lines, each wrapped whole (at least the 4 rows they always had).
+    let ledger_lines = ledger_lines(app, session);
+    let ledger_rows = ledger_lines
+        .iter()
+        .map(|l| widgets::wrapped_rows(&l.to_string(), area.width as usize) as u16)
+        .sum::<u16>()
+        .max(4);
     let [summary, table, ledger, notes] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(depth + 3),
-        Constraint::Length(4),
+        Constraint::Length(ledger_rows),
         Constraint::Min(0),
     ])
     .areas(area);
-    render_summary(frame, summary, session);
+    render_summary(frame, summary, app, session);
     render_levels(frame, table, app, session);
-    render_ledger(frame, ledger, session);
+    frame.render_widget(
+        Paragraph::new(ledger_lines).wrap(Wrap { trim: true }),
+        ledger,
+    );
     let level = LevelId(app.budget.level.min(session.depth() - 1));
     let default = session.public_default(level);
     let follows = session.plan.levels()[level.0].method() == default.method;
@@ -380,11 +414,14 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
     ]
 }
 
-fn render_summary(frame: &mut Frame, area: Rect, session: &Session) {
+fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let plan = &session.plan;
     let k = match &plan.max_size() {
         MaxSize::Fixed(k) => format!("{} (fixed)", int(u64::from(*k))),
-        MaxSize::Estimate { epsilon } => format!("estimated privately with ε = {epsilon}"),
+        MaxSize::Estimate { epsilon } => format!(
+            "estimated privately with ε = {}",
+            widgets::epsilon(app, epsilon)
+        ),
     };
     let merge = if plan.consistency().uses_merge() {
         plan.merge().name().to_string()
@@ -399,7 +436,7 @@ fn render_summary(frame: &mut Frame, area: Rect, session: &Session) {
         Line::from(
             [
                 vec![Span::styled("Plan ", theme::heading())],
-                widgets::field("total ε =", session.total().to_string()),
+                widgets::field("total ε =", widgets::epsilon(app, &session.total())),
                 widgets::field(" · preset", session.preset.describe()),
                 widgets::field(" · K", k),
             ]
@@ -427,7 +464,7 @@ fn render_summary(frame: &mut Frame, area: Rect, session: &Session) {
 fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let h = &session.dataset.hierarchy;
     let wide = area.width >= 100;
-    let mut header = vec![
+    let mut headers = vec![
         "level",
         "nodes",
         "ε",
@@ -435,28 +472,30 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         "method",
         "noise samples",
         "s.d./cell",
-    ]
-    .into_iter()
-    .map(Cell::from)
-    .collect::<Vec<_>>();
-    if wide {
-        header.insert(4, Cell::from(""));
-    }
-    header.push(Cell::from(Span::styled(
         "omniscient*",
-        theme::confidential(),
-    )));
-    let texts: Vec<[String; 8]> = session
+    ];
+    // As wide as the numbers: a level of 8 million regions costs 81 billion samples.
+    let mut cols = vec![
+        Col::name(6).at_least(10),
+        Col::left().at_least(5),
+        Col::left().at_least(10),
+        Col::left().at_least(6),
+        Col::name(8).at_least(11),
+        Col::left().at_least(13),
+        Col::left().at_least(9),
+        Col::left().at_least(11),
+    ];
+    let mut texts: Vec<Vec<String>> = session
         .plan
         .levels()
         .iter()
         .zip(&session.figures)
         .zip(h.levels())
         .map(|((lp, f), level)| {
-            [
+            vec![
                 lp.name().to_string(),
                 int(h.level_len(level) as u64),
-                lp.epsilon().to_string(),
+                widgets::epsilon(app, lp.epsilon()),
                 format!("{:.1}%", f.share),
                 lp.method().label(),
                 f.noise_samples
@@ -467,16 +506,51 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             ]
         })
         .collect();
+    if wide {
+        headers.insert(4, "");
+        cols.insert(4, Col::fixed(8));
+        for (t, f) in texts.iter_mut().zip(&session.figures) {
+            t.insert(4, widgets::bar(f.share, 100.0, 8));
+        }
+    }
+    let block = widgets::block(format!(
+        " Budget per level ({}{} level, {}{} step ε, {} type ε, {} method) ",
+        key(app, Action::Up),
+        key(app, Action::Down),
+        key(app, Action::EpsilonDown),
+        key(app, Action::EpsilonUp),
+        key(app, Action::TypeEpsilon),
+        key(app, Action::ToggleMethod)
+    ));
+    let fitted = Columns::fit(
+        &cols,
+        std::iter::once(headers.clone())
+            .chain(texts.iter().map(|t| t.iter().map(String::as_str).collect())),
+        block.inner(area).width,
+        1,
+    );
+    let last = headers.len() - 1;
+    let header: Vec<Cell> = headers
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let text = fitted.cell(i, text);
+            if i == last {
+                Cell::from(Span::styled(text, theme::confidential()))
+            } else {
+                Cell::from(text)
+            }
+        })
+        .collect();
     let rows: Vec<Row> = texts
         .iter()
-        .zip(&session.figures)
         .zip(h.levels())
-        .map(|((t, f), level)| {
-            let mut cells: Vec<Cell> = t.iter().map(|s| Cell::from(s.clone())).collect();
-            if wide {
-                cells.insert(4, Cell::from(widgets::bar(f.share, 100.0, 8)));
-            }
-            let row = Row::new(cells);
+        .map(|(t, level)| {
+            let row = Row::new(
+                t.iter()
+                    .enumerate()
+                    .map(|(i, s)| Cell::from(fitted.cell(i, s))),
+            );
             if level.0 == app.budget.level {
                 row.style(theme::selected())
             } else {
@@ -484,37 +558,17 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             }
         })
         .collect();
-    // As wide as the numbers: a level of 8 million regions costs 81 billion samples.
-    let col = |i: usize, min: u16| widgets::column(min, texts.iter().map(|t| t[i].as_str()));
-    let mut widths = vec![
-        col(0, 10),
-        col(1, 5),
-        col(2, 10),
-        col(3, 6),
-        col(4, 11),
-        col(5, 13),
-        col(6, 9),
-        col(7, 11),
-    ];
-    if wide {
-        widths.insert(4, Constraint::Length(8));
-    }
-    let table = Table::new(rows, widths)
+    let table = Table::new(rows, fitted.constraints())
+        .column_spacing(fitted.spacing())
         .header(Row::new(header).style(theme::heading()))
-        .block(widgets::block(format!(
-            " Budget per level ({}{} level, {}{} step ε, {} type ε, {} method) ",
-            key(app, Action::Up),
-            key(app, Action::Down),
-            key(app, Action::EpsilonDown),
-            key(app, Action::EpsilonUp),
-            key(app, Action::TypeEpsilon),
-            key(app, Action::ToggleMethod)
-        )));
+        .block(block);
     frame.render_widget(table, area);
 }
 
-fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
+/// The ledger's figures for this dataset and the plan's warnings.
+fn ledger_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
     let status = &session.ledger;
+    let exact = app.exact_epsilon;
     let total = session.total();
     let mut lines = Vec::new();
     if let Some(e) = &status.error {
@@ -528,12 +582,16 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
                 vec![Span::styled("Ledger ", theme::heading())],
                 widgets::field(
                     "ε spent on this dataset",
-                    format!("{} in {} draw(s)", status.spent_text(), status.releases),
+                    format!(
+                        "{} in {} draw(s)",
+                        status.spent_text(exact),
+                        status.releases
+                    ),
                 ),
-                widgets::field(" · cap", status.cap_text()),
+                widgets::field(" · cap", status.cap_text(exact)),
                 widgets::field(
                     " · after a release of this plan",
-                    status.after(&total).to_string(),
+                    show(&status.after(&total), exact, Rounding::Up),
                 ),
             ]
             .concat(),
@@ -542,9 +600,9 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
             lines.push(Line::styled(
                 format!(
                     "⚠ over the cap: {} spent + {} for this plan > cap {}; a draw would be refused",
-                    status.spent_text(),
-                    total,
-                    status.cap.as_ref().expect("a cap")
+                    status.spent_text(exact),
+                    widgets::epsilon(app, &total),
+                    status.cap_text(exact)
                 ),
                 theme::warning(),
             ));
@@ -568,7 +626,7 @@ fn render_ledger(frame: &mut Frame, area: Rect, session: &Session) {
             Span::raw(hint),
         ]));
     }
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
+    lines
 }
 
 /// A hint from public figures only (the plan and `K`) when some level measures plain

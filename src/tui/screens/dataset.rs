@@ -17,7 +17,7 @@ use super::super::app::App;
 use super::super::overview::{GroupSpread, SPARKLINE_WIDTH};
 use super::super::session::Session;
 use super::super::theme;
-use super::super::widgets::{self, int};
+use super::super::widgets::{self, Col, Columns, int};
 
 /// Which level's largest regions are listed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -98,16 +98,23 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Line::from(widgets::field("Files", files.join(", "))),
         Line::from(max_size_text(app, session)),
     ];
+    let head_lines: Vec<Line> = head_lines
+        .into_iter()
+        .map(|l| widgets::fit_line(l, head.width as usize))
+        .collect();
     frame.render_widget(Paragraph::new(head_lines), head);
     render_levels(frame, table, app, session);
     if let Some(level) = summary.levels.get(app.dataset.level) {
         render_largest(frame, largest, level);
     }
     frame.render_widget(
-        Paragraph::new(Line::from(vec![
-            Span::styled("* CONFIDENTIAL", theme::confidential()),
-            Span::raw(": from the true data, do not publish. The hierarchy and G are public."),
-        ])),
+        Paragraph::new(widgets::fit_line(
+            Line::from(vec![
+                Span::styled("* CONFIDENTIAL", theme::confidential()),
+                Span::raw(": from the true data, do not publish. The hierarchy and G are public."),
+            ]),
+            foot.width as usize,
+        )),
         foot,
     );
 }
@@ -131,86 +138,101 @@ fn level_texts(l: &LevelSummary, g: &GroupSpread) -> [String; 8] {
     ]
 }
 
+/// The levels table's columns: header, how it is sized, whether it is confidential.
+const LEVEL_COLUMNS: [(&str, Col, bool); 9] = [
+    ("level", Col::name(6).at_least(10), false),
+    ("nodes", Col::left().at_least(5), false),
+    ("empty", Col::left().at_least(5), false),
+    ("groups G", Col::left().at_least(8), false),
+    // Three numbers in one: it gives way (marked) before a column of one number does.
+    ("G min / median / max", Col::name(12).at_least(25), false),
+    ("G by region", Col::fixed(SPARKLINE_WIDTH as u16), false),
+    ("entities*", Col::left().at_least(10), true),
+    ("largest*", Col::left().at_least(8), true),
+    ("sizes*", Col::left().at_least(6), true),
+];
+
 fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let summary = &session.overview.summary;
-    let wide = area.width >= 100;
-    let roomy = area.width >= 88;
-    let mut header = vec![
-        Cell::from("level"),
-        Cell::from("nodes"),
-        Cell::from("empty"),
-        Cell::from("groups G"),
-        Cell::from("G min / median / max"),
-    ];
-    if wide {
-        header.push(Cell::from("G by region"));
-    }
-    for h in ["entities*", "largest*", "sizes*"] {
-        header.push(Cell::from(Span::styled(h, theme::confidential())));
-    }
-    // Regions without groups are the first thing to go on a narrow screen.
-    if !roomy {
-        header.remove(2);
-    }
-    let texts: Vec<[String; 8]> = summary
+    // Regions without groups are the first thing to go on a narrow screen, then the
+    // sparkline.
+    let shown: Vec<usize> = (0..LEVEL_COLUMNS.len())
+        .filter(|&i| (i != 2 || area.width >= 88) && (i != 5 || area.width >= 100))
+        .collect();
+    let texts: Vec<Vec<String>> = summary
         .levels
         .iter()
         .zip(&session.overview.levels)
-        .map(|(l, facts)| level_texts(l, &facts.groups))
+        .map(|(l, facts)| {
+            let [
+                level,
+                nodes,
+                empty,
+                groups,
+                spread,
+                entities,
+                largest,
+                sizes,
+            ] = level_texts(l, &facts.groups);
+            let sparkline = widgets::sparkline(&facts.groups.columns, SPARKLINE_WIDTH);
+            let all = [
+                level, nodes, empty, groups, spread, sparkline, entities, largest, sizes,
+            ];
+            shown.iter().map(|&i| all[i].clone()).collect()
+        })
+        .collect();
+    let block = widgets::block(format!(
+        " Levels ({}{} selects a level) ",
+        app.keymap.key(Context::Dataset, Action::Up),
+        app.keymap.key(Context::Dataset, Action::Down)
+    ));
+    let columns: Vec<(&str, Col, bool)> = shown.iter().map(|&i| LEVEL_COLUMNS[i]).collect();
+    let specs: Vec<Col> = columns.iter().map(|c| c.1).collect();
+    let headers: Vec<&str> = columns.iter().map(|c| c.0).collect();
+    let fitted = Columns::fit(
+        &specs,
+        std::iter::once(headers.clone())
+            .chain(texts.iter().map(|r| r.iter().map(String::as_str).collect())),
+        block.inner(area).width,
+        1,
+    );
+    let header: Vec<Cell> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, (h, _, confidential))| {
+            let text = fitted.cell(i, h);
+            if *confidential {
+                Cell::from(Span::styled(text, theme::confidential()))
+            } else {
+                Cell::from(text)
+            }
+        })
         .collect();
     let rows: Vec<Row> = texts
         .iter()
-        .zip(&session.overview.levels)
         .enumerate()
-        .map(|(i, (t, facts))| {
-            let mut cells: Vec<Cell> = t[..5].iter().map(|s| Cell::from(s.clone())).collect();
-            if wide {
-                cells.push(Cell::from(widgets::sparkline(
-                    &facts.groups.columns,
-                    SPARKLINE_WIDTH,
-                )));
-            }
-            if !roomy {
-                cells.remove(2);
-            }
-            cells.extend(t[5..].iter().map(|s| Cell::from(s.clone())));
-            let row = Row::new(cells);
-            if i == app.dataset.level {
+        .map(|(r, row)| {
+            let row = Row::new(
+                row.iter()
+                    .enumerate()
+                    .map(|(i, t)| Cell::from(fitted.cell(i, t))),
+            );
+            if r == app.dataset.level {
                 row.style(theme::selected())
             } else {
                 row
             }
         })
         .collect();
-    // As wide as the numbers: 8 million regions need more room than 60.
-    let col = |i: usize, min: u16| widgets::column(min, texts.iter().map(|t| t[i].as_str()));
-    let mut widths = vec![col(0, 10), col(1, 5), col(2, 5), col(3, 8), col(4, 25)];
-    if wide {
-        widths.push(Constraint::Length(SPARKLINE_WIDTH as u16));
-    }
-    widths.extend([col(5, 10), col(6, 8), col(7, 6)]);
-    if !roomy {
-        widths.remove(2);
-    }
-    let table = Table::new(rows, widths)
+    let table = Table::new(rows, fitted.constraints())
+        .column_spacing(fitted.spacing())
         .header(Row::new(header).style(theme::heading()))
-        .block(widgets::block(format!(
-            " Levels ({}{} selects a level) ",
-            app.keymap.key(Context::Dataset, Action::Up),
-            app.keymap.key(Context::Dataset, Action::Down)
-        )));
+        .block(block);
     frame.render_widget(table, area);
 }
 
 fn render_largest(frame: &mut Frame, area: Rect, level: &LevelSummary) {
-    let header = Row::new(vec![
-        Cell::from("region"),
-        Cell::from("name"),
-        Cell::from("groups G"),
-        Cell::from(Span::styled("entities*", theme::confidential())),
-        Cell::from(Span::styled("largest*", theme::confidential())),
-    ])
-    .style(theme::heading());
+    let headers = ["region", "name", "groups G", "entities*", "largest*"];
     let texts: Vec<[String; 5]> = level
         .largest
         .iter()
@@ -224,19 +246,41 @@ fn render_largest(frame: &mut Frame, area: Rect, level: &LevelSummary) {
             ]
         })
         .collect();
+    let block = widgets::block(format!(" Largest regions of level {} by G ", level.name));
+    let fitted = Columns::fit(
+        &[
+            Col::name(8).at_least(16),
+            Col::name(8).at_least(22),
+            Col::left().at_least(9),
+            Col::left().at_least(10),
+            Col::left().at_least(9),
+        ],
+        std::iter::once(headers).chain(texts.iter().map(|t| t.each_ref().map(String::as_str))),
+        block.inner(area).width,
+        1,
+    );
+    let header = Row::new(headers.iter().enumerate().map(|(i, h)| {
+        let text = fitted.cell(i, h);
+        if i >= 3 {
+            Cell::from(Span::styled(text, theme::confidential()))
+        } else {
+            Cell::from(text)
+        }
+    }))
+    .style(theme::heading());
     let rows: Vec<Row> = texts
         .iter()
-        .map(|t| Row::new(t.iter().map(|s| Cell::from(s.clone()))))
+        .map(|t| {
+            Row::new(
+                t.iter()
+                    .enumerate()
+                    .map(|(i, s)| Cell::from(fitted.cell(i, s))),
+            )
+        })
         .collect();
-    let col = |i: usize, min: u16| widgets::column(min, texts.iter().map(|t| t[i].as_str()));
-    let table = Table::new(
-        rows,
-        [col(0, 16), col(1, 22), col(2, 9), col(3, 10), col(4, 9)],
-    )
-    .header(header)
-    .block(widgets::block(format!(
-        " Largest regions of level {} by G ",
-        level.name
-    )));
+    let table = Table::new(rows, fitted.constraints())
+        .column_spacing(fitted.spacing())
+        .header(header)
+        .block(block);
     frame.render_widget(table, area);
 }

@@ -25,7 +25,7 @@ use super::super::action::{Action, Context};
 use super::super::app::{App, Command, DEFAULT_PREVIEW_SEED, InputPurpose, retire};
 use super::super::session::Session;
 use super::super::theme;
-use super::super::widgets::{self, stat};
+use super::super::widgets::{self, Col, Columns, stat};
 use super::super::worker::{Job, JobKind, TrialClock, Update};
 use super::hierarchy;
 
@@ -211,7 +211,26 @@ pub fn receive(app: &mut App, update: Update) {
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let depth = session.depth() as u16;
-    let [banner, status, table, lower] = Layout::vertical([
+    // What the trials said of themselves (a saturated tail, a consistency step that
+    // fell back), each wrapped, never cut.
+    let notes: Vec<Line> = app
+        .preview
+        .result
+        .as_ref()
+        .map(|r| {
+            r.report
+                .notes
+                .iter()
+                .map(|n| Line::styled(format!("⚠ {n}"), theme::warning()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let notes_height = notes
+        .iter()
+        .map(|l| widgets::wrapped_rows(&l.to_string(), area.width as usize) as u16)
+        .sum::<u16>()
+        .min(area.height / 4);
+    let [banner, status, table, notes_area, lower] = Layout::vertical([
         Constraint::Length(if area.width >= 150 { 1 } else { 2 }),
         Constraint::Length(if app.preview.result.is_some() && area.width < 150 {
             2
@@ -219,9 +238,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             1
         }),
         Constraint::Length(depth + 3),
+        Constraint::Length(notes_height),
         Constraint::Min(0),
     ])
     .areas(area);
+    frame.render_widget(Paragraph::new(notes).wrap(Wrap { trim: true }), notes_area);
     let shown = app.preview.result.as_ref().map(|r| r.data.clone());
     let (text, style) =
         super::super::proxy::banner(&shown.unwrap_or_else(|| session.preview_target().1));
@@ -245,6 +266,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     render_table(
         frame,
         table,
+        app,
         &result.report,
         app.preview.stale(session),
         &result.data,
@@ -342,6 +364,7 @@ fn data_label(data: &PreviewData) -> Span<'static> {
 fn render_table(
     frame: &mut Frame,
     area: Rect,
+    app: &App,
     report: &PreviewReport,
     stale: bool,
     data: &PreviewData,
@@ -350,12 +373,12 @@ fn render_table(
     let method_width = report
         .levels
         .iter()
-        .map(|l| l.method.chars().count())
+        .map(|l| widgets::text_width(&l.method))
         .max()
         .unwrap_or(0)
         .max(6) as u16;
     let wide = area.width >= 84 + method_width;
-    let mut header = vec![
+    let mut headers = vec![
         "level",
         "ε",
         "method",
@@ -364,30 +387,43 @@ fn render_table(
         "bottom-up",
         "omniscient ref.",
     ];
-    let mut widths = vec![10, 9, method_width, 15, 15, 15, 15];
+    let mut cols = vec![
+        Col::name(6).at_least(10),
+        Col::left().at_least(9),
+        Col::name(6).at_least(method_width),
+        Col::left().at_least(15),
+        Col::left().at_least(15),
+        Col::left().at_least(15),
+        Col::left().at_least(15),
+    ];
     if !wide {
-        header.remove(2);
-        widths = vec![10, 9, 14, 14, 14, 10];
+        headers.remove(2);
+        cols = vec![
+            Col::name(6).at_least(10),
+            Col::left().at_least(9),
+            Col::left().at_least(14),
+            Col::left().at_least(14),
+            Col::left().at_least(14),
+            Col::left().at_least(10),
+        ];
     }
-    let header =
-        Row::new(header.into_iter().map(Cell::from).collect::<Vec<_>>()).style(theme::heading());
-    let rows: Vec<Row> = report
+    let texts: Vec<Vec<String>> = report
         .levels
         .iter()
         .map(|l| {
             let mut cells = vec![
-                Cell::from(l.level.clone()),
-                Cell::from(l.epsilon.clone()),
-                Cell::from(l.method.clone()),
-                Cell::from(stat(l.independent)),
-                Cell::from(stat(l.consistent[0].emd)),
-                Cell::from(stat(l.bottom_up)),
-                Cell::from(fmt_num(l.omniscient)),
+                l.level.clone(),
+                widgets::epsilon_text(app, &l.epsilon),
+                l.method.clone(),
+                stat(l.independent),
+                stat(l.consistent[0].emd),
+                stat(l.bottom_up),
+                fmt_num(l.omniscient),
             ];
             if !wide {
                 cells.remove(2);
             }
-            Row::new(cells)
+            cells
         })
         .collect();
     let mut title = vec![Span::raw(
@@ -397,9 +433,31 @@ fn render_table(
         title.push(Span::styled(" STALE ", theme::stale()));
     }
     title.push(data_label(data));
-    let table = Table::new(rows, widths.into_iter().map(Constraint::Length))
-        .header(header)
-        .block(widgets::block(Line::from(title)));
+    let block = widgets::block(Line::from(title));
+    let fitted = Columns::fit(
+        &cols,
+        std::iter::once(headers.clone())
+            .chain(texts.iter().map(|t| t.iter().map(String::as_str).collect())),
+        block.inner(area).width,
+        1,
+    );
+    let row = |texts: &[&str]| {
+        Row::new(
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Cell::from(fitted.cell(i, t)))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let rows: Vec<Row> = texts
+        .iter()
+        .map(|t| row(&t.iter().map(String::as_str).collect::<Vec<_>>()))
+        .collect();
+    let table = Table::new(rows, fitted.constraints())
+        .column_spacing(fitted.spacing())
+        .header(row(&headers).style(theme::heading()))
+        .block(block);
     frame.render_widget(table, area);
 }
 
@@ -426,7 +484,15 @@ fn render_bars(frame: &mut Frame, area: Rect, app: &App, report: &PreviewReport)
         vec![selected.min(report.levels.len() - 1)]
     };
     let width = inner.width as usize;
-    let bar_width = width.saturating_sub(13 + 8);
+    // The values as wide as the widest (a level's error may run to millions).
+    let value_width = levels
+        .iter()
+        .flat_map(|&l| level_bars(report, l))
+        .map(|(_, v)| fmt_num(v).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(7);
+    let bar_width = width.saturating_sub(13 + value_width + 1);
     let mut lines = Vec::new();
     for l in levels {
         let bars = level_bars(report, l);
@@ -453,7 +519,7 @@ fn render_bars(frame: &mut Frame, area: Rect, app: &App, report: &PreviewReport)
                     format!("{:<bar_width$}", widgets::bar(value, max, bar_width)),
                     theme::series(i + 1),
                 ),
-                Span::raw(format!(" {:>7}", fmt_num(value))),
+                Span::raw(format!(" {:>value_width$}", fmt_num(value))),
             ]));
         }
     }

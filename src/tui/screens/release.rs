@@ -28,7 +28,7 @@ use super::super::action::{Action, Context};
 use super::super::app::{App, Command, Confirm, InputPurpose, Overlay, retire};
 use super::super::session::Session;
 use super::super::theme;
-use super::super::widgets::{self, int};
+use super::super::widgets::{self, Col, Columns, int};
 use super::super::worker::{Job, JobKind, PendingSlot, Update};
 
 /// What became of a draw.
@@ -206,7 +206,7 @@ pub fn export(app: &mut App, text: &str) -> Result<(), String> {
     if text.is_empty() {
         return Err("type a directory name".into());
     }
-    let out = PathBuf::from(text);
+    let out = app.resolve(text);
     check_output(&out).map_err(|e| e.to_string())?;
     let Some(drawn) = &app.release.drawn else {
         return Err("nothing to export".into());
@@ -257,7 +257,7 @@ pub fn receive(app: &mut App, update: Update) {
                 (Ok(pending), _) if cancelled => {
                     // Cancelled too late: the draw was already recorded as pending. It is
                     // never shown, and is recorded as discarded (its ε stays spent).
-                    let epsilon = pending.recorded().epsilon;
+                    let epsilon = widgets::epsilon(app, &pending.recorded().epsilon);
                     let slot: PendingSlot = Arc::new(std::sync::Mutex::new(Some(*pending)));
                     app.outbox.push(Command::Start(Job::Discard {
                         pending: slot,
@@ -375,7 +375,7 @@ fn refresh_ledger(app: &mut App) {
 }
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
-    let checks = app.release.drawn.as_ref().map(check_lines);
+    let checks = app.release.drawn.as_ref().map(|d| check_lines(app, d));
     // Each line takes as many rows as it wraps to.
     let checks_height = checks.as_ref().map_or(0, |lines| {
         lines
@@ -408,16 +408,26 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let levels: Vec<String> = plan
         .levels()
         .iter()
-        .map(|l| format!("{} {} {}", l.name(), l.epsilon(), l.method().label()))
+        .map(|l| {
+            format!(
+                "{} {} {}",
+                l.name(),
+                widgets::epsilon(app, l.epsilon()),
+                l.method().label()
+            )
+        })
         .collect();
     let total = plan
         .total_epsilon()
-        .map(|t| t.to_string())
+        .map(|t| widgets::epsilon(app, &t))
         .unwrap_or_default();
     let k = match &plan.max_size() {
         MaxSize::Fixed(k) => int(u64::from(*k)),
-        MaxSize::Estimate { epsilon } => format!("estimated with ε = {epsilon}"),
+        MaxSize::Estimate { epsilon } => {
+            format!("estimated with ε = {}", widgets::epsilon(app, epsilon))
+        }
     };
+    let exact = app.exact_epsilon;
     let status = &session.ledger;
     let mut lines = vec![
         Line::from(
@@ -443,9 +453,13 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 vec![Span::styled("Ledger ", theme::heading())],
                 widgets::field(
                     "ε spent on this dataset",
-                    format!("{} in {} draw(s)", status.spent_text(), status.releases),
+                    format!(
+                        "{} in {} draw(s)",
+                        status.spent_text(exact),
+                        status.releases
+                    ),
                 ),
-                widgets::field(" · cap", status.cap_text()),
+                widgets::field(" · cap", status.cap_text(exact)),
             ]
             .concat(),
         ),
@@ -459,7 +473,10 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     if let Some(total) = plan.total_epsilon() {
         if app.release.drawn.is_none() && status.exceeds_cap(&total) {
             lines.push(Line::styled(
-                format!("⚠ a draw of ε = {total} would exceed the cap and be refused"),
+                format!(
+                    "⚠ a draw of ε = {} would exceed the cap and be refused",
+                    widgets::epsilon(app, &total)
+                ),
                 theme::warning(),
             ));
         } else if app
@@ -480,18 +497,23 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 fn render_status(frame: &mut Frame, area: Rect, app: &App) {
     let state = &app.release;
     if let Some(Busy::Drawing { progress, .. }) = &state.busy {
-        let elapsed = state.drawing_since.map_or(String::new(), |t| {
-            format!(" · {}", widgets::duration(t.elapsed()))
-        });
+        let spent = state.drawing_since.map(|t| t.elapsed());
+        let elapsed = spent.map_or(String::new(), |t| format!(" · {}", widgets::duration(t)));
         let (ratio, label) = match progress {
-            Some((done, total)) => (
-                *done as f64 / (*total).max(1) as f64,
-                format!(
-                    "drawing with OS randomness: {}{elapsed} · {} cancels",
-                    widgets::trial_regions(*done, *total),
-                    key(app, Action::Cancel)
-                ),
-            ),
+            Some((done, total)) => {
+                let ratio = *done as f64 / (*total).max(1) as f64;
+                let left = spent
+                    .and_then(|t| widgets::pace_left(t, ratio))
+                    .map_or(String::new(), |l| format!(" · {l}"));
+                (
+                    ratio,
+                    format!(
+                        "drawing with OS randomness: {}{elapsed}{left} · {} cancels",
+                        widgets::trial_regions(*done, *total),
+                        key(app, Action::Cancel)
+                    ),
+                )
+            }
             None => (
                 0.0,
                 format!(
@@ -526,7 +548,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
                 Span::styled("UNDECIDED ", theme::warning()),
                 Span::raw(format!(
                     "draw of ε = {}: {a_key} approves and exports it, {x_key} discards it (its ε stays spent either way)",
-                    d.draw.epsilon()
+                    widgets::epsilon(app, d.draw.epsilon())
                 )),
             ]),
             Decision::Exported { out, manifest } => Line::from(vec![
@@ -545,7 +567,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
                 Span::styled("DISCARDED ", theme::warning()),
                 Span::raw(format!(
                     "recorded in the ledger: ε = {} stays spent. {d_key} draws again (spends ε again).",
-                    d.draw.epsilon()
+                    widgets::epsilon(app, d.draw.epsilon())
                 )),
             ]),
             Decision::RecordedNotWritten { message } => Line::from(vec![
@@ -598,47 +620,59 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, session: &Session, dra
         .scroll
         .min(regions.saturating_sub(visible.max(1)));
     let with_names = inner.width >= 96;
-    let mut header = vec![Cell::from("region")];
+    let mut header = vec!["region".to_string()];
+    let mut cols = vec![Col::left().at_least(12)];
     if with_names {
-        header.push(Cell::from("name"));
+        header.push("name".into());
+        cols.push(Col::name(6).at_least(17));
     }
-    header.push(Cell::from(format!("{:>8}", "groups")));
-    header.extend((0..7).map(|s| Cell::from(format!("{s:>7}"))));
-    header.push(Cell::from(format!("{:>7}", "7+")));
-    let rows: Vec<Row> = (first..regions.min(first + visible))
+    header.push("groups".into());
+    cols.push(Col::right().at_least(8));
+    header.extend((0..7).map(|s| s.to_string()));
+    header.push("7+".into());
+    cols.extend([Col::right().at_least(6); 8]);
+    let texts: Vec<Vec<String>> = (first..regions.min(first + visible))
         .filter_map(|i| nth_by_display_id(session, level, i))
         .map(|id| {
             let hist = drawn.draw.histograms().hist(id.index());
-            let mut cells = vec![Cell::from(h.display_id(id))];
+            let mut cells = vec![h.display_id(id)];
             if with_names {
-                cells.push(Cell::from(h.name(id).unwrap_or_default().to_string()));
+                cells.push(h.name(id).unwrap_or_default().to_string());
             }
-            cells.push(Cell::from(format!("{:>8}", int(hist.groups()))));
-            cells.extend(
-                wide_cells(hist)
-                    .iter()
-                    .map(|c| Cell::from(format!("{:>7}", int(*c)))),
-            );
-            Row::new(cells)
+            cells.push(int(hist.groups()));
+            cells.extend(wide_cells(hist).iter().map(|c| int(*c)));
+            cells
         })
         .collect();
-    let mut widths = vec![Constraint::Length(13)];
-    if with_names {
-        widths.push(Constraint::Length(18));
-    }
-    widths.push(Constraint::Length(8));
-    widths.extend((0..8).map(|_| Constraint::Length(7)));
+    // Columns as wide as the numbers on screen (a state holds millions of households).
+    let fitted = Columns::fit(
+        &cols,
+        std::iter::once(&header)
+            .chain(&texts)
+            .map(|r| r.iter().map(String::as_str)),
+        inner.width,
+        1,
+    );
+    let row = |texts: &[String]| {
+        Row::new(
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Cell::from(fitted.cell(i, t))),
+        )
+    };
+    let rows: Vec<Row> = texts.iter().map(|t| row(t)).collect();
     frame.render_widget(
-        Table::new(rows, widths)
-            .column_spacing(0)
-            .header(Row::new(header).style(theme::heading()))
+        Table::new(rows, fitted.constraints())
+            .column_spacing(fitted.spacing())
+            .header(row(&header).style(theme::heading()))
             .block(block),
         area,
     );
 }
 
 /// The structural checks and how the draw was made.
-fn check_lines(drawn: &DrawnRelease) -> Vec<Line<'static>> {
+fn check_lines(app: &App, drawn: &DrawnRelease) -> Vec<Line<'static>> {
     let d = &drawn.draw;
     let c = d.checks();
     let checks = checks_line(c, d.max_size());
@@ -646,7 +680,10 @@ fn check_lines(drawn: &DrawnRelease) -> Vec<Line<'static>> {
         Line::from(checks),
         Line::from(
             [
-                widgets::field("ε (from the measurements)", d.epsilon().to_string()),
+                widgets::field(
+                    "ε (from the measurements)",
+                    widgets::epsilon(app, d.epsilon()),
+                ),
                 widgets::field(" · consistency", d.consistency().name()),
                 widgets::field(
                     " · noise",

@@ -352,7 +352,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let names = session.dataset.hierarchy.level_names();
     match app.tradeoff.view {
         View::Sweep => match &app.tradeoff.sweep {
-            Some(s) => render_sweep(frame, body, s, names),
+            Some(s) => render_sweep(frame, body, app, s, names),
             None => empty(
                 frame,
                 body,
@@ -369,6 +369,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             Some(f) => render_frontier(
                 frame,
                 body,
+                app,
                 &f.frontier,
                 &key(app, Action::ApplyRecommendation),
             ),
@@ -441,9 +442,10 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 key(app, Action::Right)
             ),
         ),
-        View::Frontier => {
-            widgets::field("frontier at total ε =", session.levels_total().to_string())
-        }
+        View::Frontier => widgets::field(
+            "frontier at total ε =",
+            widgets::epsilon(app, &session.levels_total()),
+        ),
     };
     spans.extend(widgets::field(
         " · trials per point",
@@ -503,6 +505,9 @@ fn log_axis(values: impl Iterator<Item = f64>) -> ([f64; 2], Vec<String>) {
     ([lo, hi], labels)
 }
 
+/// The chart beside its table on a wide screen, else above it: the chart keeps half
+/// the height and at least 10 rows when there are; the table gets what is left, up to
+/// all its rows (see [`shown_rows`]).
 fn split(area: Rect, table_rows: u16) -> (Rect, Rect) {
     if area.width >= 140 {
         let [chart, table] =
@@ -510,9 +515,36 @@ fn split(area: Rect, table_rows: u16) -> (Rect, Rect) {
                 .areas(area);
         (chart, table)
     } else {
+        let chart_rows = (area.height / 2).max(area.height.min(10));
+        let table = (table_rows + 3).min(area.height.saturating_sub(chart_rows));
         let [chart, table] =
-            Layout::vertical([Constraint::Min(8), Constraint::Length(table_rows + 3)]).areas(area);
+            Layout::vertical([Constraint::Min(0), Constraint::Length(table)]).areas(area);
         (chart, table)
+    }
+}
+
+/// The rows of a table of `rows` that a table area `height` rows tall shows (borders
+/// and the header take 3), centred on `focus` (the current plan, the recommendation)
+/// when not all fit.
+pub fn shown_rows(rows: usize, height: u16, focus: usize) -> std::ops::Range<usize> {
+    let fit = usize::from(height.saturating_sub(3));
+    if fit >= rows {
+        return 0..rows;
+    }
+    let first = focus.saturating_sub(fit / 2).min(rows - fit);
+    first..first + fit
+}
+
+/// A table's title, saying which rows show when not all do.
+fn rows_title(title: &str, shown: &std::ops::Range<usize>, rows: usize) -> String {
+    if shown.len() == rows {
+        format!(" {title} ")
+    } else {
+        format!(
+            " {title} · rows {}–{} of {rows} ",
+            shown.start + 1,
+            shown.end
+        )
     }
 }
 
@@ -676,7 +708,7 @@ fn chart<'a>(
         )
 }
 
-fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[String]) {
+fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, names: &[String]) {
     let (chart_area, table_area) = split(area, sweep.points.len() as u16);
     let current = current_point();
     let swept = &names[sweep.level];
@@ -686,8 +718,11 @@ fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[Str
             &data,
             names,
             Marker::Dot,
-            format!(
-                " Mean EMD per level (consistent) as ε({swept}) varies · log axes · • = current plan "
+            widgets::fit(
+                &format!(
+                    " Mean EMD per level (consistent) as ε({swept}) varies · log axes · • = current plan "
+                ),
+                usize::from(chart_area.width.saturating_sub(2)),
             ),
             format!("ε {swept}"),
         ),
@@ -702,7 +737,7 @@ fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[Str
         .enumerate()
         .map(|(i, (p, (n, d)))| {
             let mut cells = vec![
-                Cell::from(p.budgets[sweep.level].clone()),
+                Cell::from(widgets::epsilon_text(app, &p.budgets[sweep.level])),
                 Cell::from(if d == 1 {
                     format!("{n}")
                 } else {
@@ -720,15 +755,26 @@ fn render_sweep(frame: &mut Frame, area: Rect, sweep: &SweepResult, names: &[Str
         .collect();
     let mut widths = vec![Constraint::Length(12), Constraint::Length(4)];
     widths.extend(names.iter().map(|_| Constraint::Length(15)));
+    let all = rows.len();
+    let shown = shown_rows(all, table_area.height, current);
+    let rows: Vec<Row> = rows
+        .into_iter()
+        .skip(shown.start)
+        .take(shown.len())
+        .collect();
     frame.render_widget(
         Table::new(rows, widths)
             .header(Row::new(header).style(theme::heading()))
-            .block(widgets::block(" Sweep (bold: the current plan) ")),
+            .block(widgets::block(rows_title(
+                "Sweep (bold: the current plan)",
+                &shown,
+                all,
+            ))),
         table_area,
     );
 }
 
-fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier, apply_key: &str) {
+fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply_key: &str) {
     let [main, rec] = Layout::vertical([Constraint::Min(6), Constraint::Length(3)]).areas(area);
     let rec_index = f.recommendation.as_ref().map(|r| r.candidate);
     // The recommended (★) and current (cur) plans get rows of their own when off the
@@ -750,7 +796,10 @@ fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier, apply_key: &str)
             &data,
             &f.levels,
             Marker::Block,
-            " Mean EMD per level vs the leaves' share of the total · log y · dots: bottom-up · █ recommended ".into(),
+            widgets::fit(
+                " Mean EMD per level vs the leaves' share of the total · log y · dots: bottom-up · █ recommended ",
+                usize::from(chart_area.width.saturating_sub(2)),
+            ),
             "leaf share %".into(),
         ),
         chart_area,
@@ -772,7 +821,13 @@ fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier, apply_key: &str)
                     if star { " ★" } else { "" },
                     if current { " cur" } else { "" }
                 )),
-                Cell::from(p.budgets.join(" / ")),
+                Cell::from(
+                    p.budgets
+                        .iter()
+                        .map(|b| widgets::epsilon_text(app, b))
+                        .collect::<Vec<_>>()
+                        .join(" / "),
+                ),
             ];
             cells.extend(p.consistent.iter().map(|c| Cell::from(stat(*c))));
             let row = Row::new(cells);
@@ -801,21 +856,46 @@ fn render_frontier(frame: &mut Frame, area: Rect, f: &Frontier, apply_key: &str)
         Cell::from("bottom-up"),
         Cell::from(format!(
             "all {} on the leaves, {}",
-            f.total_epsilon, f.bottom_up_method
+            widgets::epsilon_text(app, &f.total_epsilon),
+            f.bottom_up_method
         )),
     ];
     bu.extend(f.bottom_up.iter().map(|b| Cell::from(stat(*b))));
     rows.push(Row::new(bu).style(theme::dim()));
     let mut widths = vec![Constraint::Length(10), Constraint::Length(31)];
     widths.extend(f.levels.iter().map(|_| Constraint::Length(15)));
+    let all = rows.len();
+    // The recommended plan's row: on the line, else among the extra rows below it.
+    let focus = rec_index.map_or(0, |c| {
+        f.point_candidates
+            .iter()
+            .position(|&p| p == c)
+            .or_else(|| {
+                extra
+                    .iter()
+                    .position(|(i, _)| *i == c)
+                    .map(|k| f.points.len() + k)
+            })
+            .unwrap_or(0)
+    });
+    let shown = shown_rows(all, table_area.height, focus);
+    let rows: Vec<Row> = rows
+        .into_iter()
+        .skip(shown.start)
+        .take(shown.len())
+        .collect();
     frame.render_widget(
         Table::new(rows, widths)
             .header(Row::new(header).style(theme::heading()))
-            .block(widgets::block(format!(
-                " Frontier at total ε = {} ({} trial(s) per plan, ± s.e.; {} plans searched) ",
-                f.total_epsilon,
-                f.trials,
-                f.candidates.len()
+            .block(widgets::block(rows_title(
+                &format!(
+                    "Frontier at total ε = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
+                    widgets::epsilon_text(app, &f.total_epsilon),
+                    f.trials,
+                    f.candidates.len()
+                ),
+                &shown,
+                all,
             ))),
         table_area,
     );
