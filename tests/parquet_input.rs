@@ -116,6 +116,7 @@ fn parquet_tables_load_like_their_csv_twins() {
 
 #[test]
 fn parquet_problems_name_the_file_row_and_column() {
+    #[allow(clippy::type_complexity)]
     let cases: Vec<(&str, Vec<(&str, ArrayRef)>, &str)> = vec![
         (
             "wrong type",

@@ -228,7 +228,7 @@ pub(super) fn write_wide<W: Write + Send>(
         let ids = &ids[i * CHUNK_REGIONS..((i + 1) * CHUNK_REGIONS).min(ids.len())];
         let mut region = arrow_array::builder::StringBuilder::with_capacity(ids.len(), 0);
         let mut name = arrow_array::builder::StringBuilder::with_capacity(ids.len(), 0);
-        let mut numbers: Vec<Vec<i64>> = vec![Vec::with_capacity(ids.len()); 9];
+        let mut numbers: Vec<Vec<i64>> = (0..9).map(|_| Vec::with_capacity(ids.len())).collect();
         let mut regions = DisplayIds::new(h);
         for &id in ids {
             region.append_value(regions.of(id));
