@@ -918,6 +918,48 @@ fn a_draw_cancelled_after_it_was_recorded_is_recorded_as_discarded() {
     assert!(rt.app.undecided_draw());
 }
 
+/// Issue 14 (item 6): the frontier of a plain-hc plan on the sample, 3 trials per point,
+/// recommended allocations that bottom-up beat at every level (1.66×, 1.53×, 1.54× with
+/// seed 1). A recommendation must beat bottom-up somewhere, by more than its noise.
+#[test]
+fn the_frontier_never_recommends_a_plan_bottom_up_beats_everywhere() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hc.toml");
+    let mut text = String::from("max_size = 10000\n");
+    for level in ["country", "province", "district"] {
+        text.push_str(&format!(
+            "\n[[level]]\nname = \"{level}\"\nepsilon = \"1/3\"\nmethod = \"hc\"\n"
+        ));
+    }
+    std::fs::write(&file, text).unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenBudget, Action::LoadPlan]);
+    answer(&mut rt, file.to_str().unwrap());
+    act(
+        &mut rt,
+        &[Action::ScreenTradeoff, Action::ToggleView, Action::Run],
+    );
+    let f = &rt.app.tradeoff.frontier.as_ref().unwrap().frontier;
+    let rec = f.recommendation.as_ref().expect("a recommendation");
+    assert!(
+        rec.ratios.iter().any(|r| *r < 1.0),
+        "bottom-up beats the recommendation at every level: {:?}",
+        rec.ratios
+    );
+    // Beyond the noise, against every bottom-up variant drawn, and shown with it.
+    for (method, bu) in &f.bottom_up_variants {
+        assert!(
+            coco::tradeoff::beats_somewhere(&rec.consistent, bu),
+            "bottom-up with {method} leaves: {bu:?} against {:?}",
+            rec.consistent
+        );
+    }
+    assert!(rec.ratio_se.iter().all(|se| *se > 0.0));
+    let text = rt.text(120, 40);
+    assert!(text.contains("×±"), "{text}");
+}
+
 /// A key as the terminal reports it.
 fn key(code: KeyCode, modifiers: KeyModifiers) -> Key {
     Key::new(code, modifiers)
@@ -1146,46 +1188,4 @@ fn a_preview_says_what_ran_and_that_a_tail_saturated() {
     let words = frame.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(words.contains("consistent = topdown (weighted)"), "{frame}");
     assert!(words.contains("used \"topdown\" instead"), "{frame}");
-}
-
-/// Issue 14 (item 6): the frontier of a plain-hc plan on the sample, 3 trials per point,
-/// recommended allocations that bottom-up beat at every level (1.66×, 1.53×, 1.54× with
-/// seed 1). A recommendation must beat bottom-up somewhere, by more than its noise.
-#[test]
-fn the_frontier_never_recommends_a_plan_bottom_up_beats_everywhere() {
-    let home = tempfile::tempdir().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("hc.toml");
-    let mut text = String::from("max_size = 10000\n");
-    for level in ["country", "province", "district"] {
-        text.push_str(&format!(
-            "\n[[level]]\nname = \"{level}\"\nepsilon = \"1/3\"\nmethod = \"hc\"\n"
-        ));
-    }
-    std::fs::write(&file, text).unwrap();
-    let mut rt = runtime(home.path(), SAMPLE);
-    act(&mut rt, &[Action::ScreenBudget, Action::LoadPlan]);
-    answer(&mut rt, file.to_str().unwrap());
-    act(
-        &mut rt,
-        &[Action::ScreenTradeoff, Action::ToggleView, Action::Run],
-    );
-    let f = &rt.app.tradeoff.frontier.as_ref().unwrap().frontier;
-    let rec = f.recommendation.as_ref().expect("a recommendation");
-    assert!(
-        rec.ratios.iter().any(|r| *r < 1.0),
-        "bottom-up beats the recommendation at every level: {:?}",
-        rec.ratios
-    );
-    // Beyond the noise, against every bottom-up variant drawn, and shown with it.
-    for (method, bu) in &f.bottom_up_variants {
-        assert!(
-            coco::tradeoff::beats_somewhere(&rec.consistent, bu),
-            "bottom-up with {method} leaves: {bu:?} against {:?}",
-            rec.consistent
-        );
-    }
-    assert!(rec.ratio_se.iter().all(|se| *se > 0.0));
-    let text = rt.text(120, 40);
-    assert!(text.contains("×±"), "{text}");
 }

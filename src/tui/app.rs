@@ -129,10 +129,10 @@ pub enum Confirm {
     QuitWithDraw,
     /// Discard the drawn release.
     Discard,
-    /// Save the plan over this existing file.
-    OverwritePlan(PathBuf),
     /// Put a recommendation computed on the confidential data into the plan.
     ApplyConfidentialRecommendation,
+    /// Save the plan over this existing file.
+    OverwritePlan(PathBuf),
 }
 
 /// What is drawn over the screen.
@@ -876,10 +876,10 @@ fn confirm(app: &mut App, question: Confirm, action: Action) {
                 Confirm::Discard => {
                     release::discard(app, "discarded by the operator");
                 }
-                Confirm::OverwritePlan(path) => budget::save(app, &path),
                 Confirm::ApplyConfidentialRecommendation => {
                     tradeoff::apply_recommendation_now(app);
                 }
+                Confirm::OverwritePlan(path) => budget::save(app, &path),
             }
         }
         Action::No => {
