@@ -276,7 +276,6 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::ToggleMethod, "method"),
             (Action::SetTail, "tail"),
             (Action::MethodsDefault, "defaults"),
-            (Action::ApplyRecommendation, "recommended"),
             (Action::PresetUniform, "uniform"),
             (Action::PresetGeometric, "geometric"),
             (Action::SetMaxSize, "K"),
