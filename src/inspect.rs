@@ -132,142 +132,6 @@ impl Summary {
             root: NodeSummary::of(dataset, NodeId::ROOT),
         }
     }
-
-    /// The human-readable report: aligned columns, thousands separators.
-    pub fn to_text(&self) -> String {
-        let mut out = String::new();
-        out.push_str(&format!("Dataset {} ({})\n", self.dataset, self.directory));
-        out.push_str(
-            "CONFIDENTIAL: computed from the true data; do not publish this summary.\n\
-             The hierarchy and the group counts (G) are public; entities and group sizes are not.\n\n",
-        );
-
-        let files: Vec<Vec<String>> = self
-            .inputs
-            .iter()
-            .map(|f| {
-                vec![
-                    f.path.clone(),
-                    format!("{} bytes", thousands(f.bytes.into())),
-                    format!("sha256 {}…", &f.sha256[..f.sha256.len().min(16)]),
-                ]
-            })
-            .collect();
-        out.push_str(&format!("Groups form   {}\n", self.form_description));
-        let files = table(&[], &files, &[false, true, false]);
-        for (i, line) in files.lines().enumerate() {
-            let label = if i == 0 { "Input files" } else { "" };
-            out.push_str(&format!("{label:<14}{line}\n"));
-        }
-        out.push_str(&format!(
-            "Ledger key    {}… (content digest: ε spending is keyed by it)\n",
-            &self.content_digest[..self.content_digest.len().min(12)]
-        ));
-        out.push_str(&format!(
-            "Fingerprint   {}… (the exact input bytes)\n\n",
-            &self.fingerprint[..self.fingerprint.len().min(16)]
-        ));
-
-        let r = &self.root;
-        out.push_str(&format!(
-            "Root {}: {} groups, {} entities, largest group {}, {} distinct sizes\n\n",
-            label(&r.id, r.name.as_deref()),
-            thousands(r.groups.into()),
-            thousands(r.entities),
-            size(r.max_size),
-            thousands(r.distinct_sizes as u128),
-        ));
-
-        out.push_str("Levels\n");
-        let rows: Vec<Vec<String>> = self
-            .levels
-            .iter()
-            .map(|l| {
-                vec![
-                    l.name.clone(),
-                    thousands(l.nodes as u128),
-                    thousands(l.empty_nodes as u128),
-                    thousands(l.groups.into()),
-                    thousands(l.entities),
-                    size(l.max_size),
-                    thousands(l.distinct_sizes as u128),
-                ]
-            })
-            .collect();
-        out.push_str(&indent(&table(
-            &[
-                "level",
-                "nodes",
-                "empty",
-                "groups",
-                "entities",
-                "max size",
-                "distinct sizes",
-            ],
-            &rows,
-            &[false, true, true, true, true, true, true],
-        )));
-
-        let below_root = self.levels.iter().skip(1).filter(|l| l.nodes > 0);
-        let mut first = true;
-        for level in below_root {
-            if first {
-                out.push_str("\nLargest nodes by groups (G)\n");
-                first = false;
-            }
-            let shown = level.largest.len();
-            if shown < level.nodes {
-                out.push_str(&format!(
-                    "  {} (top {shown} of {})\n",
-                    level.name,
-                    thousands(level.nodes as u128)
-                ));
-            } else {
-                out.push_str(&format!("  {}\n", level.name));
-            }
-            let named = level.largest.iter().any(|n| n.name.is_some());
-            let rows: Vec<Vec<String>> = level
-                .largest
-                .iter()
-                .map(|n| {
-                    let mut row = vec![n.id.clone()];
-                    if named {
-                        row.push(n.name.clone().unwrap_or_default());
-                    }
-                    row.extend([
-                        thousands(n.groups.into()),
-                        thousands(n.entities),
-                        size(n.max_size),
-                    ]);
-                    row
-                })
-                .collect();
-            let (header, right): (Vec<&str>, Vec<bool>) = if named {
-                (
-                    vec!["id", "name", "groups", "entities", "max size"],
-                    vec![false, false, true, true, true],
-                )
-            } else {
-                (
-                    vec!["id", "groups", "entities", "max size"],
-                    vec![false, true, true, true],
-                )
-            };
-            out.push_str(&indent(&indent(&table(&header, &rows, &right))));
-        }
-        out
-    }
-}
-
-fn label(id: &str, name: Option<&str>) -> String {
-    match name {
-        Some(name) => format!("{id} ({name})"),
-        None => id.to_string(),
-    }
-}
-
-fn size(s: Option<Size>) -> String {
-    s.map_or_else(|| "-".to_string(), |s| thousands(s.into()))
 }
 
 /// `1234567` → `1,234,567`.
@@ -279,51 +143,6 @@ pub fn thousands(n: u128) -> String {
             out.push(',');
         }
         out.push(c);
-    }
-    out
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
-}
-
-/// Columns separated by two spaces, each as wide as its widest cell; `right` marks the
-/// right-aligned (numeric) columns. An empty `header` prints no header line.
-fn table(header: &[&str], rows: &[Vec<String>], right: &[bool]) -> String {
-    let columns = right.len();
-    let width = |s: &str| s.chars().count();
-    let mut widths = vec![0; columns];
-    for (i, w) in widths.iter_mut().enumerate() {
-        let cells = rows.iter().filter_map(|r| r.get(i)).map(|c| width(c));
-        let head = header.get(i).map_or(0, |h| width(h));
-        *w = cells.fold(head, usize::max);
-    }
-    let line = |cells: Vec<&str>| {
-        let mut s = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            if i > 0 {
-                s.push_str("  ");
-            }
-            let pad = " ".repeat(widths[i] - width(cell));
-            if right[i] {
-                s.push_str(&pad);
-                s.push_str(cell);
-            } else {
-                s.push_str(cell);
-                if i + 1 < cells.len() {
-                    s.push_str(&pad);
-                }
-            }
-        }
-        s.push('\n');
-        s
-    };
-    let mut out = String::new();
-    if !header.is_empty() {
-        out.push_str(&line(header.to_vec()));
-    }
-    for row in rows {
-        out.push_str(&line(row.iter().map(String::as_str).collect()));
     }
     out
 }
@@ -341,18 +160,6 @@ mod tests {
         assert_eq!(
             thousands(u128::from(u64::MAX)),
             "18,446,744,073,709,551,615"
-        );
-    }
-
-    #[test]
-    fn tables_align_columns() {
-        let rows = vec![
-            vec!["a".to_string(), "1".to_string()],
-            vec!["long".to_string(), "1,000".to_string()],
-        ];
-        assert_eq!(
-            table(&["id", "n"], &rows, &[false, true]),
-            "id        n\na         1\nlong  1,000\n"
         );
     }
 
@@ -391,10 +198,5 @@ mod tests {
             ]
         );
         assert_eq!(counties.distinct_sizes, 8);
-        let text = s.to_text();
-        assert!(text.contains("CONFIDENTIAL"));
-        assert!(
-            text.contains("Root US: 14 groups, 76 entities, largest group 40, 8 distinct sizes")
-        );
     }
 }

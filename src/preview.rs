@@ -376,65 +376,6 @@ pub fn omniscient(
     total / h.level_len(level).max(1) as f64
 }
 
-/// The report as a terminal table.
-pub fn render_text(report: &PreviewReport) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let _ = writeln!(s, "{}\n", report.notice);
-    let _ = writeln!(
-        s,
-        "dataset {}   total ε = {}   K = {}{}   {} trial(s), {}",
-        report.dataset,
-        short_epsilon(&report.total_epsilon),
-        report.max_size,
-        if report.max_size_estimated {
-            " (estimated, last trial)"
-        } else {
-            ""
-        },
-        report.trials,
-        report.randomness
-    );
-    let _ = writeln!(
-        s,
-        "\nmean per-node earth mover's distance to the truth (± standard error over trials)\n"
-    );
-    let variants: Vec<String> = report
-        .levels
-        .first()
-        .map(|l| l.consistent.iter().map(|v| v.variant.clone()).collect())
-        .unwrap_or_default();
-    let mut header = vec![
-        "level".to_string(),
-        "nodes".into(),
-        "ε".into(),
-        "method".into(),
-        "independent".into(),
-    ];
-    header.extend(variants.iter().map(|v| format!("consistent: {v}")));
-    header.push("bottom-up".into());
-    header.push("omniscient ref.".into());
-    let mut rows: Vec<Vec<String>> = vec![header];
-    for l in &report.levels {
-        let mut row = vec![
-            l.level.clone(),
-            l.nodes.to_string(),
-            short_epsilon(&l.epsilon),
-            l.method.clone(),
-            fmt_stat(l.independent),
-        ];
-        row.extend(l.consistent.iter().map(|v| fmt_stat(v.emd)));
-        row.push(fmt_stat(l.bottom_up));
-        row.push(fmt_num(l.omniscient));
-        rows.push(row);
-    }
-    s.push_str(&text_table(&rows, |c| c == 0 || c == 3));
-    for note in &report.notes {
-        let _ = writeln!(s, "\nwarning: {note}");
-    }
-    s
-}
-
 /// An ε a report holds exactly, as a short decimal for reading (`≈` when rounded);
 /// `--json` keeps the exact text.
 pub fn short_epsilon(text: &str) -> String {
@@ -442,41 +383,6 @@ pub fn short_epsilon(text: &str) -> String {
         |_| text.to_string(),
         |e| e.short(crate::privacy::Rounding::Nearest),
     )
-}
-
-/// Rows of cells as an aligned text table: a header, a rule, then the rows; columns for
-/// which `left` is true are left-aligned, the others right-aligned.
-pub fn text_table(rows: &[Vec<String>], left: impl Fn(usize) -> bool) -> String {
-    use std::fmt::Write;
-    let mut s = String::new();
-    let Some(first) = rows.first() else { return s };
-    let widths: Vec<usize> = (0..first.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r.get(c).map_or(0, |x| x.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (i, row) in rows.iter().enumerate() {
-        let line: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, cell)| {
-                if left(c) {
-                    format!("{cell:<w$}", w = widths[c])
-                } else {
-                    format!("{cell:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        let _ = writeln!(s, "{}", line.join("  ").trim_end());
-        if i == 0 {
-            let rule: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
-            let _ = writeln!(s, "{}", rule.join("  "));
-        }
-    }
-    s
 }
 
 /// A number with thousands separators and sensible precision.
@@ -500,10 +406,6 @@ pub fn fmt_num(x: f64) -> String {
         out.push(ch);
     }
     if n < 0 { format!("-{out}") } else { out }
-}
-
-fn fmt_stat(s: Stat) -> String {
-    format!("{} ± {}", fmt_num(s.mean), fmt_num(s.se))
 }
 
 #[cfg(test)]

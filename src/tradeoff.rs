@@ -532,6 +532,18 @@ pub struct Recommendation {
     pub plan: ReleasePlan,
 }
 
+impl Recommendation {
+    /// Each level's error relative to bottom-up with its standard error, root first
+    /// (`0.75×±0.08`).
+    pub fn ratio_texts(&self) -> Vec<String> {
+        self.ratios
+            .iter()
+            .zip(&self.ratio_se)
+            .map(|(x, se)| ratio_text(*x, *se))
+            .collect()
+    }
+}
+
 /// Error / bottom-up error per level (1 where both are exact, ∞ where only bottom-up
 /// is), with the standard error of each ratio.
 pub fn ratios(errors: &[Stat], bottom_up: &[Stat]) -> (Vec<f64>, Vec<f64>) {
@@ -691,114 +703,6 @@ pub fn decide(frontier: &mut Frontier, priority: &Priority) {
 /// A ratio and its standard error, e.g. `0.41×±0.03`.
 pub fn ratio_text(r: f64, se: f64) -> String {
     format!("{r:.2}×±{se:.2}")
-}
-
-/// The search as a terminal table.
-pub fn render_text(f: &Frontier) -> String {
-    use std::fmt::Write;
-    let stat = |c: &Stat| format!("{} ± {}", preview::fmt_num(c.mean), preview::fmt_num(c.se));
-    let mut s = String::new();
-    let _ = writeln!(s, "{}\n", f.notice);
-    let _ = writeln!(
-        s,
-        "frontier at total ε = {} ({} trial(s) per plan; ± one standard error): mean per-node EMD per level\n",
-        preview::short_epsilon(&f.total_epsilon),
-        f.trials
-    );
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut header = vec!["leaf share".to_string(), "budgets (root first)".into()];
-    header.extend(f.levels.iter().cloned());
-    rows.push(header);
-    for p in &f.points {
-        let mut row = vec![
-            format!("{:.0}%", p.x * 100.0),
-            p.budgets
-                .iter()
-                .map(|b| preview::short_epsilon(b))
-                .collect::<Vec<_>>()
-                .join(" / "),
-        ];
-        row.extend(p.consistent.iter().map(stat));
-        rows.push(row);
-    }
-    let mut bu = vec![
-        "bottom-up".to_string(),
-        format!(
-            "0 / … / {} ({})",
-            preview::short_epsilon(&f.total_epsilon),
-            f.bottom_up_method
-        ),
-    ];
-    bu.extend(f.bottom_up.iter().map(stat));
-    rows.push(bu);
-    s.push_str(&preview::text_table(&rows, |c| c < 2));
-    let front = f
-        .recommendation
-        .as_ref()
-        .map(|r| r.candidate)
-        .into_iter()
-        .chain(f.current)
-        .collect::<Vec<_>>();
-    let _ = writeln!(
-        s,
-        "\nsearched {} plans (each level's method and the leaves' share); the current plan and the recommendation:\n",
-        f.candidates.len()
-    );
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let mut header = vec![
-        "plan".to_string(),
-        "budgets (root first)".into(),
-        "methods".into(),
-    ];
-    header.extend(f.levels.iter().cloned());
-    rows.push(header);
-    let mut seen = Vec::new();
-    for i in front {
-        if seen.contains(&i) {
-            continue;
-        }
-        seen.push(i);
-        let c = &f.candidates[i];
-        let what = match (
-            f.current == Some(i),
-            f.recommendation.as_ref().is_some_and(|r| r.candidate == i),
-        ) {
-            (true, true) => "current = recommended *",
-            (true, false) => "current",
-            _ => "recommended *",
-        };
-        let mut row = vec![
-            what.to_string(),
-            c.budgets.join(" / "),
-            c.methods.join(", "),
-        ];
-        row.extend(c.consistent.iter().map(stat));
-        rows.push(row);
-    }
-    s.push_str(&preview::text_table(&rows, |c| c < 3));
-    match (&f.recommendation, &f.verdict) {
-        (Some(r), _) => {
-            let ratios: Vec<String> = r
-                .ratios
-                .iter()
-                .zip(&r.ratio_se)
-                .map(|(x, se)| ratio_text(*x, *se))
-                .collect();
-            let _ = writeln!(
-                s,
-                "\nrecommended (*): budgets {}, methods {} — {}; error vs bottom-up per level: {}",
-                r.budgets.join(" / "),
-                r.methods.join(", "),
-                r.reason,
-                ratios.join(", ")
-            );
-        }
-        (None, Some(v)) => {
-            let _ = writeln!(s, "\n{v}");
-        }
-        (None, None) => {}
-    }
-    s
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub fn run(args: InspectArgs) -> Result<()> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        print!("{}", summary.to_text());
+        print!("{}", super::text::summary(&summary));
     }
     Ok(())
 }

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod preview;
 pub mod progress;
 pub mod release;
+pub mod text;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod verify;

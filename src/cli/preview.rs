@@ -164,7 +164,7 @@ fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chos
         }
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", preview::render_text(&report));
+        print!("{}", super::text::preview(&report));
         println!(
             "\nplan: {} (tuning: {})",
             chosen.source,
@@ -231,7 +231,7 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
     if json {
         println!("{}", serde_json::to_string_pretty(&frontier)?);
     } else {
-        print!("{}", tradeoff::render_text(&frontier));
+        print!("{}", super::text::frontier(&frontier));
     }
     Ok(())
 }

@@ -378,12 +378,7 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             }
         })
         .collect();
-    let ratios: Vec<String> = r
-        .ratios
-        .iter()
-        .zip(&r.ratio_se)
-        .map(|(x, se)| crate::tradeoff::ratio_text(*x, *se))
-        .collect();
+    let ratios = r.ratio_texts();
     let (on, style) = match &f.data {
         crate::tradeoff::PreviewData::Confidential => (
             "computed on the CONFIDENTIAL data: applying it records tuning = confidential-previews"

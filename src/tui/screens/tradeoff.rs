@@ -23,9 +23,7 @@ use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Ta
 
 use crate::data::LevelId;
 use crate::preview::fmt_num;
-use crate::tradeoff::{
-    AllocationPoint, Frontier, PreviewData, SWEEP_FACTORS, SweepProgress, ratio_text,
-};
+use crate::tradeoff::{AllocationPoint, Frontier, PreviewData, SWEEP_FACTORS, SweepProgress};
 
 use super::super::action::{Action, Context};
 use super::super::app::{App, Command, Confirm, InputPurpose, Overlay};
@@ -921,12 +919,7 @@ pub fn recommendation_line(f: &Frontier, apply_key: &str) -> Line<'static> {
                 .zip(&r.methods)
                 .map(|(b, m)| format!("{b} {m}"))
                 .collect();
-            let ratios: Vec<String> = r
-                .ratios
-                .iter()
-                .zip(&r.ratio_se)
-                .map(|(x, se)| ratio_text(*x, *se))
-                .collect();
+            let ratios = r.ratio_texts();
             let (on, style) = match &f.data {
                 PreviewData::Confidential => (
                     "computed on the CONFIDENTIAL data".to_string(),
