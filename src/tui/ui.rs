@@ -18,7 +18,18 @@ use crate::privacy::Rounding;
 /// Draws the whole app.
 pub fn render(frame: &mut Frame, app: &App) {
     let area = frame.area();
-    let message_height = u16::from(app.message.is_some());
+    let message_lines = app.message.as_ref().map(|(tone, text)| {
+        let style = match tone {
+            Tone::Info => theme::ok(),
+            Tone::Warning => theme::warning(),
+            Tone::Error => theme::error(),
+        };
+        vec![Line::styled(text.clone(), style)]
+    });
+    // A message wraps onto up to three rows (more ends in "…").
+    let message_height = message_lines
+        .as_ref()
+        .map_or(0, |m| widgets::lines_rows(m, area.width).min(3));
     let hint_lines = hint_lines(app, area.width);
     let [tabs, body, message, status, hints] = Layout::vertical([
         Constraint::Length(1),
@@ -30,13 +41,8 @@ pub fn render(frame: &mut Frame, app: &App) {
     .areas(area);
     render_tabs(frame, tabs, app);
     render_body(frame, body, app);
-    if let Some((tone, text)) = &app.message {
-        let style = match tone {
-            Tone::Info => theme::ok(),
-            Tone::Warning => theme::warning(),
-            Tone::Error => theme::error(),
-        };
-        frame.render_widget(Paragraph::new(Line::styled(text.clone(), style)), message);
+    if let Some(lines) = message_lines {
+        widgets::wrapped(frame, message, lines);
     }
     render_status(frame, status, app);
     frame.render_widget(Paragraph::new(hint_lines), hints);
@@ -82,7 +88,7 @@ fn render_body(frame: &mut Frame, area: Rect, app: &App) {
             frame.render_widget(
                 Paragraph::new(lines)
                     .wrap(Wrap { trim: false })
-                    .block(widgets::block(" Dataset not loaded ")),
+                    .block(widgets::block(" Dataset not loaded ", area.width)),
                 area,
             );
         }
@@ -404,11 +410,14 @@ fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16) -> Rect {
     r
 }
 
-/// The lines of the help overlay: the screen's keys, then the global ones.
-pub fn help_lines(app: &App) -> Vec<Line<'static>> {
+/// The lines of the help overlay, `width` cells wide: the screen's keys, then the
+/// global ones.
+pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let Some(w) = &app.keymap_warning {
-        lines.push(Line::styled(w.clone(), theme::warning()));
+        for row in widgets::wrap_words(w, width) {
+            lines.push(Line::styled(row, theme::warning()));
+        }
         lines.push(Line::raw(""));
     }
     let sections = [
@@ -427,30 +436,38 @@ pub fn help_lines(app: &App) -> Vec<Line<'static>> {
             } else {
                 keys
             };
-            lines.push(Line::from(vec![
-                Span::styled(format!("{keys:>16}  "), theme::key()),
-                Span::raw(b.action.description()),
-            ]));
+            // The description wraps under itself, past the keys' column.
+            let rows = widgets::wrap_words(b.action.description(), width.saturating_sub(18));
+            for (i, row) in rows.into_iter().enumerate() {
+                let keys = if i == 0 { keys.as_str() } else { "" };
+                lines.push(Line::from(vec![
+                    Span::styled(format!("{keys:>16}  "), theme::key()),
+                    Span::raw(row),
+                ]));
+            }
         }
         lines.push(Line::raw(""));
     }
-    lines.push(Line::styled(
-        "Keys come from keymap.toml in coco's home when it exists (see the README).",
-        theme::dim(),
-    ));
+    let source = "Keys come from keymap.toml in coco's configuration directory when it exists (see the README).";
+    for row in widgets::wrap_words(source, width) {
+        lines.push(Line::styled(row, theme::dim()));
+    }
     lines
 }
 
 fn render_help(frame: &mut Frame, area: Rect, app: &App, scroll: usize) {
-    let lines = help_lines(app);
     let r = popup(frame, area, 84, area.height);
-    let block = widgets::block(format!(
-        " Keys · {} ({} closes, {}{} scroll) ",
-        app.screen.title(),
-        app.keymap.key(Context::Help, Action::Close),
-        app.keymap.key(Context::Help, Action::Up),
-        app.keymap.key(Context::Help, Action::Down),
-    ));
+    let lines = help_lines(app, usize::from(r.width.saturating_sub(2)));
+    let block = widgets::block(
+        format!(
+            " Keys · {} ({} closes, {}{} scroll) ",
+            app.screen.title(),
+            app.keymap.key(Context::Help, Action::Close),
+            app.keymap.key(Context::Help, Action::Up),
+            app.keymap.key(Context::Help, Action::Down),
+        ),
+        r.width,
+    );
     let inner = block.inner(r);
     let max_scroll = lines.len().saturating_sub(inner.height as usize);
     let scroll = scroll.min(max_scroll) as u16;
@@ -492,7 +509,7 @@ fn render_input(frame: &mut Frame, area: Rect, app: &App, input: &InputOverlay) 
             app.keymap.key(Context::Input, Action::Complete)
         ));
     }
-    let block = widgets::block(title);
+    let block = widgets::block(title, r.width);
     let inner = block.inner(r);
     frame.render_widget(block, r);
     let [prompt, field, rest] = Layout::vertical([
@@ -532,12 +549,15 @@ fn render_field(frame: &mut Frame, area: Rect, field: &super::input::TextField) 
 fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
     let height = (app.recent.len() as u16 + 7).min(area.height);
     let r = popup(frame, area, 80, height);
-    let block = widgets::block(format!(
-        " Open a dataset · {} opens · {} completes · {} cancels ",
-        app.keymap.key(Context::Input, Action::Submit),
-        app.keymap.key(Context::Picker, Action::Complete),
-        app.keymap.key(Context::Input, Action::Cancel)
-    ));
+    let block = widgets::block(
+        format!(
+            " Open a dataset · {} opens · {} completes · {} cancels ",
+            app.keymap.key(Context::Input, Action::Submit),
+            app.keymap.key(Context::Picker, Action::Complete),
+            app.keymap.key(Context::Input, Action::Cancel)
+        ),
+        r.width,
+    );
     let inner = block.inner(r);
     frame.render_widget(block, r);
     let [prompt, field, error, list] = Layout::vertical([
@@ -631,7 +651,7 @@ fn render_confirm(frame: &mut Frame, area: Rect, app: &App, q: &Confirm) {
     let r = popup(frame, area, width, height);
     let yes = app.keymap.keys_text(Context::Confirm, Action::Yes);
     let no = app.keymap.keys_text(Context::Confirm, Action::No);
-    let block = widgets::block(format!(" {yes} yes · {no} no "));
+    let block = widgets::block(format!(" {yes} yes · {no} no "), r.width);
     frame.render_widget(
         Paragraph::new(Line::styled(text, theme::warning()))
             .wrap(Wrap { trim: true })

@@ -3,10 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use ratatui::layout::Constraint;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Gauge};
+use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
 
 use crate::histogram::{HistRef, Size};
 use crate::inspect::thousands;
@@ -327,9 +328,37 @@ pub fn text_width(text: &str) -> usize {
     unicode_width::UnicodeWidthStr::width(text)
 }
 
-/// A bordered block with a title.
-pub fn block(title: impl Into<Line<'static>>) -> Block<'static> {
-    Block::default().borders(Borders::ALL).title(title.into())
+/// A bordered block drawn `width` cells wide, with its title fitted between the
+/// corners ([`fit_title`]).
+pub fn block(title: impl Into<Line<'static>>, width: u16) -> Block<'static> {
+    let room = usize::from(width.saturating_sub(2));
+    Block::default()
+        .borders(Borders::ALL)
+        .title(fit_title(title.into(), room))
+}
+
+/// A title cut to `width` cells. Its first span says what the block shows, the spans
+/// after it are labels (CONFIDENTIAL, STALE, PUBLIC PROXY): when the title is too long
+/// the first span gives way and ends in "…", the labels stay whole while they fit.
+pub fn fit_title(line: Line<'static>, width: usize) -> Line<'static> {
+    if line.width() <= width {
+        return line;
+    }
+    let style = line.style;
+    let mut spans = line.spans;
+    let labels: usize = spans.iter().skip(1).map(Span::width).sum();
+    // Room for the first span's opening cell, a letter and the "…" and a space.
+    if spans.len() > 1 && labels + 4 <= width {
+        let first = spans.remove(0);
+        let spaced = spans[0].content.starts_with(' ');
+        let mut out = fit_line(Line::from(first), width - labels - usize::from(!spaced)).spans;
+        if !spaced {
+            out.push(Span::raw(" "));
+        }
+        out.extend(spans);
+        return Line::from(out).style(style);
+    }
+    fit_line(Line::from(spans).style(style), width)
 }
 
 /// A title marked confidential.
@@ -432,6 +461,69 @@ pub fn wrapped_rows(text: &str, width: usize) -> usize {
         })
         .sum::<usize>()
         .max(1)
+}
+
+/// How many rows `lines` take wrapped at `width` cells, each at least one.
+pub fn lines_rows(lines: &[Line<'_>], width: u16) -> u16 {
+    lines
+        .iter()
+        .map(|l| wrapped_rows(&l.to_string(), usize::from(width)).max(1) as u16)
+        .sum()
+}
+
+/// `lines` wrapped at word boundaries into `area`. When they need more rows than it
+/// has, the last row shown ends in "…": text is never cut without a mark.
+pub fn wrapped(frame: &mut Frame, area: Rect, lines: Vec<Line<'static>>) {
+    let rows = lines_rows(&lines, area.width);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), area);
+    if rows > area.height && !area.is_empty() {
+        mark_cut_row(frame, area, area.bottom() - 1);
+    }
+}
+
+/// Puts "…" after the last character on row `y` of `area` (in its last cell when the
+/// row is full).
+pub fn mark_cut_row(frame: &mut Frame, area: Rect, y: u16) {
+    let buffer = frame.buffer_mut();
+    let last = (area.left()..area.right())
+        .rev()
+        .find(|&x| buffer[(x, y)].symbol() != " ");
+    let x = match last {
+        Some(x) if x + 1 < area.right() => x + 1,
+        Some(x) => x,
+        None => area.left(),
+    };
+    buffer[(x, y)].set_symbol("…");
+}
+
+/// `text` broken into rows of at most `width` cells at word boundaries (a word wider
+/// than a row is broken), as [`wrapped_rows`] counts them.
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = vec![String::new()];
+    let mut used = 0;
+    for word in text.split_whitespace() {
+        let w = text_width(word);
+        if used > 0 && used + 1 + w > width {
+            rows.push(String::new());
+            used = 0;
+        }
+        let row = rows.last_mut().expect("one row at least");
+        if used > 0 {
+            row.push(' ');
+            used += 1;
+        }
+        for c in word.chars() {
+            let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+            if used + cw > width {
+                rows.push(String::new());
+                used = 0;
+            }
+            rows.last_mut().expect("one row at least").push(c);
+            used += cw;
+        }
+    }
+    rows
 }
 
 /// A style for a check's outcome.
@@ -603,5 +695,41 @@ mod tests {
         );
         // A span that would just fill the width is cut too: the ellipsis needs a cell.
         assert_eq!(fit_line(line, 6).to_string(), "Files…");
+    }
+
+    #[test]
+    fn titles_keep_their_labels_and_mark_the_cut() {
+        let title = confidential_title("ARV/01/0101 · last trial ([ ] region, v view)");
+        let whole = title.width();
+        assert_eq!(
+            fit_title(title.clone(), whole).to_string(),
+            title.to_string()
+        );
+        let cut = fit_title(title, 30).to_string();
+        assert_eq!(text_width(&cut), 30, "{cut}");
+        assert!(cut.ends_with("… CONFIDENTIAL "), "{cut}");
+        // Too narrow for the label: the whole title is cut, with the mark.
+        let cut = fit_title(confidential_title("a region"), 12).to_string();
+        assert_eq!(cut, " a region C…");
+        // One span: cut like a line.
+        assert_eq!(
+            fit_title(Line::raw(" Levels of it "), 8).to_string(),
+            " Levels…"
+        );
+    }
+
+    #[test]
+    fn words_wrap_as_the_rows_are_counted() {
+        let text = "Stop coco at once, as a signal does (an undecided draw is recorded as discarded; exit status 130)";
+        for width in [1, 5, 10, 17, 40, 200] {
+            let rows = wrap_words(text, width);
+            assert_eq!(rows.len(), wrapped_rows(text, width), "{width}: {rows:?}");
+            assert!(
+                rows.iter().all(|r| text_width(r) <= width),
+                "{width}: {rows:?}"
+            );
+            assert_eq!(rows.concat().replace(' ', ""), text.replace(' ', ""));
+        }
+        assert_eq!(wrap_words("", 10), [""]);
     }
 }

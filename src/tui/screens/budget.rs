@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use crate::consistency::Consistency;
 use crate::data::LevelId;
@@ -276,13 +276,9 @@ pub fn save(app: &mut App, path: &Path) {
 
 pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let depth = session.depth() as u16;
-    // The ledger's lines, each wrapped whole (at least the 4 rows they always had).
+    // The ledger's lines, each wrapped whole; the notes take the rest.
     let ledger_lines = ledger_lines(app, session);
-    let ledger_rows = ledger_lines
-        .iter()
-        .map(|l| widgets::wrapped_rows(&l.to_string(), area.width as usize) as u16)
-        .sum::<u16>()
-        .max(4);
+    let ledger_rows = widgets::lines_rows(&ledger_lines, area.width);
     let [summary, table, ledger, notes] = Layout::vertical([
         Constraint::Length(2),
         Constraint::Length(depth + 3),
@@ -292,10 +288,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     .areas(area);
     render_summary(frame, summary, app, session);
     render_levels(frame, table, app, session);
-    frame.render_widget(
-        Paragraph::new(ledger_lines).wrap(Wrap { trim: true }),
-        ledger,
-    );
+    widgets::wrapped(frame, ledger, ledger_lines);
     let level = LevelId(app.budget.level.min(session.depth() - 1));
     let default = session.public_default(level);
     let follows = session.plan.levels()[level.0].method() == default.method;
@@ -323,10 +316,6 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 theme::dim(),
             ),
         ]),
-        Line::styled(
-            "s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone).",
-            theme::dim(),
-        ),
         Line::from(vec![
             Span::styled("* CONFIDENTIAL", theme::confidential()),
             Span::styled(
@@ -334,8 +323,12 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 theme::dim(),
             ),
         ]),
+        Line::styled(
+            "s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone).",
+            theme::dim(),
+        ),
     ]);
-    frame.render_widget(Paragraph::new(notes_text).wrap(Wrap { trim: true }), notes);
+    widgets::wrapped(frame, notes, notes_text);
 }
 
 /// The Trade-off search's recommendation beside the current plan, level by level, with
@@ -512,15 +505,18 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             t.insert(4, widgets::bar(f.share, 100.0, 8));
         }
     }
-    let block = widgets::block(format!(
-        " Budget per level ({}{} level, {}{} step ε, {} type ε, {} method) ",
-        key(app, Action::Up),
-        key(app, Action::Down),
-        key(app, Action::EpsilonDown),
-        key(app, Action::EpsilonUp),
-        key(app, Action::TypeEpsilon),
-        key(app, Action::ToggleMethod)
-    ));
+    let block = widgets::block(
+        format!(
+            " Budget per level ({}{} level, {}{} step ε, {} type ε, {} method) ",
+            key(app, Action::Up),
+            key(app, Action::Down),
+            key(app, Action::EpsilonDown),
+            key(app, Action::EpsilonUp),
+            key(app, Action::TypeEpsilon),
+            key(app, Action::ToggleMethod)
+        ),
+        area.width,
+    );
     let fitted = Columns::fit(
         &cols,
         std::iter::once(headers.clone())

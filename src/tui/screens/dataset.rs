@@ -181,11 +181,14 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             shown.iter().map(|&i| all[i].clone()).collect()
         })
         .collect();
-    let block = widgets::block(format!(
-        " Levels ({}{} selects a level) ",
-        app.keymap.key(Context::Dataset, Action::Up),
-        app.keymap.key(Context::Dataset, Action::Down)
-    ));
+    let block = widgets::block(
+        format!(
+            " Levels ({}{} selects a level) ",
+            app.keymap.key(Context::Dataset, Action::Up),
+            app.keymap.key(Context::Dataset, Action::Down)
+        ),
+        area.width,
+    );
     let columns: Vec<(&str, Col, bool)> = shown.iter().map(|&i| LEVEL_COLUMNS[i]).collect();
     let specs: Vec<Col> = columns.iter().map(|c| c.1).collect();
     let headers: Vec<&str> = columns.iter().map(|c| c.0).collect();
@@ -246,7 +249,10 @@ fn render_largest(frame: &mut Frame, area: Rect, level: &LevelSummary) {
             ]
         })
         .collect();
-    let block = widgets::block(format!(" Largest regions of level {} by G ", level.name));
+    let block = widgets::block(
+        format!(" Largest regions of level {} by G ", level.name),
+        area.width,
+    );
     let fitted = Columns::fit(
         &[
             Col::name(8).at_least(16),

@@ -267,7 +267,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 
 fn render_tree(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let h = &session.dataset.hierarchy;
-    let mut block = widgets::block(" Regions · G (public) ");
+    let mut block = widgets::block(" Regions · G (public) ", area.width);
     if let Some(search) = &app.hierarchy.search {
         block = block.title_bottom(search_title(search));
     }
@@ -332,10 +332,10 @@ fn render_node(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         .truth()
         .for_diagnostic(Diagnostic::Inspect)
         .node(id);
-    let block = widgets::block(widgets::confidential_title(&format!(
-        "{} · true histogram",
-        h.label(id)
-    )));
+    let block = widgets::block(
+        widgets::confidential_title(&format!("{} · true histogram", h.label(id))),
+        area.width,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let [facts, head, bars, foot] = Layout::vertical([

@@ -13,7 +13,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
 
 use crate::data::{Dataset as Data, NodeId};
 use crate::histogram::HistRef;
@@ -242,14 +242,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Constraint::Min(0),
     ])
     .areas(area);
-    frame.render_widget(Paragraph::new(notes).wrap(Wrap { trim: true }), notes_area);
+    widgets::wrapped(frame, notes_area, notes);
     let shown = app.preview.result.as_ref().map(|r| r.data.clone());
     let (text, style) =
         super::super::proxy::banner(&shown.unwrap_or_else(|| session.preview_target().1));
-    frame.render_widget(
-        Paragraph::new(Line::styled(text, style)).wrap(Wrap { trim: true }),
-        banner,
-    );
+    widgets::wrapped(frame, banner, vec![Line::styled(text, style)]);
     render_status(frame, status, app, session);
     let Some(result) = &app.preview.result else {
         let text = match &app.preview.error {
@@ -347,10 +344,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             ));
         }
     }
-    frame.render_widget(
-        Paragraph::new(Line::from(spans)).wrap(Wrap { trim: true }),
-        area,
-    );
+    widgets::wrapped(frame, area, vec![Line::from(spans)]);
 }
 
 /// The label of figures measured on `data`, for titles.
@@ -433,7 +427,7 @@ fn render_table(
         title.push(Span::styled(" STALE ", theme::stale()));
     }
     title.push(data_label(data));
-    let block = widgets::block(Line::from(title));
+    let block = widgets::block(Line::from(title), area.width);
     let fitted = Columns::fit(
         &cols,
         std::iter::once(headers.clone())
@@ -474,7 +468,7 @@ pub fn level_bars(report: &PreviewReport, level: usize) -> Vec<(&'static str, f6
 
 fn render_bars(frame: &mut Frame, area: Rect, app: &App, report: &PreviewReport) {
     let selected = app.preview.level;
-    let block = widgets::block(" Mean EMD, bars per level ");
+    let block = widgets::block(" Mean EMD, bars per level ", area.width);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let per_level = 5;
@@ -541,12 +535,15 @@ fn render_overlay(
         key(app, Action::NextNode),
         key(app, Action::ToggleView)
     );
-    let block = widgets::block(match app.preview.result.as_ref().map(|r| &r.data) {
-        Some(data @ PreviewData::Proxy { .. }) => {
-            Line::from(vec![Span::raw(format!(" {title} ")), data_label(data)])
-        }
-        _ => widgets::confidential_title(&title),
-    });
+    let block = widgets::block(
+        match app.preview.result.as_ref().map(|r| &r.data) {
+            Some(data @ PreviewData::Proxy { .. }) => {
+                Line::from(vec![Span::raw(format!(" {title} ")), data_label(data)])
+            }
+            _ => widgets::confidential_title(&title),
+        },
+        area.width,
+    );
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let Some(last) = &report.last_trial else {

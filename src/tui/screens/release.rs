@@ -12,7 +12,7 @@ use std::time::Instant;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Cell, Row, Table};
 
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::histogram::Histograms;
@@ -377,29 +377,38 @@ fn refresh_ledger(app: &mut App) {
 pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let checks = app.release.drawn.as_ref().map(|d| check_lines(app, d));
     // Each line takes as many rows as it wraps to.
-    let checks_height = checks.as_ref().map_or(0, |lines| {
-        lines
-            .iter()
-            .map(|l| l.width().div_ceil(area.width.max(1) as usize).max(1) as u16)
-            .sum()
-    });
+    let checks_height = checks
+        .as_ref()
+        .map_or(0, |lines| widgets::lines_rows(lines, area.width));
     let check_lines_or_none = checks;
+    // The plan and the ledger, then what to do or what happened: each line wrapped
+    // whole (the rows they always had at least).
+    let summary_lines = summary_lines(app, session);
+    let status_line = status_line(app);
+    let summary_height = widgets::lines_rows(&summary_lines, area.width).max(4);
+    let status_height = status_line.as_ref().map_or(2, |l| {
+        widgets::lines_rows(std::slice::from_ref(l), area.width).max(2)
+    });
     let [summary, status, checks_area, table] = Layout::vertical([
-        Constraint::Length(4),
-        Constraint::Length(2),
+        Constraint::Length(summary_height),
+        Constraint::Length(status_height),
         Constraint::Length(checks_height),
         Constraint::Min(0),
     ])
     .areas(area);
-    render_summary(frame, summary, app, session);
-    render_status(frame, status, app);
+    widgets::wrapped(frame, summary, summary_lines);
+    match status_line {
+        Some(line) => widgets::wrapped(frame, status, vec![line]),
+        None => render_progress(frame, status, app),
+    }
     if let (Some(drawn), Some(lines)) = (&app.release.drawn, check_lines_or_none) {
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), checks_area);
+        widgets::wrapped(frame, checks_area, lines);
         render_table(frame, table, app, session, drawn);
     }
 }
 
-fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
+/// The plan (of the draw, once there is one), the ledger and what stops or warns.
+fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
     let plan = app
         .release
         .drawn
@@ -491,10 +500,11 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             ));
         }
     }
-    frame.render_widget(Paragraph::new(lines), area);
+    lines
 }
 
-fn render_status(frame: &mut Frame, area: Rect, app: &App) {
+/// The progress of the draw under way.
+fn render_progress(frame: &mut Frame, area: Rect, app: &App) {
     let state = &app.release;
     if let Some(Busy::Drawing { progress, .. }) = &state.busy {
         let spent = state.drawing_since.map(|t| t.elapsed());
@@ -523,7 +533,15 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             ),
         };
         frame.render_widget(widgets::progress(ratio, label), Rect { height: 1, ..area });
-        return;
+    }
+}
+
+/// What to do next or what happened to the draw; `None` while a draw is under way
+/// (its progress is shown instead).
+fn status_line(app: &App) -> Option<Line<'static>> {
+    let state = &app.release;
+    if let Some(Busy::Drawing { .. }) = &state.busy {
+        return None;
     }
     let (d_key, a_key, x_key) = (
         key(app, Action::Draw),
@@ -576,7 +594,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App) {
             ]),
         },
     };
-    frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), area);
+    Some(line)
 }
 
 /// The cells of the census-style table: sizes 0–6 and 7 or more.
@@ -605,14 +623,17 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, session: &Session, dra
     let h = &drawn.dataset.hierarchy;
     let level = LevelId(app.release.level.min(h.depth() - 1));
     let regions = h.level_len(level);
-    let block = widgets::block(format!(
-        " Public output: released counts of level {} by group size ({}{} level, {}{} scroll) ",
-        h.level_name(level),
-        key(app, Action::Left),
-        key(app, Action::Right),
-        key(app, Action::Up),
-        key(app, Action::Down)
-    ));
+    let block = widgets::block(
+        format!(
+            " Public output: released counts of level {} by group size ({}{} level, {}{} scroll) ",
+            h.level_name(level),
+            key(app, Action::Left),
+            key(app, Action::Right),
+            key(app, Action::Up),
+            key(app, Action::Down)
+        ),
+        area.width,
+    );
     let inner = block.inner(area);
     let visible = inner.height.saturating_sub(1) as usize;
     let first = app

@@ -19,7 +19,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table, Wrap};
+use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
 
 use crate::data::LevelId;
 use crate::preview::fmt_num;
@@ -29,7 +29,7 @@ use super::super::action::{Action, Context};
 use super::super::app::{App, Command, Confirm, InputPurpose, Overlay};
 use super::super::session::Session;
 use super::super::theme;
-use super::super::widgets::{self, stat};
+use super::super::widgets::{self, Col, Columns, stat};
 use super::super::worker::{Job, JobKind, TrialClock, Update};
 use super::preview::toggle_seed;
 
@@ -342,10 +342,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     };
     let (text, style) =
         super::super::proxy::banner(&shown.unwrap_or_else(|| session.preview_target().1));
-    frame.render_widget(
-        Paragraph::new(Line::styled(text, style)).wrap(Wrap { trim: true }),
-        banner,
-    );
+    widgets::wrapped(frame, banner, vec![Line::styled(text, style)]);
     render_status(frame, status, app, session);
     let names = session.dataset.hierarchy.level_names();
     match app.tradeoff.view {
@@ -385,10 +382,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 }
 
 fn empty(frame: &mut Frame, area: Rect, text: &str) {
-    frame.render_widget(
-        Paragraph::new(text.to_string()).wrap(Wrap { trim: true }),
-        area,
-    );
+    widgets::wrapped(frame, area, vec![Line::raw(text.to_string())]);
 }
 
 fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
@@ -471,7 +465,13 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             theme::stale(),
         ));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    frame.render_widget(
+        Paragraph::new(widgets::fit_line(
+            Line::from(spans),
+            usize::from(area.width),
+        )),
+        area,
+    );
 }
 
 /// log10, for log axes.
@@ -534,15 +534,19 @@ pub fn shown_rows(rows: usize, height: u16, focus: usize) -> std::ops::Range<usi
 }
 
 /// A table's title, saying which rows show when not all do.
-fn rows_title(title: &str, shown: &std::ops::Range<usize>, rows: usize) -> String {
+fn rows_title(title: &str, shown: &std::ops::Range<usize>, rows: usize) -> Line<'static> {
     if shown.len() == rows {
-        format!(" {title} ")
+        Line::raw(format!(" {title} "))
     } else {
-        format!(
-            " {title} · rows {}–{} of {rows} ",
-            shown.start + 1,
-            shown.end
-        )
+        // Which rows are shown stays in view when the title is cut.
+        Line::from(vec![
+            Span::raw(format!(" {title}")),
+            Span::raw(format!(
+                " · rows {}–{} of {rows} ",
+                shown.start + 1,
+                shown.end
+            )),
+        ])
     }
 }
 
@@ -666,6 +670,7 @@ fn chart<'a>(
     mark: Marker,
     title: String,
     x_title: String,
+    width: u16,
 ) -> Chart<'a> {
     let mut datasets = Vec::new();
     for (l, line) in data.lines.iter().enumerate() {
@@ -691,7 +696,7 @@ fn chart<'a>(
         );
     }
     Chart::new(datasets)
-        .block(widgets::block(title))
+        .block(widgets::block(title, width))
         .x_axis(
             Axis::default()
                 .title(x_title)
@@ -716,59 +721,97 @@ fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, n
             &data,
             names,
             Marker::Dot,
-            widgets::fit(
-                &format!(
-                    " Mean EMD per level (consistent) as ε({swept}) varies · log axes · • = current plan "
-                ),
-                usize::from(chart_area.width.saturating_sub(2)),
+            format!(
+                " Mean EMD per level (consistent) as ε({swept}) varies · log axes · • = current plan "
             ),
             format!("ε {swept}"),
+            chart_area.width,
         ),
         chart_area,
     );
-    let mut header = vec![Cell::from(format!("ε {swept}")), Cell::from("×")];
-    header.extend(names.iter().map(|n| Cell::from(n.clone())));
-    let rows: Vec<Row> = sweep
+    let mut header = vec![format!("ε {swept}"), "×".to_string()];
+    header.extend(names.iter().cloned());
+    let rows: Vec<(Vec<String>, Style)> = sweep
         .points
         .iter()
         .zip(SWEEP_FACTORS)
         .enumerate()
         .map(|(i, (p, (n, d)))| {
             let mut cells = vec![
-                Cell::from(widgets::epsilon_text(app, &p.budgets[sweep.level])),
-                Cell::from(if d == 1 {
+                widgets::epsilon_text(app, &p.budgets[sweep.level]),
+                if d == 1 {
                     format!("{n}")
                 } else {
                     format!("{n}/{d}")
-                }),
+                },
             ];
-            cells.extend(p.consistent.iter().map(|c| Cell::from(stat(*c))));
-            let row = Row::new(cells);
-            if i == current {
-                row.style(theme::heading())
+            cells.extend(p.consistent.iter().map(|c| stat(*c)));
+            let style = if i == current {
+                theme::heading()
             } else {
-                row
+                Style::new()
+            };
+            (cells, style)
+        })
+        .collect();
+    let all = rows.len();
+    let shown = shown_rows(all, table_area.height, current);
+    let title = rows_title("Sweep (bold: the current plan)", &shown, all);
+    render_rows(frame, table_area, title, header, rows, shown, 2);
+}
+
+/// A table of texts in `area`: the header, then the rows in `shown` (each with its
+/// style). Columns are as wide as their texts (the first `left` columns left-aligned,
+/// the figures right-aligned, at least 15 cells so that they line up across runs), and
+/// when the area is narrower the widest give way, ending in "…".
+fn render_rows(
+    frame: &mut Frame,
+    area: Rect,
+    title: Line<'static>,
+    header: Vec<String>,
+    rows: Vec<(Vec<String>, Style)>,
+    shown: std::ops::Range<usize>,
+    left: usize,
+) {
+    let cols: Vec<Col> = (0..header.len())
+        .map(|i| {
+            if i < left {
+                Col::name(6)
+            } else {
+                Col::left().at_least(15)
             }
         })
         .collect();
-    let mut widths = vec![Constraint::Length(12), Constraint::Length(4)];
-    widths.extend(names.iter().map(|_| Constraint::Length(15)));
-    let all = rows.len();
-    let shown = shown_rows(all, table_area.height, current);
-    let rows: Vec<Row> = rows
-        .into_iter()
+    let block = widgets::block(title, area.width);
+    let fitted = Columns::fit(
+        &cols,
+        std::iter::once(&header)
+            .chain(rows.iter().map(|(cells, _)| cells))
+            .map(|r| r.iter().map(String::as_str)),
+        block.inner(area).width,
+        1,
+    );
+    let row = |cells: &[String]| {
+        Row::new(
+            cells
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Cell::from(fitted.cell(i, t)))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let body: Vec<Row> = rows
+        .iter()
         .skip(shown.start)
         .take(shown.len())
+        .map(|(cells, style)| row(cells).style(*style))
         .collect();
     frame.render_widget(
-        Table::new(rows, widths)
-            .header(Row::new(header).style(theme::heading()))
-            .block(widgets::block(rows_title(
-                "Sweep (bold: the current plan)",
-                &shown,
-                all,
-            ))),
-        table_area,
+        Table::new(body, fitted.constraints())
+            .column_spacing(fitted.spacing())
+            .header(row(&header).style(theme::heading()))
+            .block(block),
+        area,
     );
 }
 
@@ -794,17 +837,23 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
             &data,
             &f.levels,
             Marker::Block,
-            widgets::fit(
-                " Mean EMD per level vs the leaves' share of the total · log y · dots: bottom-up · █ recommended ",
-                usize::from(chart_area.width.saturating_sub(2)),
-            ),
+            " Mean EMD per level vs the leaves' share of the total · log y · dots: bottom-up · █ recommended "
+                .into(),
             "leaf share %".into(),
+            chart_area.width,
         ),
         chart_area,
     );
-    let mut header = vec![Cell::from("leaf share"), Cell::from("budgets (root first)")];
-    header.extend(f.levels.iter().map(|n| Cell::from(n.clone())));
-    let mut rows: Vec<Row> = f
+    let mut header = vec!["leaf share".to_string(), "budgets (root first)".to_string()];
+    header.extend(f.levels.iter().cloned());
+    let budgets = |budgets: &[String]| {
+        budgets
+            .iter()
+            .map(|b| widgets::epsilon_text(app, b))
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
+    let mut rows: Vec<(Vec<String>, Style)> = f
         .points
         .iter()
         .enumerate()
@@ -813,61 +862,40 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
             let star = c.is_some() && c == rec_index;
             let current = c.is_some() && c == f.current;
             let mut cells = vec![
-                Cell::from(format!(
+                format!(
                     "{:.0}%{}{}",
                     p.x * 100.0,
                     if star { " ★" } else { "" },
                     if current { " cur" } else { "" }
-                )),
-                Cell::from(
-                    p.budgets
-                        .iter()
-                        .map(|b| widgets::epsilon_text(app, b))
-                        .collect::<Vec<_>>()
-                        .join(" / "),
                 ),
+                budgets(&p.budgets),
             ];
-            cells.extend(p.consistent.iter().map(|c| Cell::from(stat(*c))));
-            let row = Row::new(cells);
-            if star {
-                row.style(theme::heading())
-            } else {
-                row
-            }
+            cells.extend(p.consistent.iter().map(|c| stat(*c)));
+            let style = if star { theme::heading() } else { Style::new() };
+            (cells, style)
         })
         .collect();
     for (i, what) in &extra {
         let c = &f.candidates[*i];
-        let mut cells = vec![
-            Cell::from(format!("{:.0}% {what}", c.x * 100.0)),
-            Cell::from(
-                c.budgets
-                    .iter()
-                    .map(|b| widgets::epsilon_text(app, b))
-                    .collect::<Vec<_>>()
-                    .join(" / "),
-            ),
-        ];
-        cells.extend(c.consistent.iter().map(|s| Cell::from(stat(*s))));
-        let row = Row::new(cells);
-        rows.push(if Some(*i) == rec_index {
-            row.style(theme::heading())
+        let mut cells = vec![format!("{:.0}% {what}", c.x * 100.0), budgets(&c.budgets)];
+        cells.extend(c.consistent.iter().map(|s| stat(*s)));
+        let style = if Some(*i) == rec_index {
+            theme::heading()
         } else {
-            row
-        });
+            Style::new()
+        };
+        rows.push((cells, style));
     }
     let mut bu = vec![
-        Cell::from("bottom-up"),
-        Cell::from(format!(
+        "bottom-up".to_string(),
+        format!(
             "all {} on the leaves, {}",
             widgets::epsilon_text(app, &f.total_epsilon),
             f.bottom_up_method
-        )),
+        ),
     ];
-    bu.extend(f.bottom_up.iter().map(|b| Cell::from(stat(*b))));
-    rows.push(Row::new(bu).style(theme::dim()));
-    let mut widths = vec![Constraint::Length(10), Constraint::Length(31)];
-    widths.extend(f.levels.iter().map(|_| Constraint::Length(15)));
+    bu.extend(f.bottom_up.iter().map(|b| stat(*b)));
+    rows.push((bu, theme::dim()));
     let all = rows.len();
     // The recommended row: on the line, or among the rows of its own after it.
     let focus = rec_index
@@ -881,30 +909,18 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
         })
         .unwrap_or(0);
     let shown = shown_rows(all, table_area.height, focus);
-    let rows: Vec<Row> = rows
-        .into_iter()
-        .skip(shown.start)
-        .take(shown.len())
-        .collect();
-    frame.render_widget(
-        Table::new(rows, widths)
-            .header(Row::new(header).style(theme::heading()))
-            .block(widgets::block(rows_title(
-                &format!(
-                    "Frontier at total ε = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
-                    widgets::epsilon_text(app, &f.total_epsilon),
-                    f.trials,
-                    f.candidates.len()
-                ),
-                &shown,
-                all,
-            ))),
-        table_area,
+    let title = rows_title(
+        &format!(
+            "Frontier at total ε = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
+            widgets::epsilon_text(app, &f.total_epsilon),
+            f.trials,
+            f.candidates.len()
+        ),
+        &shown,
+        all,
     );
-    frame.render_widget(
-        Paragraph::new(recommendation_line(f, apply_key)).wrap(Wrap { trim: true }),
-        rec,
-    );
+    render_rows(frame, table_area, title, header, rows, shown, 2);
+    widgets::wrapped(frame, rec, vec![recommendation_line(f, apply_key)]);
 }
 
 /// The recommendation in one line: the plan, its error against bottom-up with the
