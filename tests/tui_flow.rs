@@ -1189,3 +1189,74 @@ fn a_preview_says_what_ran_and_that_a_tail_saturated() {
     assert!(words.contains("consistent = topdown (weighted)"), "{frame}");
     assert!(words.contains("used \"topdown\" instead"), "{frame}");
 }
+
+/// The Release screen exports in the format chosen with `f`, as `coco release --format`
+/// does: Parquet alone, then both, each listed in the manifest and said on screen.
+#[test]
+fn the_export_format_is_chosen_on_the_release_screen() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
+    assert!(
+        rt.text(120, 40)
+            .contains("exports it in CSV (f changes the format)")
+    );
+    act(&mut rt, &[Action::ToggleFormat]);
+    assert!(rt.text(120, 40).contains("exports it in Parquet"));
+    act(&mut rt, &[Action::Approve]);
+    let Some(Overlay::Input(input)) = &rt.app.overlay else {
+        panic!("the export field is open")
+    };
+    assert!(input.prompt.contains("in Parquet"), "{}", input.prompt);
+    let out = home.path().join("pq");
+    answer(&mut rt, out.to_str().unwrap());
+    let drawn = rt.app.release.drawn.as_ref().unwrap();
+    assert!(
+        matches!(&drawn.decision, Decision::Exported { .. }),
+        "{:?}",
+        rt.app.message
+    );
+    let files = |dir: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(files(&out), ["counts.parquet", "manifest.json", "tables"]);
+    assert_eq!(
+        files(&out.join("tables")),
+        [
+            "0-country.parquet",
+            "1-province.parquet",
+            "2-district.parquet"
+        ]
+    );
+    let manifest: Manifest =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert!(manifest.outputs.iter().any(|f| f.path == "counts.parquet"));
+    assert!(
+        rt.text(120, 40)
+            .contains("in Parquet · manifest checks all passed")
+    );
+
+    // Both formats: every CSV file beside its Parquet twin.
+    act(&mut rt, &[Action::ToggleFormat, Action::Draw]);
+    act(&mut rt, &[Action::Approve]);
+    let out = home.path().join("both");
+    answer(&mut rt, out.to_str().unwrap());
+    let names = files(&out);
+    assert!(
+        names.contains(&"counts.csv".to_string()) && names.contains(&"counts.parquet".to_string()),
+        "{names:?}"
+    );
+    assert_eq!(files(&out.join("tables")).len(), 6);
+    assert!(rt.text(120, 40).contains("in CSV and Parquet"));
+    // And round to CSV again.
+    act(&mut rt, &[Action::ToggleFormat]);
+    assert_eq!(
+        rt.app.release.format,
+        coco::release::export::OutputFormat::Csv
+    );
+}

@@ -108,6 +108,24 @@ impl OutputFormat {
         }
     }
 
+    /// The files' format in a sentence: "CSV", "Parquet", "CSV and Parquet".
+    pub fn label(self) -> &'static str {
+        match self {
+            OutputFormat::Csv => "CSV",
+            OutputFormat::Parquet => "Parquet",
+            OutputFormat::Both => "CSV and Parquet",
+        }
+    }
+
+    /// The next format, in the order of [`OutputFormat::ALL`].
+    pub fn next(self) -> OutputFormat {
+        match self {
+            OutputFormat::Csv => OutputFormat::Parquet,
+            OutputFormat::Parquet => OutputFormat::Both,
+            OutputFormat::Both => OutputFormat::Csv,
+        }
+    }
+
     /// The format named `name` (`csv`, `parquet` or `both`).
     pub fn parse(name: &str) -> Option<OutputFormat> {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)

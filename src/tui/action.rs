@@ -99,6 +99,7 @@ actions! {
     Draw = "draw": "Draw one release with fresh OS randomness (spends ε)",
     Approve = "approve": "Approve the drawn release and export it to a directory",
     Discard = "discard": "Discard the drawn release (its ε stays spent)",
+    ToggleFormat = "toggle-format": "Cycle the export's format: CSV, Parquet, or both (as coco release --format)",
     Submit = "submit": "Accept",
     Complete = "complete": "Complete the path",
     Backspace = "backspace": "Delete the character before the cursor",

@@ -312,6 +312,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::Draw, "draw"),
             (Action::Approve, "approve & export"),
             (Action::Discard, "discard"),
+            (Action::ToggleFormat, "format"),
             (Action::Right, "level"),
             (Action::Down, "scroll"),
         ],

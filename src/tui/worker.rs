@@ -24,6 +24,7 @@ use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
 use crate::proxy::{self, Proxy, ProxySpec};
+use crate::release::export::OutputFormat;
 use crate::release::ledger::{Ledger, Tool};
 use crate::release::plan::ReleasePlan;
 use crate::release::transaction::{
@@ -111,7 +112,11 @@ pub enum Job {
         ledger: Ledger,
     },
     /// Approves the pending draw in the slot: export, then "written".
-    Export { pending: PendingSlot, out: PathBuf },
+    Export {
+        pending: PendingSlot,
+        out: PathBuf,
+        format: OutputFormat,
+    },
     /// Records the pending draw in the slot as discarded.
     Discard { pending: PendingSlot, note: String },
 }
@@ -646,7 +651,11 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             });
             send(Update::Drawn(result.map(Box::new)));
         }
-        Job::Export { pending, out } => send(Update::Exported(export(&pending, &out))),
+        Job::Export {
+            pending,
+            out,
+            format,
+        } => send(Update::Exported(export(&pending, &out, format))),
         Job::Discard { pending, note } => {
             let taken = pending.lock().unwrap_or_else(|e| e.into_inner()).take();
             let result = match taken {
@@ -736,7 +745,11 @@ fn draw(
 
 /// Approves the pending draw in the slot; a path that cannot take the release puts it
 /// back, still pending.
-fn export(slot: &PendingSlot, out: &std::path::Path) -> Result<Box<Approved>, ExportFailure> {
+fn export(
+    slot: &PendingSlot,
+    out: &std::path::Path,
+    format: OutputFormat,
+) -> Result<Box<Approved>, ExportFailure> {
     let taken = slot.lock().unwrap_or_else(|e| e.into_inner()).take();
     let Some(pending) = taken else {
         return Err(ExportFailure {
@@ -745,7 +758,7 @@ fn export(slot: &PendingSlot, out: &std::path::Path) -> Result<Box<Approved>, Ex
             recorded: None,
         });
     };
-    let error = match pending.approve(out) {
+    let error = match pending.approve_as(out, format) {
         Ok(approved) => return Ok(Box::new(approved)),
         Err(e) => e,
     };

@@ -19,7 +19,7 @@ use crate::histogram::Histograms;
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::release::checks::Checks;
-use crate::release::export::check_output;
+use crate::release::export::{OutputFormat, check_output};
 use crate::release::manifest::Manifest;
 use crate::release::plan::{MaxSize, ReleasePlan};
 use crate::release::run::Draw;
@@ -82,6 +82,8 @@ pub struct ReleaseState {
     pub scroll: usize,
     /// When the draw under way started.
     pub drawing_since: Option<Instant>,
+    /// The format the approved release is written in (`coco release --format`).
+    pub format: OutputFormat,
 }
 
 impl ReleaseState {
@@ -125,11 +127,12 @@ pub fn update(app: &mut App, action: Action) {
                 return;
             }
             let out = default_out(&session.dataset);
-            app.ask(
-                InputPurpose::ExportDir,
-                "Export the approved release to the directory (must not exist, or be empty):",
-                &out.display().to_string(),
+            let prompt = format!(
+                "Export the approved release in {} ({} changes it before you approve) to the directory (must not exist, or be empty):",
+                state.format.label(),
+                key(app, Action::ToggleFormat)
             );
+            app.ask(InputPurpose::ExportDir, &prompt, &out.display().to_string());
         }
         Action::Discard => {
             if !state.undecided() || state.busy.is_some() {
@@ -138,6 +141,11 @@ pub fn update(app: &mut App, action: Action) {
                 return;
             }
             app.overlay = Some(Overlay::Confirm(Confirm::Discard));
+        }
+        Action::ToggleFormat => {
+            state.format = state.format.next();
+            let label = state.format.label();
+            app.info(format!("the release will be exported in {label}"));
         }
         Action::Cancel => {
             if let Some(Busy::Drawing { cancelled, .. }) = &mut state.busy {
@@ -217,6 +225,7 @@ pub fn export(app: &mut App, text: &str) -> Result<(), String> {
     app.outbox.push(Command::Start(Job::Export {
         pending,
         out: out.clone(),
+        format: app.release.format,
     }));
     app.release.busy = Some(Busy::Exporting { out });
     Ok(())
@@ -543,10 +552,11 @@ fn status_line(app: &App) -> Option<Line<'static>> {
     if let Some(Busy::Drawing { .. }) = &state.busy {
         return None;
     }
-    let (d_key, a_key, x_key) = (
+    let (d_key, a_key, x_key, f_key) = (
         key(app, Action::Draw),
         key(app, Action::Approve),
         key(app, Action::Discard),
+        key(app, Action::ToggleFormat),
     );
     let line = match (&state.busy, &state.drawn) {
         (Some(Busy::Exporting { out }), _) => Line::raw(format!(
@@ -565,15 +575,17 @@ fn status_line(app: &App) -> Option<Line<'static>> {
             Decision::Undecided => Line::from(vec![
                 Span::styled("UNDECIDED ", theme::warning()),
                 Span::raw(format!(
-                    "draw of ε = {}: {a_key} approves and exports it, {x_key} discards it (its ε stays spent either way)",
-                    widgets::epsilon(app, d.draw.epsilon())
+                    "draw of ε = {}: {a_key} approves and exports it in {} ({f_key} changes the format), {x_key} discards it (its ε stays spent either way)",
+                    widgets::epsilon(app, d.draw.epsilon()),
+                    state.format.label()
                 )),
             ]),
             Decision::Exported { out, manifest } => Line::from(vec![
                 Span::styled("EXPORTED ", theme::ok()),
                 Span::raw(format!(
-                    "to {} · manifest checks {} · recorded in the ledger",
+                    "to {} in {} · manifest checks {} · recorded in the ledger",
                     out.display(),
+                    exported_format(manifest).label(),
                     if manifest.checks.passed() {
                         "all passed"
                     } else {
@@ -595,6 +607,16 @@ fn status_line(app: &App) -> Option<Line<'static>> {
         },
     };
     Some(line)
+}
+
+/// The format a release directory was written in, from the files its manifest lists.
+fn exported_format(manifest: &Manifest) -> OutputFormat {
+    let has = |name: &str| manifest.outputs.iter().any(|f| f.path == name);
+    match (has("counts.csv"), has("counts.parquet")) {
+        (true, true) => OutputFormat::Both,
+        (false, true) => OutputFormat::Parquet,
+        _ => OutputFormat::Csv,
+    }
 }
 
 /// The cells of the census-style table: sizes 0–6 and 7 or more.
