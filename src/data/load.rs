@@ -399,6 +399,30 @@ fn load_reporting(
     ))
 }
 
+/// Every file a dataset directory may hold that loading reads.
+const INPUT_FILES: [&str; 8] = [
+    "hierarchy.csv",
+    "names.csv",
+    "groups.csv",
+    "groups.parquet",
+    "entities.csv",
+    "entities.parquet",
+    "histograms.csv",
+    "histograms.parquet",
+];
+
+/// The bytes loading `dir` will read: the sizes of the input files it holds (0 for
+/// what cannot be read; loading says why). Known before loading starts, so that its
+/// progress can be told as a share of the whole.
+pub fn input_bytes(dir: &Path) -> u64 {
+    INPUT_FILES
+        .iter()
+        .filter_map(|name| std::fs::metadata(dir.join(name)).ok())
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len())
+        .sum()
+}
+
 /// Which of the dataset's files exist: each groups table by its file name, CSV or
 /// Parquet.
 struct Present {

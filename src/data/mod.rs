@@ -22,7 +22,7 @@ pub mod text;
 use std::path::{Path, PathBuf};
 
 pub use hierarchy::{Hierarchy, HierarchyError, LevelId, Node, NodeId};
-pub use load::{LoadError, LoadErrorKind, LoadProgress, Place, Position};
+pub use load::{LoadError, LoadErrorKind, LoadProgress, Place, Position, input_bytes};
 
 use rayon::prelude::*;
 

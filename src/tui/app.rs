@@ -166,6 +166,8 @@ pub enum LoadState {
         dir: PathBuf,
         started: Instant,
         step: LoadStep,
+        /// How the reading goes, across every input file.
+        read: LoadRead,
     },
     Failed {
         dir: PathBuf,
@@ -185,6 +187,30 @@ pub enum LoadStep {
     },
     /// Read: summarising the regions for the screens (levels, `G`, sizes, the digest).
     Summarising,
+}
+
+/// How much of a dataset's input files has been read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LoadRead {
+    /// The sizes of the files loading reads ([`crate::data::input_bytes`]).
+    pub total: u64,
+    /// The bytes of the files read to their end.
+    pub finished: u64,
+}
+
+impl LoadRead {
+    /// The share of every input file read, with `step` the file being read.
+    pub fn share(&self, step: &LoadStep) -> f64 {
+        let now = match step {
+            LoadStep::Reading { bytes_read, .. } => *bytes_read,
+            LoadStep::Starting => 0,
+            LoadStep::Summarising => self.total.saturating_sub(self.finished),
+        };
+        if self.total == 0 {
+            return 0.0;
+        }
+        ((self.finished + now) as f64 / self.total as f64).min(1.0)
+    }
 }
 
 /// How the app starts.
@@ -298,6 +324,10 @@ impl App {
     /// Starts loading a dataset (the current one stays open until it has loaded).
     pub fn open(&mut self, dir: PathBuf) {
         self.load = LoadState::Loading {
+            read: LoadRead {
+                total: crate::data::input_bytes(&dir),
+                finished: 0,
+            },
             dir: dir.clone(),
             started: Instant::now(),
             step: LoadStep::Starting,
@@ -438,12 +468,23 @@ impl App {
     }
 
     fn receive_load(&mut self, update: Update) {
-        let LoadState::Loading { dir, step, .. } = &mut self.load else {
+        let LoadState::Loading {
+            dir, step, read, ..
+        } = &mut self.load
+        else {
             return;
         };
         let dir = dir.clone();
         match update {
             Update::LoadProgress(p) => {
+                // A new file: the one before it was read to its end.
+                if let LoadStep::Reading {
+                    file, bytes_total, ..
+                } = step
+                    && *file != p.file
+                {
+                    read.finished += *bytes_total;
+                }
                 *step = LoadStep::Reading {
                     file: p.file,
                     bytes_read: p.bytes_read,
@@ -940,6 +981,56 @@ mod tests {
             a.outbox.as_slice(),
             [Command::Start(Job::Load { .. })]
         ));
+    }
+
+    /// Loading says how much of all the input files is read, and the time left at the
+    /// pace so far, from sizes known before it starts.
+    #[test]
+    fn loading_tells_its_share_of_every_input_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("hierarchy.csv"), vec![b'x'; 300]).unwrap();
+        std::fs::write(dir.path().join("groups.csv"), vec![b'x'; 700]).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), vec![b'x'; 5_000]).unwrap();
+        let mut a = app();
+        a.open(dir.path().to_path_buf());
+        let progress = |file: &str, bytes_read, bytes_total| WorkerEvent {
+            kind: JobKind::Load,
+            update: Update::LoadProgress(crate::data::LoadProgress {
+                file: file.into(),
+                bytes_read,
+                bytes_total,
+            }),
+        };
+        let share = |a: &App| match &a.load {
+            LoadState::Loading { step, read, .. } => {
+                assert_eq!(read.total, 1_000, "only the files loading reads");
+                read.share(step)
+            }
+            other => panic!("{other:?}"),
+        };
+        a.receive(progress("hierarchy.csv", 150, 300));
+        assert!((share(&a) - 0.15).abs() < 1e-12);
+        a.receive(progress("hierarchy.csv", 300, 300));
+        a.receive(progress("groups.csv", 350, 700));
+        assert!((share(&a) - 0.65).abs() < 1e-12);
+        let LoadState::Loading { step, read, .. } = &a.load else {
+            unreachable!()
+        };
+        let text = super::super::ui::loading_text(
+            dir.path(),
+            std::time::Duration::from_secs(13),
+            step,
+            read,
+        );
+        assert!(
+            text.contains("13 s · 65% of the 1,000 bytes read · ≥ 7.0 s left at this pace"),
+            "{text}"
+        );
+        a.receive(WorkerEvent {
+            kind: JobKind::Load,
+            update: Update::LoadSummarising,
+        });
+        assert_eq!(share(&a), 1.0);
     }
 
     #[test]

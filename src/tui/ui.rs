@@ -8,7 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::action::{Action, Context};
-use super::app::{App, Confirm, InputOverlay, LoadState, LoadStep, Overlay, Picker, Screen, Tone};
+use super::app::{
+    App, Confirm, InputOverlay, LoadRead, LoadState, LoadStep, Overlay, Picker, Screen, Tone,
+};
 use super::screens::{budget, dataset, hierarchy, preview, release, tradeoff};
 use super::session::show;
 use super::theme;
@@ -70,8 +72,16 @@ fn render_tabs(frame: &mut Frame, area: Rect, app: &App) {
 
 fn render_body(frame: &mut Frame, area: Rect, app: &App) {
     match (&app.load, &app.session) {
-        (LoadState::Loading { dir, started, step }, _) => {
-            render_loading(frame, area, app, dir, started.elapsed(), step);
+        (
+            LoadState::Loading {
+                dir,
+                started,
+                step,
+                read,
+            },
+            _,
+        ) => {
+            render_loading(frame, area, app, dir, started.elapsed(), step, read);
         }
         (LoadState::Failed { dir, message }, None) => {
             let lines = vec![
@@ -119,6 +129,7 @@ fn render_loading(
     dir: &std::path::Path,
     elapsed: std::time::Duration,
     step: &LoadStep,
+    read: &LoadRead,
 ) {
     let [text, gauge, keys, _] = Layout::vertical([
         Constraint::Length(2),
@@ -127,13 +138,10 @@ fn render_loading(
         Constraint::Min(0),
     ])
     .areas(area.inner(ratatui::layout::Margin::new(2, 1)));
-    frame.render_widget(
-        Paragraph::new(format!(
-            "Loading {} … {}",
-            dir.display(),
-            widgets::duration(elapsed)
-        )),
+    widgets::wrapped(
+        frame,
         text,
+        vec![Line::raw(loading_text(dir, elapsed, step, read))],
     );
     let (ratio, label) = load_progress(step);
     frame.render_widget(widgets::progress(ratio, label), gauge);
@@ -148,6 +156,38 @@ fn render_loading(
         )),
         keys,
     );
+}
+
+/// The line above the load gauge: the directory, the time so far, and while the files
+/// are read, how much of them and about how long the rest takes at this pace.
+pub fn loading_text(
+    dir: &std::path::Path,
+    elapsed: std::time::Duration,
+    step: &LoadStep,
+    read: &LoadRead,
+) -> String {
+    let mut text = format!("Loading {} … {}", dir.display(), widgets::duration(elapsed));
+    if matches!(step, LoadStep::Reading { .. }) && read.total > 0 {
+        let share = read.share(step);
+        text.push_str(&format!(
+            " · {:.0}% of the {} read",
+            share * 100.0,
+            megabytes(read.total)
+        ));
+        if let Some(left) = widgets::pace_left(elapsed, share) {
+            text.push_str(&format!(" · {left}"));
+        }
+    }
+    text
+}
+
+/// A size for reading: `712,742 bytes` below a megabyte, else `830.4 MB`.
+fn megabytes(bytes: u64) -> String {
+    if bytes < 1_000_000 {
+        format!("{} bytes", int(bytes))
+    } else {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    }
 }
 
 /// The load gauge: how much of the file being read is read, and what happens.
