@@ -336,3 +336,125 @@ fn the_command_line_writes_and_reads_parquet() {
     let o = coco(&["convert", &s(&sample), "--out", &s(&converted)], &home);
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
 }
+
+/// The entities form (groups without sizes, one row per entity) end to end through the
+/// binary: the sample rewritten in that form, converted to `groups.parquet` and
+/// `entities.parquet`, inspects as the sample does, releases in both formats, verifies
+/// against its directory, and spends on the same ledger key as the sample (one
+/// content, whatever the form or format).
+#[test]
+fn the_entities_form_in_parquet_releases_end_to_end() {
+    use common::cli::{coco, s, sample, text};
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let sample = sample();
+    // The sample's groups as groups (group_id,region) and entities (entity_id,group_id).
+    let entities_csv = tmp.path().join("entities-csv");
+    fs::create_dir(&entities_csv).unwrap();
+    for name in ["hierarchy.csv", "names.csv"] {
+        fs::copy(sample.join(name), entities_csv.join(name)).unwrap();
+    }
+    let mut groups = csv::Writer::from_path(entities_csv.join("groups.csv")).unwrap();
+    let mut entities = csv::Writer::from_path(entities_csv.join("entities.csv")).unwrap();
+    groups.write_record(["group_id", "region"]).unwrap();
+    entities.write_record(["entity_id", "group_id"]).unwrap();
+    let mut next = 0u64;
+    for row in csv::Reader::from_path(sample.join("groups.csv"))
+        .unwrap()
+        .records()
+    {
+        let row = row.unwrap();
+        let (id, region, size) = (&row[0], &row[1], row[2].parse::<u64>().unwrap());
+        groups.write_record([id, region]).unwrap();
+        for _ in 0..size {
+            next += 1;
+            entities.write_record([&format!("p{next}"), id]).unwrap();
+        }
+    }
+    groups.flush().unwrap();
+    entities.flush().unwrap();
+    drop((groups, entities));
+
+    let converted = tmp.path().join("entities-pq");
+    let o = coco(&["convert", &s(&entities_csv), "--out", &s(&converted)], &home);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut files: Vec<String> = fs::read_dir(&converted)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files,
+        ["entities.parquet", "groups.parquet", "hierarchy.csv", "names.csv"]
+    );
+
+    // The same summary as the sample, apart from the files and the form's wording.
+    let inspect = |dir: &Path| {
+        let o = coco(&["inspect", &s(dir), "--json"], &home);
+        assert!(o.status.success(), "{}", text(&o));
+        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let obj = v.as_object_mut().unwrap();
+        for key in [
+            "inputs",
+            "fingerprint",
+            "directory",
+            "dataset",
+            "form",
+            "form_description",
+        ] {
+            obj.remove(key);
+        }
+        v
+    };
+    assert_eq!(inspect(&sample), inspect(&converted));
+    assert_eq!(inspect(&entities_csv), inspect(&converted));
+    let o = coco(&["inspect", &s(&converted)], &home);
+    assert!(
+        text(&o).contains("Groups form   groups.parquet + entities.parquet"),
+        "{}",
+        text(&o)
+    );
+
+    // Released, verified against its directory, and spent on the sample's key.
+    let plan = tmp.path().join("plan.toml");
+    let o = coco(&["plan", &s(&converted), "--out", &s(&plan)], &home);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = tmp.path().join("release");
+    let o = coco(
+        &[
+            "release",
+            &s(&converted),
+            "--config",
+            &s(&plan),
+            "--out",
+            &s(&out),
+            "--format",
+            "both",
+        ],
+        &home,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        parquet_rows(&out.join("counts.parquet")),
+        csv_rows(&out.join("counts.csv"))
+    );
+    let o = coco(&["verify", &s(&out), "--dataset", &s(&converted)], &home);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = coco(&["verify", &s(&out), "--dataset", &s(&sample)], &home);
+    assert!(
+        text(&o).contains("same content"),
+        "the sample holds the same content: {}",
+        text(&o)
+    );
+    let o = coco(&["ledger", "--json"], &home);
+    let ledger: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let datasets = ledger["datasets"].as_array().unwrap();
+    assert_eq!(datasets.len(), 1, "{ledger}");
+    let sample_key = {
+        let o = coco(&["inspect", &s(&sample), "--json"], &home);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["content_digest"].as_str().unwrap().to_string()
+    };
+    assert_eq!(datasets[0]["dataset"], sample_key.as_str());
+    assert_eq!(datasets[0]["spent"], "1");
+}
