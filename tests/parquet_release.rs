@@ -376,7 +376,10 @@ fn the_entities_form_in_parquet_releases_end_to_end() {
     drop((groups, entities));
 
     let converted = tmp.path().join("entities-pq");
-    let o = coco(&["convert", &s(&entities_csv), "--out", &s(&converted)], &home);
+    let o = coco(
+        &["convert", &s(&entities_csv), "--out", &s(&converted)],
+        &home,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let mut files: Vec<String> = fs::read_dir(&converted)
         .unwrap()
@@ -385,7 +388,12 @@ fn the_entities_form_in_parquet_releases_end_to_end() {
     files.sort();
     assert_eq!(
         files,
-        ["entities.parquet", "groups.parquet", "hierarchy.csv", "names.csv"]
+        [
+            "entities.parquet",
+            "groups.parquet",
+            "hierarchy.csv",
+            "names.csv"
+        ]
     );
 
     // The same summary as the sample, apart from the files and the form's wording.

@@ -11,22 +11,15 @@
 //! would pass for a wrap: the check is a net, the helpers that fit and wrap every text
 //! (`widgets::fit_line`, `fit_title`, `wrapped`) are the guarantee.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+mod common;
 
-use coco::data::Dataset;
-use coco::noise::NoiseSource;
-use coco::release::ledger::{Ledger, Tool};
-use coco::release::transaction::Reservation;
-use coco::tui::AppOptions;
+use std::path::{Path, PathBuf};
+
 use coco::tui::action::Action;
 use coco::tui::runtime::Runtime;
-use coco::tui::screens::release::Busy;
-use coco::tui::worker::{JobKind, Update, WorkerEvent};
+use common::tui::{WAIT, inject_draw, open, wide_numbers_dataset};
 use ratatui::buffer::Buffer;
 
-const WAIT: Duration = Duration::from_secs(600);
 const SIZES: [(u16, u16); 3] = [(80, 24), (100, 30), (120, 40)];
 
 /// Texts a chart places flush against its right edge: axis titles.
@@ -165,73 +158,11 @@ fn popup(buffer: &Buffer, title: &str) -> Option<(u16, u16, u16, u16)> {
     None
 }
 
-fn open(home: &Path, dir: PathBuf) -> Runtime {
-    let mut rt = Runtime::new(AppOptions {
-        dataset: Some(dir),
-        home: Some(home.to_path_buf()),
-        preview_seed: Some(1),
-    });
-    assert!(rt.settle(WAIT), "loading did not finish");
-    rt
-}
-
 fn act(rt: &mut Runtime, actions: &[Action]) {
     for &a in actions {
         rt.act(a);
     }
     assert!(rt.settle(WAIT), "background work did not finish");
-}
-
-fn inject_draw(rt: &mut Runtime, home: &Path) {
-    let session = rt.app.session.as_ref().expect("a dataset is open");
-    let dataset: Arc<Dataset> = session.dataset.clone();
-    let pending = Reservation::open(
-        &Ledger::at(home),
-        dataset,
-        session.plan.clone(),
-        Tool::Tui,
-        None,
-    )
-    .unwrap()
-    .draw(&NoiseSource::seeded(7), true, None, None)
-    .unwrap();
-    rt.app.release.busy = Some(Busy::Drawing {
-        progress: None,
-        cancelled: false,
-    });
-    rt.app.receive(WorkerEvent {
-        kind: JobKind::Draw,
-        update: Update::Drawn(Ok(Box::new(pending))),
-    });
-}
-
-/// Long level and region names, regions of millions of groups.
-fn wide_dataset() -> PathBuf {
-    let dir = PathBuf::from("target/tui-test-fixtures/fit-wide");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("hierarchy.csv"),
-        "nation,state,neighborhood\nARV,01,0101\nARV,01,0102\nARV,02,0201\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("histograms.csv"),
-        "region,size,count\n\
-         0101,1,1234567\n0101,2,2345678\n0101,3,987654\n0101,9,123456\n\
-         0102,1,654321\n0102,5,111111\n\
-         0201,0,250000\n0201,2,3333333\n0201,12,100000\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("names.csv"),
-        "region,name\nARV,Republic of Arvenia\n\
-         ARV/01,Northmere and the Outer Skerries Autonomous Region\n\
-         ARV/02,Calder Coast\n\
-         ARV/01/0101,Kaarlö-Vessaport Metropolitan Neighborhood\n\
-         ARV/01/0102,Harl\nARV/02/0201,Port Ansel and Environs\n",
-    )
-    .unwrap();
-    dir
 }
 
 /// The states an operator meets on a dataset, each checked at every size.
@@ -295,7 +226,7 @@ fn nothing_is_cut_without_a_mark() {
     let mut rt = open(home.path(), PathBuf::from("sample-data/households"));
     walk(&mut rt, home.path(), &mut failures);
     let home = tempfile::tempdir().unwrap();
-    let mut rt = open(home.path(), wide_dataset());
+    let mut rt = open(home.path(), wide_numbers_dataset());
     walk(&mut rt, home.path(), &mut failures);
     assert!(
         failures.is_empty(),

@@ -6,27 +6,22 @@
 //! temporary directory passed explicitly, the time a preview took is set to a fixed
 //! value before its frame is taken, and no frame shows a temporary path.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
 use coco::data::Dataset;
-use coco::noise::NoiseSource;
-use coco::release::ledger::{Ledger, Tool};
-use coco::release::transaction::Reservation;
-use coco::tui::AppOptions;
 use coco::tui::action::Action;
 use coco::tui::app::{LoadState, Overlay};
 use coco::tui::runtime::Runtime;
-use coco::tui::screens::release::Busy;
-use coco::tui::worker::{JobKind, Update, WorkerEvent};
+use common::tui::{WAIT, inject_draw, open, wide_numbers_dataset};
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
 const SAMPLE: &str = "sample-data/households";
 const WIDTH: u16 = 100;
 const HEIGHT: u16 = 30;
-const WAIT: Duration = Duration::from_secs(600);
 
 /// The one place insta is configured.
 fn settings() -> insta::Settings {
@@ -51,16 +46,6 @@ fn sample(home: &Path) -> Runtime {
     open(home, PathBuf::from(SAMPLE))
 }
 
-fn open(home: &Path, dir: PathBuf) -> Runtime {
-    let mut rt = Runtime::new(AppOptions {
-        dataset: Some(dir),
-        home: Some(home.to_path_buf()),
-        preview_seed: Some(1),
-    });
-    assert!(rt.settle(WAIT), "loading did not finish");
-    rt
-}
-
 fn act(rt: &mut Runtime, actions: &[Action]) {
     for &a in actions {
         rt.act(a);
@@ -72,32 +57,6 @@ fn search(rt: &mut Runtime, text: &str) {
     rt.act(Action::Search);
     rt.type_text(text);
     act(rt, &[Action::Submit]);
-}
-
-/// A drawn release made through the release transaction with a seeded source (recorded
-/// as pending in the test's ledger), delivered as the draw job would.
-fn inject_draw(rt: &mut Runtime, home: &Path) {
-    let session = rt.app.session.as_ref().expect("a dataset is open");
-    let dataset: Arc<Dataset> = session.dataset.clone();
-    let pending = Reservation::open(
-        &Ledger::at(home),
-        dataset.clone(),
-        session.plan.clone(),
-        Tool::Tui,
-        None,
-    )
-    .unwrap()
-    .draw(&NoiseSource::seeded(7), true, None, None)
-    .unwrap();
-    // As if the operator had pressed d.
-    rt.app.release.busy = Some(Busy::Drawing {
-        progress: None,
-        cancelled: false,
-    });
-    rt.app.receive(WorkerEvent {
-        kind: JobKind::Draw,
-        update: Update::Drawn(Ok(Box::new(pending))),
-    });
 }
 
 #[test]
@@ -305,37 +264,6 @@ fn styles_that_matter() {
     assert_eq!(s.fg, Some(Color::Green));
     let s = style_at(&b, "✓ integral");
     assert_eq!(s.fg, Some(Color::Green));
-}
-
-/// A dataset of numbers too wide for fixed columns: regions of millions of groups, a
-/// level named `neighborhood`, long region names. In a fixed place under `target/`, so
-/// the frames (which name the directory) are the same on every run.
-fn wide_numbers_dataset() -> PathBuf {
-    let dir = PathBuf::from("target/tui-test-fixtures/wide-numbers");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(
-        dir.join("hierarchy.csv"),
-        "nation,state,neighborhood\nARV,01,0101\nARV,01,0102\nARV,02,0201\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("histograms.csv"),
-        "region,size,count\n\
-         0101,1,1234567\n0101,2,2345678\n0101,3,987654\n0101,9,123456\n\
-         0102,1,654321\n0102,5,111111\n\
-         0201,0,250000\n0201,2,3333333\n0201,12,100000\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("names.csv"),
-        "region,name\nARV,Republic of Arvenia\n\
-         ARV/01,Northmere and the Outer Skerries Autonomous Region\n\
-         ARV/02,Calder Coast\n\
-         ARV/01/0101,Kaarlö-Vessaport Metropolitan Neighborhood\n\
-         ARV/01/0102,Harl\nARV/02/0201,Port Ansel and Environs\n",
-    )
-    .unwrap();
-    dir
 }
 
 /// Whole numbers or an ellipsis, never a number cut without a mark or run into the

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 pub mod cli;
+#[cfg(feature = "tui")]
+pub mod tui;
 
 use coco::data::{Dataset, GroupsForm, Hierarchy};
 use coco::histogram::{CountOfCounts, Size};

@@ -1,0 +1,83 @@
+//! Helpers for the terminal UI's tests: a runtime on a dataset, a seeded draw handed to
+//! the app as the worker would, and a dataset of long names and wide numbers.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use coco::noise::NoiseSource;
+use coco::release::ledger::{Ledger, Tool};
+use coco::release::transaction::Reservation;
+use coco::tui::AppOptions;
+use coco::tui::runtime::Runtime;
+use coco::tui::screens::release::Busy;
+use coco::tui::worker::{JobKind, Update, WorkerEvent};
+
+/// How long background work may take before a test gives up.
+pub const WAIT: Duration = Duration::from_secs(600);
+
+/// The app on `dir`, loaded, with a temporary home and preview seed 1.
+pub fn open(home: &Path, dir: PathBuf) -> Runtime {
+    let mut rt = Runtime::new(AppOptions {
+        dataset: Some(dir),
+        home: Some(home.to_path_buf()),
+        preview_seed: Some(1),
+    });
+    assert!(rt.settle(WAIT), "loading did not finish");
+    rt
+}
+
+/// A drawn release made through the release transaction with a seeded source (recorded
+/// as pending in the test's ledger), delivered as the draw job would.
+pub fn inject_draw(rt: &mut Runtime, home: &Path) {
+    let session = rt.app.session.as_ref().expect("a dataset is open");
+    let pending = Reservation::open(
+        &Ledger::at(home),
+        session.dataset.clone(),
+        session.plan.clone(),
+        Tool::Tui,
+        None,
+    )
+    .unwrap()
+    .draw(&NoiseSource::seeded(7), true, None, None)
+    .unwrap();
+    // As if the operator had pressed d.
+    rt.app.release.busy = Some(Busy::Drawing {
+        progress: None,
+        cancelled: false,
+    });
+    rt.app.receive(WorkerEvent {
+        kind: JobKind::Draw,
+        update: Update::Drawn(Ok(Box::new(pending))),
+    });
+}
+
+/// A dataset of numbers too wide for fixed columns: regions of millions of groups, a
+/// level named `neighborhood`, long region names. In a fixed place under `target/`, so
+/// the frames (which name the directory) are the same on every run.
+pub fn wide_numbers_dataset() -> PathBuf {
+    let dir = PathBuf::from("target/tui-test-fixtures/wide-numbers");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("hierarchy.csv"),
+        "nation,state,neighborhood\nARV,01,0101\nARV,01,0102\nARV,02,0201\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("histograms.csv"),
+        "region,size,count\n\
+         0101,1,1234567\n0101,2,2345678\n0101,3,987654\n0101,9,123456\n\
+         0102,1,654321\n0102,5,111111\n\
+         0201,0,250000\n0201,2,3333333\n0201,12,100000\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("names.csv"),
+        "region,name\nARV,Republic of Arvenia\n\
+         ARV/01,Northmere and the Outer Skerries Autonomous Region\n\
+         ARV/02,Calder Coast\n\
+         ARV/01/0101,Kaarlö-Vessaport Metropolitan Neighborhood\n\
+         ARV/01/0102,Harl\nARV/02/0201,Port Ansel and Environs\n",
+    )
+    .unwrap();
+    dir
+}
