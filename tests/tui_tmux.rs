@@ -279,8 +279,9 @@ fn a_census_hierarchy_in_a_real_terminal() {
     tmux.type_text("010010001001001");
     tmux.keys(&["Enter"]);
     let s = tmux.wait_for("/010010001001001: 1 of 1");
+    // The title names the block; its description gives way to the label.
     assert!(
-        s.contains("US/01/01001/01001000100/010010001001001 · true histogram"),
+        s.contains("US/01/01001/01001000100/010010001001001 · true histogr… CONFIDENTIAL"),
         "{s}"
     );
     assert!(s.contains("· 010010001001001"), "{s}");

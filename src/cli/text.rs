@@ -48,6 +48,15 @@ fn stat(s: &Stat) -> String {
     format!("{} ± {}", fmt_num(s.mean), fmt_num(s.se))
 }
 
+/// Budgets held exactly, root first, as short decimals (`--json` keeps them exact).
+fn short_budgets(budgets: &[String]) -> String {
+    budgets
+        .iter()
+        .map(|b| short_epsilon(b))
+        .collect::<Vec<_>>()
+        .join(" / ")
+}
+
 fn indent(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
@@ -137,14 +146,7 @@ pub fn frontier(f: &Frontier) -> String {
     header.extend(f.levels.iter().cloned());
     rows.push(header);
     for p in &f.points {
-        let mut row = vec![
-            format!("{:.0}%", p.x * 100.0),
-            p.budgets
-                .iter()
-                .map(|b| short_epsilon(b))
-                .collect::<Vec<_>>()
-                .join(" / "),
-        ];
+        let mut row = vec![format!("{:.0}%", p.x * 100.0), short_budgets(&p.budgets)];
         row.extend(p.consistent.iter().map(stat));
         rows.push(row);
     }
@@ -196,7 +198,7 @@ pub fn frontier(f: &Frontier) -> String {
         };
         let mut row = vec![
             what.to_string(),
-            c.budgets.join(" / "),
+            short_budgets(&c.budgets),
             c.methods.join(", "),
         ];
         row.extend(c.consistent.iter().map(stat));
@@ -209,7 +211,7 @@ pub fn frontier(f: &Frontier) -> String {
             let _ = writeln!(
                 s,
                 "\nrecommended (*): budgets {}, methods {} — {}; error vs bottom-up per level: {}",
-                r.budgets.join(" / "),
+                short_budgets(&r.budgets),
                 r.methods.join(", "),
                 r.reason,
                 ratios.join(", ")

@@ -84,8 +84,13 @@ pub fn epsilon(app: &App, e: &Epsilon) -> String {
 
 /// [`epsilon`] for an ε a report holds as its exact text (a preview's, a sweep's).
 pub fn epsilon_text(app: &App, text: &str) -> String {
+    epsilon_text_as(app.exact_epsilon, text)
+}
+
+/// [`epsilon_text`] with the choice of exact or short given.
+pub fn epsilon_text_as(exact: bool, text: &str) -> String {
     match Epsilon::parse_unbounded(text) {
-        Ok(e) => epsilon(app, &e),
+        Ok(e) => show(&e, exact, Rounding::Nearest),
         Err(_) => text.to_string(),
     }
 }

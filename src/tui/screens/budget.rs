@@ -350,7 +350,7 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
     };
     let f = &result.frontier;
     let Some(r) = &f.recommendation else {
-        return vec![super::tradeoff::recommendation_line(f, "")];
+        return vec![super::tradeoff::recommendation_line(app, f, "")];
     };
     let levels: Vec<String> = session
         .plan
@@ -362,8 +362,13 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
                 now.epsilon().to_string(),
                 crate::tradeoff::method_text(now.method()),
             );
-            // Only what changes is said twice.
-            match (*b == e, *m == method) {
+            // Only what changes is said twice; ε compared exactly, shown for reading.
+            let same = *b == e;
+            let (b, e) = (
+                widgets::epsilon_text(app, b),
+                widgets::epsilon(app, now.epsilon()),
+            );
+            match (same, *m == method) {
                 (true, true) => format!("{} {b} {m} (as now)", now.name()),
                 (false, true) => format!("{} {b} (now {e})", now.name()),
                 (true, false) => format!("{} {m} (now {method})", now.name()),

@@ -212,6 +212,7 @@ pub fn apply_recommendation(app: &mut App) {
 
 /// Puts the recommended budgets and methods into the plan.
 pub fn apply_recommendation_now(app: &mut App) {
+    let exact = app.exact_epsilon;
     let Some(session) = &mut app.session else {
         return;
     };
@@ -229,7 +230,7 @@ pub fn apply_recommendation_now(app: &mut App) {
                 .budgets
                 .iter()
                 .zip(&rec.methods)
-                .map(|(b, m)| format!("{b} {m}"))
+                .map(|(b, m)| format!("{} {m}", widgets::epsilon_text_as(exact, b)))
                 .collect();
             let tuning = session.plan.tuning();
             app.info(format!(
@@ -920,20 +921,20 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
         all,
     );
     render_rows(frame, table_area, title, header, rows, shown, 2);
-    widgets::wrapped(frame, rec, vec![recommendation_line(f, apply_key)]);
+    widgets::wrapped(frame, rec, vec![recommendation_line(app, f, apply_key)]);
 }
 
 /// The recommendation in one line: the plan, its error against bottom-up with the
 /// uncertainty, where it was computed and the key that applies it; or why there is
 /// none.
-pub fn recommendation_line(f: &Frontier, apply_key: &str) -> Line<'static> {
+pub fn recommendation_line(app: &App, f: &Frontier, apply_key: &str) -> Line<'static> {
     match (&f.recommendation, &f.verdict) {
         (Some(r), _) => {
             let levels: Vec<String> = r
                 .budgets
                 .iter()
                 .zip(&r.methods)
-                .map(|(b, m)| format!("{b} {m}"))
+                .map(|(b, m)| format!("{} {m}", widgets::epsilon_text(app, b)))
                 .collect();
             let ratios = r.ratio_texts();
             let (on, style) = match &f.data {
