@@ -5,17 +5,15 @@
 //! pass over their histograms takes seconds, so none of it may happen in a render
 //! function or on a key press. The worker computes an [`Overview`] right after loading
 //! (off the UI thread), and the screens read its small results: the spread of `G` per
-//! level and its sparkline columns, what the omniscient reference needs for any `K`, and
-//! the order of the Release screen's rows.
+//! level and its sparkline columns, and the order of the Release screen's rows.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rayon::slice::ParallelSliceMut;
 
 use crate::data::{Dataset, Hierarchy, LevelId, NodeId};
-use crate::histogram::Size;
 use crate::inspect::Summary;
-use crate::privacy::{Diagnostic, Epsilon};
+use crate::privacy::Epsilon;
 use crate::release::ledger::{DatasetIdentity, canonical_dir};
 
 /// The columns of the Dataset screen's "G by region" sparkline.
@@ -39,8 +37,6 @@ pub struct Overview {
 pub struct LevelFacts {
     /// Its regions' `G` (public).
     pub groups: GroupSpread,
-    /// What the omniscient reference needs (confidential).
-    pub distinct: DistinctSizes,
     /// Its regions sorted by display id, when that differs from node order (codes with
     /// characters that sort before `/`); `None` when node order is display order, the
     /// usual case, which costs no memory.
@@ -64,7 +60,6 @@ impl Overview {
                             groups: GroupSpread::of(
                                 h.level_nodes(level).map(|id| dataset.groups(id)).collect(),
                             ),
-                            distinct: DistinctSizes::of(dataset, level),
                             display_order: bad
                                 .is_some_and(|b| level >= b)
                                 .then(|| display_order(h, level)),
@@ -92,11 +87,6 @@ impl Overview {
     /// [`Overview::compute`], not cancellable.
     pub fn of(dataset: &Dataset) -> Overview {
         Overview::compute(dataset, &AtomicBool::new(false)).expect("never cancelled")
-    }
-
-    /// The omniscient reference of a level at this ε and `K` (see [`DistinctSizes`]).
-    pub fn omniscient(&self, level: LevelId, epsilon: &Epsilon, max_size: Size) -> f64 {
-        self.levels[level.0].distinct.mean(max_size) * std::f64::consts::SQRT_2 / epsilon.to_f64()
     }
 }
 
@@ -127,94 +117,6 @@ impl GroupSpread {
             // Sorted largest first, a share's largest value is its first.
             columns: (0..columns).map(|c| groups[c * n / columns]).collect(),
         }
-    }
-}
-
-/// What the paper's omniscient reference (§6.2) needs of one level, for any `K`: the
-/// mean over the level's regions of their distinct sizes after top-coding at `K`.
-///
-/// Top-coding at `K` keeps the sizes below `K` and turns every size from `K` up into
-/// `K`, so a region has (its sizes below `K`) + (1 if its largest size is at least `K`)
-/// distinct sizes. Summed over the regions, that is the number of (region, size) pairs
-/// with size below `K`, plus the number of regions whose largest size is at least `K`:
-/// two running sums over the sizes present, which answer any `K` by binary search
-/// instead of a pass over the regions for each edit of `K`. Tested against
-/// [`crate::preview::omniscient`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DistinctSizes {
-    regions: u64,
-    /// The sizes present at the level, ascending, and how many regions hold each,
-    /// summed over the sizes before: `holding_before[i]` regions-with-size pairs have a
-    /// size below `sizes[i]`; the last entry is the total.
-    sizes: Vec<Size>,
-    holding_before: Vec<u64>,
-    /// The regions' largest sizes, ascending, and how many regions have their largest
-    /// size at or above each: `largest_from[i]` regions have a largest size of at least
-    /// `largest[i]`.
-    largest: Vec<Size>,
-    largest_from: Vec<u64>,
-}
-
-impl DistinctSizes {
-    pub fn of(dataset: &Dataset, level: LevelId) -> DistinctSizes {
-        let h = &dataset.hierarchy;
-        let truth = dataset.truth().for_diagnostic(Diagnostic::Panel);
-        // Every level holds every group, so its sizes are the root's.
-        let sizes: Vec<Size> = truth
-            .node(NodeId::ROOT)
-            .pairs()
-            .iter()
-            .map(|&(s, _)| s)
-            .collect();
-        let index = |s: Size| {
-            sizes
-                .binary_search(&s)
-                .expect("a level's sizes are the root's")
-        };
-        let mut holding = vec![0u64; sizes.len()];
-        let mut largest = vec![0u64; sizes.len()];
-        for id in h.level_nodes(level) {
-            let pairs = truth.node(id).pairs();
-            for &(s, _) in pairs {
-                holding[index(s)] += 1;
-            }
-            if let Some(&(s, _)) = pairs.last() {
-                largest[index(s)] += 1;
-            }
-        }
-        let mut holding_before = Vec::with_capacity(sizes.len() + 1);
-        let mut total = 0;
-        for &n in &holding {
-            holding_before.push(total);
-            total += n;
-        }
-        holding_before.push(total);
-        let (mut largest_sizes, mut largest_from) = (Vec::new(), Vec::new());
-        let mut from = 0;
-        for (i, &n) in largest.iter().enumerate().rev() {
-            from += n;
-            if n > 0 {
-                largest_sizes.push(sizes[i]);
-                largest_from.push(from);
-            }
-        }
-        largest_sizes.reverse();
-        largest_from.reverse();
-        DistinctSizes {
-            regions: h.level_len(level) as u64,
-            sizes,
-            holding_before,
-            largest: largest_sizes,
-            largest_from,
-        }
-    }
-
-    /// The mean over the regions of their distinct sizes after top-coding at `max_size`.
-    pub fn mean(&self, max_size: Size) -> f64 {
-        let below = self.holding_before[self.sizes.partition_point(|&s| s < max_size)];
-        let i = self.largest.partition_point(|&s| s < max_size);
-        let top_coded = self.largest_from.get(i).copied().unwrap_or(0);
-        (below + top_coded) as f64 / self.regions.max(1) as f64
     }
 }
 
@@ -261,30 +163,6 @@ mod tests {
             &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households"),
         )
         .unwrap()
-    }
-
-    #[test]
-    fn the_omniscient_reference_matches_the_preview_for_every_k() {
-        for d in [tiny(), sample()] {
-            let o = Overview::of(&d);
-            let eps = Epsilon::parse("1/3").unwrap();
-            let root = d
-                .truth()
-                .for_diagnostic(Diagnostic::Oracle)
-                .node(NodeId::ROOT);
-            let mut ks: Vec<Size> = vec![1, 2, 3, 10, 10_000];
-            ks.extend(root.pairs().iter().flat_map(|&(s, _)| [s, s + 1]));
-            for level in d.hierarchy.levels() {
-                for &k in &ks {
-                    let want = crate::preview::omniscient(&d, level, &eps, k);
-                    let got = o.omniscient(level, &eps, k);
-                    assert!(
-                        (got - want).abs() <= 1e-9 * want.abs().max(1.0),
-                        "level {level:?}, K = {k}: {got} vs {want}"
-                    );
-                }
-            }
-        }
     }
 
     #[test]

@@ -142,8 +142,6 @@ pub struct LevelFigures {
     pub noise_samples: Option<u64>,
     /// Standard deviation of the noise on one measured cell: √(2p)/(1−p), p = e^(−ε/Δ).
     pub noise_sd: f64,
-    /// The omniscient reference (CONFIDENTIAL: uses the true distinct sizes).
-    pub omniscient: Option<f64>,
     /// Share of the plan's total, in percent.
     pub share: f64,
 }
@@ -330,7 +328,6 @@ impl Session {
                     (_, None) => None,
                 },
                 noise_sd: noise_variance(lp.method().sensitivity(), lp.epsilon()).sqrt(),
-                omniscient: k.map(|k| self.overview.omniscient(level, lp.epsilon(), k)),
                 share: lp.epsilon().to_f64() / total * 100.0,
             })
             .collect()

@@ -316,13 +316,6 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 theme::dim(),
             ),
         ]),
-        Line::from(vec![
-            Span::styled("* CONFIDENTIAL", theme::confidential()),
-            Span::styled(
-                " omniscient: the reference error, mean over the level's regions of (true distinct sizes) × √2/ε, the error of an estimator told which sizes occur (Kuo et al. §6.2).",
-                theme::dim(),
-            ),
-        ]),
         Line::styled(
             "s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone).",
             theme::dim(),
@@ -469,7 +462,6 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         "method",
         "noise samples",
         "s.d./cell",
-        "omniscient*",
     ];
     // As wide as the numbers: a level of 8 million regions costs 81 billion samples.
     let mut cols = vec![
@@ -480,7 +472,6 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Col::name(8).at_least(11),
         Col::left().at_least(13),
         Col::left().at_least(9),
-        Col::left().at_least(11),
     ];
     let mut texts: Vec<Vec<String>> = session
         .plan
@@ -498,8 +489,6 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 f.noise_samples
                     .map_or_else(|| "nodes × (K+1)".to_string(), int),
                 fmt_num(f.noise_sd),
-                f.omniscient
-                    .map_or_else(|| "K unknown".to_string(), fmt_num),
             ]
         })
         .collect();
@@ -529,18 +518,10 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         block.inner(area).width,
         1,
     );
-    let last = headers.len() - 1;
     let header: Vec<Cell> = headers
         .iter()
         .enumerate()
-        .map(|(i, text)| {
-            let text = fitted.cell(i, text);
-            if i == last {
-                Cell::from(Span::styled(text, theme::confidential()))
-            } else {
-                Cell::from(text)
-            }
-        })
+        .map(|(i, text)| Cell::from(fitted.cell(i, text)))
         .collect();
     let rows: Vec<Row> = texts
         .iter()
