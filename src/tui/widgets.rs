@@ -7,7 +7,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Gauge, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Cell, Gauge, Paragraph, Row, Wrap};
 
 use crate::histogram::{HistRef, Size};
 use crate::inspect::thousands;
@@ -314,6 +314,17 @@ impl Columns {
 
     pub fn width(&self, column: usize) -> usize {
         self.widths.get(column).map_or(0, |&w| usize::from(w))
+    }
+
+    /// A table row of `texts`, each as it fits its column ([`Columns::cell`]).
+    pub fn row<S: AsRef<str>>(&self, texts: impl IntoIterator<Item = S>) -> Row<'static> {
+        Row::new(
+            texts
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| Cell::from(self.cell(i, t.as_ref())))
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// `text` as it fits column `column`: aligned, and ending in "…" when cut.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Paragraph, Row, Table};
 
 use crate::consistency::Consistency;
 use crate::data::LevelId;
@@ -518,20 +518,11 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         block.inner(area).width,
         1,
     );
-    let header: Vec<Cell> = headers
-        .iter()
-        .enumerate()
-        .map(|(i, text)| Cell::from(fitted.cell(i, text)))
-        .collect();
     let rows: Vec<Row> = texts
         .iter()
         .zip(h.levels())
         .map(|(t, level)| {
-            let row = Row::new(
-                t.iter()
-                    .enumerate()
-                    .map(|(i, s)| Cell::from(fitted.cell(i, s))),
-            );
+            let row = fitted.row(t);
             if level.0 == app.budget.level {
                 row.style(theme::selected())
             } else {
@@ -541,7 +532,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         .collect();
     let table = Table::new(rows, fitted.constraints())
         .column_spacing(fitted.spacing())
-        .header(Row::new(header).style(theme::heading()))
+        .header(fitted.row(&headers).style(theme::heading()))
         .block(block);
     frame.render_widget(table, area);
 }

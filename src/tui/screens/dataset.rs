@@ -215,11 +215,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         .iter()
         .enumerate()
         .map(|(r, row)| {
-            let row = Row::new(
-                row.iter()
-                    .enumerate()
-                    .map(|(i, t)| Cell::from(fitted.cell(i, t))),
-            );
+            let row = fitted.row(row);
             if r == app.dataset.level {
                 row.style(theme::selected())
             } else {
@@ -274,16 +270,7 @@ fn render_largest(frame: &mut Frame, area: Rect, level: &LevelSummary) {
         }
     }))
     .style(theme::heading());
-    let rows: Vec<Row> = texts
-        .iter()
-        .map(|t| {
-            Row::new(
-                t.iter()
-                    .enumerate()
-                    .map(|(i, s)| Cell::from(fitted.cell(i, s))),
-            )
-        })
-        .collect();
+    let rows: Vec<Row> = texts.iter().map(|t| fitted.row(t)).collect();
     let table = Table::new(rows, fitted.constraints())
         .column_spacing(fitted.spacing())
         .header(header)

@@ -13,7 +13,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Row, Table};
 
 use crate::data::{Dataset as Data, NodeId};
 use crate::histogram::HistRef;
@@ -435,22 +435,10 @@ fn render_table(
         block.inner(area).width,
         1,
     );
-    let row = |texts: &[&str]| {
-        Row::new(
-            texts
-                .iter()
-                .enumerate()
-                .map(|(i, t)| Cell::from(fitted.cell(i, t)))
-                .collect::<Vec<_>>(),
-        )
-    };
-    let rows: Vec<Row> = texts
-        .iter()
-        .map(|t| row(&t.iter().map(String::as_str).collect::<Vec<_>>()))
-        .collect();
+    let rows: Vec<Row> = texts.iter().map(|t| fitted.row(t)).collect();
     let table = Table::new(rows, fitted.constraints())
         .column_spacing(fitted.spacing())
-        .header(row(&headers).style(theme::heading()))
+        .header(fitted.row(&headers).style(theme::heading()))
         .block(block);
     frame.render_widget(table, area);
 }

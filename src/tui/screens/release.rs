@@ -12,7 +12,7 @@ use std::time::Instant;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Row, Table};
+use ratatui::widgets::{Row, Table};
 
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::histogram::Histograms;
@@ -696,19 +696,11 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, session: &Session, dra
         inner.width,
         1,
     );
-    let row = |texts: &[String]| {
-        Row::new(
-            texts
-                .iter()
-                .enumerate()
-                .map(|(i, t)| Cell::from(fitted.cell(i, t))),
-        )
-    };
-    let rows: Vec<Row> = texts.iter().map(|t| row(t)).collect();
+    let rows: Vec<Row> = texts.iter().map(|t| fitted.row(t)).collect();
     frame.render_widget(
         Table::new(rows, fitted.constraints())
             .column_spacing(fitted.spacing())
-            .header(row(&header).style(theme::heading()))
+            .header(fitted.row(&header).style(theme::heading()))
             .block(block),
         area,
     );

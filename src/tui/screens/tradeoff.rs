@@ -19,7 +19,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Style};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Cell, Chart, Dataset, GraphType, Paragraph, Row, Table};
+use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Row, Table};
 
 use crate::data::LevelId;
 use crate::preview::fmt_num;
@@ -792,25 +792,16 @@ fn render_rows(
         block.inner(area).width,
         1,
     );
-    let row = |cells: &[String]| {
-        Row::new(
-            cells
-                .iter()
-                .enumerate()
-                .map(|(i, t)| Cell::from(fitted.cell(i, t)))
-                .collect::<Vec<_>>(),
-        )
-    };
     let body: Vec<Row> = rows
         .iter()
         .skip(shown.start)
         .take(shown.len())
-        .map(|(cells, style)| row(cells).style(*style))
+        .map(|(cells, style)| fitted.row(cells).style(*style))
         .collect();
     frame.render_widget(
         Table::new(body, fitted.constraints())
             .column_spacing(fitted.spacing())
-            .header(row(&header).style(theme::heading()))
+            .header(fitted.row(&header).style(theme::heading()))
             .block(block),
         area,
     );
