@@ -247,6 +247,19 @@ fn write_counts(path: &Path, rows: &[Vec<String>]) {
     w.close().unwrap();
 }
 
+/// `coco inspect DIR --json` (which must succeed), without the keys in `drop`.
+fn inspect_json(home: &Path, dir: &Path, drop: &[&str]) -> serde_json::Value {
+    use common::cli::{coco, s, text};
+    let o = coco(&["inspect", &s(dir), "--json"], home);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let obj = v.as_object_mut().unwrap();
+    for key in drop {
+        obj.remove(*key);
+    }
+    v
+}
+
 /// Through the binary: `--format parquet` writes `counts.parquet` whose rows are the
 /// `counts.csv` rows of a `--format both` release of the same (seeded) draw; `csv`
 /// writes no Parquet; `coco convert` makes a dataset that inspects the same.
@@ -318,13 +331,12 @@ fn the_command_line_writes_and_reads_parquet() {
     let o = coco(&["convert", &s(&sample), "--out", &s(&converted)], &home);
     assert!(o.status.success(), "{}", text(&o));
     let inspect = |dir: &Path| {
-        let o = coco(&["inspect", &s(dir), "--json"], &home);
-        assert!(o.status.success(), "{}", text(&o));
-        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut v = inspect_json(
+            &home,
+            dir,
+            &["inputs", "fingerprint", "directory", "dataset"],
+        );
         let obj = v.as_object_mut().unwrap();
-        for key in ["inputs", "fingerprint", "directory", "dataset"] {
-            obj.remove(key);
-        }
         let form = obj["form_description"]
             .as_str()
             .unwrap()
@@ -398,21 +410,18 @@ fn the_entities_form_in_parquet_releases_end_to_end() {
 
     // The same summary as the sample, apart from the files and the form's wording.
     let inspect = |dir: &Path| {
-        let o = coco(&["inspect", &s(dir), "--json"], &home);
-        assert!(o.status.success(), "{}", text(&o));
-        let mut v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let obj = v.as_object_mut().unwrap();
-        for key in [
-            "inputs",
-            "fingerprint",
-            "directory",
-            "dataset",
-            "form",
-            "form_description",
-        ] {
-            obj.remove(key);
-        }
-        v
+        inspect_json(
+            &home,
+            dir,
+            &[
+                "inputs",
+                "fingerprint",
+                "directory",
+                "dataset",
+                "form",
+                "form_description",
+            ],
+        )
     };
     assert_eq!(inspect(&sample), inspect(&converted));
     assert_eq!(inspect(&entities_csv), inspect(&converted));
@@ -458,11 +467,10 @@ fn the_entities_form_in_parquet_releases_end_to_end() {
     let ledger: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let datasets = ledger["datasets"].as_array().unwrap();
     assert_eq!(datasets.len(), 1, "{ledger}");
-    let sample_key = {
-        let o = coco(&["inspect", &s(&sample), "--json"], &home);
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        v["content_digest"].as_str().unwrap().to_string()
-    };
+    let sample_key = inspect_json(&home, &sample, &[])["content_digest"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(datasets[0]["dataset"], sample_key.as_str());
     assert_eq!(datasets[0]["spent"], "1");
 }
