@@ -89,7 +89,7 @@ const BAD: &[Bad] = &[
     bad("nul-in-code", ALL, "hierarchy.csv", Some(3), "holds a control character (U+0000 NUL at character 2)"),
     bad("line-break-in-level-name", ALL, "hierarchy.csv", Some(1), "level name \"sta\\nte\" holds a control character (U+000A line feed"),
     // Counts past what the arithmetic holds: refused at load, not a panic after the noise.
-    bad("count-2-pow-63", ALL, "histograms.csv", Some(2), "the counts add up to more than 1000000000000000000 groups"),
+    bad("count-2-pow-63", ALL, "histograms.csv", Some(2), "the counts add up to more than 1000000000000 groups"),
     // Plans.
     bad("k-zero", PLAN, "plan.toml", Some(1), "max_size = 0: expected a whole number from 1 to 100000000"),
     bad("k-above-1e8", PLAN, "plan.toml", Some(1), "max_size = 100000001: expected a whole number from 1"),
@@ -108,7 +108,7 @@ const BAD: &[Bad] = &[
     bad("plan-non-utf8", PLAN, "plan.toml", Some(4), "invalid UTF-8 (byte 0xef)"),
     bad("plan-empty", PLAN, "plan.toml", None, "missing key \"max_size\""),
     bad("missing-plan-file", PLAN, "plan.toml", None, "file not found: expected a release plan"),
-    // A valid dataset whose root holds 10^18 groups (the most a dataset may hold), with hg at every level.
+    // A valid dataset whose root holds 10^12 groups (the most a dataset may hold), with hg at every level.
     bad("huge-region", PLAN, "", None, "not enough memory: this plan needs about"),
     // The ledger's configuration.
     bad("bad-ledger-config", RELEASE, "config.toml", Some(3), "ε \"one half\" is not a number"),

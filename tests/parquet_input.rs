@@ -222,7 +222,7 @@ fn parquet_problems_name_the_file_row_and_column() {
                 ("count", Arc::new(UInt64Array::from(vec![u64::MAX, 1]))),
             ],
         ),
-        "{dir}/histograms.parquet: row 1, column count: the counts add up to more than 1000000000000000000 groups: expected at most 10^18 groups in the dataset (a bound that keeps every sum and noisy count exact)"
+        "{dir}/histograms.parquet: row 1, column count: the counts add up to more than 1000000000000 groups: expected at most 10^12 groups in the dataset (a bound that keeps every count exact through the release's arithmetic)"
     );
 }
 

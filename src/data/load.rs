@@ -162,9 +162,13 @@ pub(crate) fn field_number(column: usize) -> u32 {
 /// header (a line of a million columns) would otherwise cost memory quadratic in it.
 pub const MAX_LEVELS: usize = 100;
 
-/// The most groups a dataset may hold: 10^18 (below 2^60), so that every count, sum and
-/// noisy count fits in 64 bits with room for the noise.
-pub const MAX_TOTAL_GROUPS: u64 = 1_000_000_000_000_000_000;
+/// The most groups a dataset may hold: 10^12 (a trillion). Every count, sum and noisy
+/// count fits in 64 bits with room for the noise, and `wls`'s projection, which fits
+/// real targets in fixed point with 1/1024 resolution (`count · 1024` in an `i64` and
+/// exact in an `f64`: below `2^53`, i.e. up to about 8.8·10^12 groups in one region), is
+/// exact for every region. `tests/consistency.rs` releases a region of exactly this many
+/// groups and refuses one more at load.
+pub const MAX_TOTAL_GROUPS: u64 = 1_000_000_000_000;
 
 /// The expected groups forms, as listed in messages.
 const FORMS: &str = "groups.csv (group_id,region,size), groups.csv (group_id,region) with \
@@ -311,7 +315,7 @@ pub enum LoadErrorKind {
         first: Place,
     },
     #[error(
-        "the counts add up to more than {max} groups: expected at most 10^18 groups in the dataset (a bound that keeps every sum and noisy count exact)",
+        "the counts add up to more than {max} groups: expected at most 10^12 groups in the dataset (a bound that keeps every count exact through the release's arithmetic)",
         max = MAX_TOTAL_GROUPS
     )]
     TooManyGroups,

@@ -357,7 +357,7 @@ pub(crate) fn sum_into<'a>(parts: impl Iterator<Item = HistRef<'a>>, out: &mut V
     let mut w = 0;
     for r in 0..out.len() {
         if w > 0 && out[w - 1].0 == out[r].0 {
-            // Totals are bounded by the loader (at most 10^18 groups in a dataset).
+            // Totals are bounded by the loader (at most 10^12 groups in a dataset).
             out[w - 1].1 = out[w - 1].1.saturating_add(out[r].1);
         } else {
             out[w] = out[r];

@@ -101,7 +101,7 @@ pub fn properties(row_group_rows: usize) -> WriterProperties {
 }
 
 /// A count, size or total as a Parquet `INT64` (every value coco publishes is below
-/// 2^63: at most 10^18 groups).
+/// 2^63: at most 10^12 groups).
 fn int64(value: u64) -> std::io::Result<i64> {
     i64::try_from(value).map_err(|_| other(format!("{value} does not fit a 64-bit integer")))
 }
