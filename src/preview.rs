@@ -116,6 +116,19 @@ pub struct LevelDiagnostics {
     pub consistent: Vec<VariantStat>,
     pub bottom_up: Stat,
     pub omniscient: f64,
+    /// For the levels above the leaves with `wls` (the plan's own step): the mean weight
+    /// of the regions' own measurements in their consistent estimates, over the trials,
+    /// and what the variance model alone would have given (public: computed from the
+    /// noisy measurements; see [`crate::consistency::guard`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub own_weight: Option<OwnWeight>,
+}
+
+/// How much a level leaned on its own measurements, over the trials.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct OwnWeight {
+    pub own: f64,
+    pub model: f64,
 }
 
 /// Histograms of one trial, per node (for the TUI's overlays).
@@ -229,6 +242,7 @@ pub fn preview(
     let mut consistent: Vec<Vec<Vec<f64>>> =
         vec![vec![Vec::with_capacity(trials); depth]; variants.len()];
     let mut bottom_up: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
+    let mut leaning = vec![crate::consistency::guard::Leaning::default(); depth];
     let mut max_size = 0;
     let mut last = None;
     let mut fallbacks: Vec<String> = Vec::new();
@@ -263,7 +277,7 @@ pub fn preview(
         for (i, variant) in variants.iter().enumerate() {
             let options = ConsistencyOptions {
                 merge: variant.merge,
-                ..plan.consistency_options()
+                ..run::consistency_options(plan, dataset)
             };
             let result = consistency::make_consistent(
                 variant.consistency,
@@ -286,6 +300,14 @@ pub fn preview(
             }
             if i == 0 {
                 kept_consistent = hists;
+                for (total, l) in leaning.iter_mut().zip(&result.leaning) {
+                    total.add(l);
+                }
+                for w in run::joined_runs(h, &result.capped) {
+                    if !fallbacks.contains(&w) {
+                        fallbacks.push(w);
+                    }
+                }
             }
         }
         let bu = if options.bottom_up {
@@ -331,6 +353,9 @@ pub fn preview(
                     .collect(),
                 bottom_up: Stat::of(&bottom_up[l.0]),
                 omniscient: omniscient(dataset, l, lp.epsilon(), max_size),
+                own_weight: leaning[l.0]
+                    .means()
+                    .map(|(own, model)| OwnWeight { own, model }),
             }
         })
         .collect();

@@ -22,7 +22,7 @@ use std::sync::atomic::AtomicBool;
 use serde::Serialize;
 
 use crate::data::{Dataset, LevelId};
-use crate::estimate::{Method, Tail, TailGroups};
+use crate::estimate::{Method, Tail};
 use crate::histogram::{Count, Size};
 use crate::preview::{self, PreviewError, PreviewOptions, PreviewProgress, Stat};
 use crate::privacy::Epsilon;
@@ -171,29 +171,18 @@ pub enum Family {
     Current,
     Hc,
     Hg,
-    /// `hc` with a tail above `above` listing `factor` times the level's default `m`
-    /// ([`crate::release::defaults::default_tail`]).
+    /// `hc` with a tail above `above`, each region's list sized from its own noisy head
+    /// (as [`crate::release::defaults::default_tail`]).
     Tail {
         above: Size,
-        factor: u32,
     },
 }
 
-/// The families the search tries besides the plan's own: plain `hc`, `hg`, and three
-/// tails (L = 20 and 10 with the default m, L = 20 with ten times as many groups).
-pub const FAMILIES: [Family; 5] = [
-    Family::Tail {
-        above: 20,
-        factor: 1,
-    },
-    Family::Tail {
-        above: 10,
-        factor: 1,
-    },
-    Family::Tail {
-        above: 20,
-        factor: 10,
-    },
+/// The families the search tries besides the plan's own: plain `hc`, `hg`, and two
+/// tails sized from each region's head (L = 20 and 10).
+pub const FAMILIES: [Family; 4] = [
+    Family::Tail { above: 20 },
+    Family::Tail { above: 10 },
     Family::Hc,
     Family::Hg,
 ];
@@ -205,17 +194,17 @@ impl Family {
         largest_g
             .iter()
             .zip(plan.levels())
-            .map(|(&g, lp)| match self {
+            .map(|(&_g, lp)| match self {
                 Family::Current => lp.method(),
                 Family::Hc => Method::Hc,
                 Family::Hg => Method::Hg,
-                Family::Tail { above, factor } => {
-                    let d = crate::release::defaults::default_tail(g, k);
-                    let groups = TailGroups::saturating(
-                        u64::from(d.groups.get()).saturating_mul(u64::from(factor)),
-                    );
-                    Method::HcTail(Tail { above, groups }.below(k))
-                }
+                Family::Tail { above } => Method::HcTail(
+                    Tail {
+                        above,
+                        ..crate::release::defaults::default_tail(k)
+                    }
+                    .below(k),
+                ),
             })
             .collect()
     }

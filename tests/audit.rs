@@ -21,6 +21,11 @@
 //!   `ε·‖v − v'‖₁/Δ = ε`, so the audit is tight: `ε_lower` comes within a few hundredths
 //!   of ε. A sensitivity larger than claimed, or noise of too small a scale, shows as
 //!   `ε_lower > ε`.
+//! * a tail sized from its own noisy head (`groups = "auto"`), whose second part (the
+//!   listed sizes or the rest of `Hc`) is chosen from the noisy head: the output is read
+//!   as the noisy head and one statistic that moves towards `D'` by one in either kind,
+//!   on datasets where both kinds occur often (tight, like the single-node claims); a
+//!   companion that sizes the tail from the *true* head must be caught.
 //! * whole releases ([`run::draw`] with `topdown`, `wls`, `wls` with a tail, and `wls`
 //!   with a privately estimated `K`): chosen on a separate pilot sample among thresholds
 //!   on every released count and cumulative count of every region, on *joint* features
@@ -63,7 +68,7 @@ use std::path::{Path, PathBuf};
 
 use coco::consistency::Consistency;
 use coco::data::{Dataset, GroupsForm, Hierarchy, NodeId};
-use coco::estimate::{self, Method, Noisy, Tail, TailGroups, max_size};
+use coco::estimate::{self, Method, Noisy, Tail, TailGroups, TailLength, max_size};
 use coco::histogram::{CountOfCounts, Histograms, Size};
 use coco::noise::{DiscreteLaplace, NoiseSource, StreamId};
 use coco::privacy::{Diagnostic, Epsilon};
@@ -380,7 +385,7 @@ fn node_cases() -> Vec<NodeCase> {
     // group in the head, the second one in the tail, the third at the head's first cell.
     let tail = Method::HcTail(Tail {
         above: 2,
-        groups: TailGroups::new(2).unwrap(),
+        groups: TailLength::Fixed(TailGroups::new(2).unwrap()),
     });
     for (method, epsilon) in [
         (Method::Hc, "1"),
@@ -618,6 +623,164 @@ fn audit_catches_a_tail_that_overlaps_the_head() {
     };
     let outcomes = audit(&mech(v), &mech(v_prime), &claims, 20_000, 3100);
     assert_caught("a tail that overlaps the head", &epsilon, &outcomes);
+}
+
+// ---------------------------------------------------------------------------------
+// A tail sized from its own noisy head (`groups = "auto"`).
+//
+// The second part of the measurement (how many groups are listed, or the rest of `Hc`)
+// is chosen from the noisy head, so the output's shape is random. Each run is read as
+// `[head₀, head₁, kind, q]`: the noisy head, the kind of the second part (0: listed
+// sizes, 1: the rest of `Hc`) and, for a group growing from 10 to 11, the statistic
+// that moves towards `D'` by one in either kind (`last listed size − 11`, or
+// `11 − noisy Hc[10]`). The datasets put the noisy head's count of groups at or above
+// `L` right at the boundary between the two kinds, so both kinds occur often and the
+// audit sees the adaptive choice at work.
+
+/// ε, `K` and `L` of the auto-tail scenarios: `K + 1 − L = 11` cells follow the head,
+/// and at ε = 2 the margin is 7 positions, so a region of 12 groups lists them when its
+/// noisy `Hc[1]` is above 8 and measures the rest of `Hc` otherwise.
+const AUTO_EPSILON: &str = "2";
+const AUTO_K: Size = 12;
+const AUTO_TAIL: Tail = Tail {
+    above: 2,
+    groups: TailLength::Auto,
+};
+
+/// `[head₀, head₁, kind, q]` of one measurement (see above).
+fn auto_output(noisy: Noisy) -> Vec<i64> {
+    match noisy {
+        Noisy::CumulativeTail { head, top } => {
+            vec![head[0], head[1], 0, top.last().copied().unwrap_or(0) - 11]
+        }
+        Noisy::Cumulative(all) => vec![all[0], all[1], 1, 11 - all[10]],
+        other => panic!("an auto tail measures a head and a second part, not {other:?}"),
+    }
+}
+
+/// The real measurement of an auto tail on `truth`, read as [`auto_output`].
+fn auto_mechanism(truth: CountOfCounts) -> impl Fn(&NoiseSource) -> Vec<i64> + Sync {
+    move |source: &NoiseSource| {
+        let mut rng = source.stream(StreamId(0));
+        let m = estimate::measure(
+            Method::HcTail(AUTO_TAIL),
+            &truth,
+            NodeId::ROOT,
+            truth.groups(),
+            AUTO_K,
+            &eps(AUTO_EPSILON),
+            &mut rng,
+        )
+        .unwrap();
+        auto_output(m.into_noisy())
+    }
+}
+
+/// The two auto-tail scenarios: a group growing in the head (0 → 1) and one growing in
+/// the listed sizes (10 → 11), each `D` and `D'` with 12 groups, 8 of them at most 1.
+fn auto_cases() -> [(&'static str, Vec<Size>, Vec<Size>, Vec<Claim>); 2] {
+    let d: Vec<Size> = vec![0, 1, 1, 1, 1, 1, 1, 1, 3, 5, 7, 10];
+    let mut head = d.clone();
+    head[0] = 1;
+    let mut tail = d.clone();
+    tail[11] = 11;
+    let towards = |target: Cond, over: Over, label: &str| Claim {
+        event: Event(vec![(3, target)]),
+        over,
+        label: label.into(),
+    };
+    [
+        (
+            "auto tail: a group of size 0 grows to 1 (the head)",
+            d.clone(),
+            head,
+            shift_claims(&[1, 8], &[0, 8], "auto tail, head cell 0"),
+        ),
+        (
+            "auto tail: a group of size 10 grows to 11 (listed or the rest of Hc)",
+            d,
+            tail,
+            vec![
+                towards(Cond::AtLeast(0), Over::Neighbour, "auto tail, towards D'"),
+                towards(Cond::AtMost(-1), Over::Original, "auto tail, towards D"),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn a_tail_sized_from_its_noisy_head_stays_within_epsilon() {
+    for (i, (title, d, d_prime, claims)) in auto_cases().into_iter().enumerate() {
+        let on_d = auto_mechanism(CountOfCounts::from_sizes(d));
+        let on_d_prime = auto_mechanism(CountOfCounts::from_sizes(d_prime));
+        // Both kinds of second part occur: the audit sees the choice at work.
+        let kinds = counts(
+            &on_d,
+            2_000,
+            3400 + i as u64,
+            &[&Event(vec![(2, Cond::AtLeast(1))])],
+        );
+        assert!(
+            (200..1_800).contains(&kinds[0]),
+            "{title}: the rest of Hc in {} of 2,000 runs",
+            kinds[0]
+        );
+        let outcomes = audit(
+            &on_d,
+            &on_d_prime,
+            &claims,
+            NODE_SAMPLES,
+            3300 + 10 * i as u64,
+        );
+        assert_private(title, &eps(AUTO_EPSILON), &outcomes);
+    }
+}
+
+#[test]
+fn audit_catches_a_tail_sized_from_the_true_head() {
+    // The broken mechanism chooses the second part from the true head: one group
+    // crossing from size 1 to 2 moves the true count at or above L = 2 across the
+    // boundary, and the kind of the output gives it away.
+    let broken = |truth: CountOfCounts| {
+        move |source: &NoiseSource| {
+            let mut rng = source.stream(StreamId(0));
+            let epsilon = eps(AUTO_EPSILON);
+            let noise = DiscreteLaplace::new(1, &epsilon).unwrap();
+            let head = estimate::tail::true_head(&truth, AUTO_K, &AUTO_TAIL);
+            let kind = estimate::tail::auto_rest(&head, truth.groups(), 2, AUTO_K, &epsilon);
+            // Only the head and the kind: the kind alone gives the true head away.
+            let mut out: Vec<i64> = head.iter().map(|v| v + noise.sample(&mut rng)).collect();
+            out.push(i64::from(kind == estimate::tail::Rest::Cumulative));
+            out
+        }
+    };
+    let d: Vec<Size> = vec![0, 1, 1, 1, 1, 1, 1, 1, 1, 5, 7, 10];
+    let mut d_prime = d.clone();
+    d_prime[8] = 2;
+    let claims = [
+        Claim {
+            event: Event(vec![(2, Cond::AtMost(0))]),
+            over: Over::Original,
+            label: "listed sizes".into(),
+        },
+        Claim {
+            event: Event(vec![(2, Cond::AtLeast(1))]),
+            over: Over::Neighbour,
+            label: "the rest of Hc".into(),
+        },
+    ];
+    let outcomes = audit(
+        &broken(CountOfCounts::from_sizes(d)),
+        &broken(CountOfCounts::from_sizes(d_prime)),
+        &claims,
+        20_000,
+        3500,
+    );
+    assert_caught(
+        "a tail sized from the true head",
+        &eps(AUTO_EPSILON),
+        &outcomes,
+    );
 }
 
 #[test]
@@ -876,7 +1039,7 @@ const RELEASE_BUDGETS: [&str; 2] = ["1/10", "9/10"];
 const RELEASE_TAIL: Method = Method::HcTail(Tail {
     above: 2,
     groups: match TailGroups::new(3) {
-        Ok(m) => m,
+        Ok(m) => TailLength::Fixed(m),
         Err(_) => panic!("3 groups is a tail's m"),
     },
 });
@@ -1084,10 +1247,11 @@ fn every_node_of_a_release_uses_its_own_noise_stream() {
 #[test]
 fn claims_fit_the_budget() {
     let node_claims = 2 * node_cases().len();
+    let auto_claims: usize = auto_cases().iter().map(|c| c.3.len()).sum();
     let max_size_claims = 2;
     // The release cases, and the one with a private K.
     let release_claims = RELEASE_CLAIMS * (RELEASE_CASES.len() + 1);
-    let total = node_claims + max_size_claims + release_claims;
+    let total = node_claims + auto_claims + max_size_claims + release_claims;
     assert!(total <= MAX_CLAIMS, "{total} claims > {MAX_CLAIMS}");
     assert!(MAX_CLAIMS as f64 * ALPHA_PER_CLAIM <= FALSE_FAILURE_RATE * (1.0 + 1e-12));
 }

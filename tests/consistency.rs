@@ -6,7 +6,7 @@ mod common;
 use coco::consistency::{MergeRule, bottom_up, top_down};
 use coco::data::NodeId;
 use coco::estimate::{Estimates, GroupRun, NodeEstimate};
-use coco::histogram::{CountOfCounts, HistRef, Size};
+use coco::histogram::{CountOfCounts, HistRef, Histograms, Size};
 use coco::release::check_release;
 use proptest::prelude::*;
 
@@ -85,7 +85,9 @@ mod wls {
     use super::*;
     use coco::consistency::{Consistency, ConsistencyOptions, make_consistent};
     use coco::data::Dataset;
-    use coco::estimate::{self, EstimateOptions, IsotonicFit, Method, Tail, TailGroups};
+    use coco::estimate::{
+        self, EstimateOptions, IsotonicFit, Method, Tail, TailGroups, TailLength,
+    };
     use coco::noise::{NoiseSource, StreamId};
     use coco::privacy::Epsilon;
 
@@ -132,13 +134,14 @@ mod wls {
                 .iter()
                 .map(|t| match *t {
                     None => Method::Hc,
-                    Some((above, groups)) => Method::HcTail(Tail { above, groups: TailGroups::new(groups).unwrap() }),
+                    Some((above, groups)) => Method::HcTail(Tail { above, groups: TailLength::Fixed(TailGroups::new(groups).unwrap()) }),
                 })
                 .collect();
             let estimates = measured(&d, seed, &methods);
             let options = ConsistencyOptions {
                 merge: MergeRule::Weighted,
                 projection_fit: if l2 { IsotonicFit::L2 } else { IsotonicFit::L1 },
+                ..ConsistencyOptions::default()
             };
             let out = make_consistent(Consistency::Wls, h, &Estimates::from_vec(estimates), d.public().groups, K, &options).unwrap();
             prop_assert_eq!(out.used, Consistency::Wls);
@@ -170,7 +173,7 @@ mod wls {
             groups in 1u32..8,
         ) {
             let h = &d.hierarchy;
-            let tail = Tail { above, groups: TailGroups::new(groups).unwrap() };
+            let tail = Tail { above, groups: TailLength::Fixed(TailGroups::new(groups).unwrap()) };
             // Noise switched off, at an ε so large that the significance margin is
             // below one: unsaturated tails and the heads are the true ones.
             let eps = Epsilon::parse("1000").unwrap();
@@ -205,7 +208,7 @@ mod wls {
                 .map(|m| match m {
                     0 => Method::Hg,
                     1 => Method::Hc,
-                    _ => Method::HcTail(Tail { above: 4, groups: TailGroups::new(3).unwrap() }),
+                    _ => Method::HcTail(Tail { above: 4, groups: TailLength::Fixed(TailGroups::new(3).unwrap()) }),
                 })
                 .collect();
             let estimates = measured(&d, seed, &methods);
@@ -272,4 +275,50 @@ mod wls {
         );
         assert!(check_release(d.public(), &out.histograms, K).passed());
     }
+}
+
+/// The largest dataset the loader accepts, 10^12 groups, in one region: a release of it
+/// keeps every count exact (the projection's fixed-point arithmetic holds it), and one
+/// group more is refused at load.
+#[test]
+fn the_largest_group_count_the_loader_accepts_is_released_exactly() {
+    use coco::noise::NoiseSource;
+    use coco::release::plan::{MaxSize, ReleasePlan};
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |dir: &std::path::Path, big: u64| {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("hierarchy.csv"), "nation,county\nUS,a\nUS,b\n").unwrap();
+        std::fs::write(
+            dir.join("histograms.csv"),
+            format!("region,size,count\na,1,{big}\na,2,1\nb,3,2\n"),
+        )
+        .unwrap();
+    };
+    let most = tmp.path().join("most");
+    write(&most, 1_000_000_000_000 - 3);
+    let d = coco::data::Dataset::load(&most).unwrap();
+    assert_eq!(d.groups(NodeId::ROOT), 1_000_000_000_000);
+    let one = coco::privacy::Epsilon::parse("1").unwrap();
+    let mut plan = coco::release::defaults::public_default(
+        &d.hierarchy,
+        |id| d.groups(id),
+        &one,
+        MaxSize::Fixed(8),
+    )
+    .unwrap()
+    .plan;
+    for l in d.hierarchy.levels() {
+        plan.set_method(l, coco::estimate::Method::Hc).unwrap();
+    }
+    let draw = coco::release::run::draw(&d, &plan, &NoiseSource::seeded(5), None, None).unwrap();
+    assert!(draw.checks().passed(), "{:?}", draw.checks());
+    let root = draw.histograms().hist(0);
+    assert_eq!(root.groups(), 1_000_000_000_000);
+    // Most groups stay at size 1: the noise moves a handful, not 91% to K.
+    let at_one = root.pairs().iter().find(|p| p.0 == 1).map_or(0, |p| p.1);
+    assert!(at_one > 999_999_999_000, "{:?}", root.pairs());
+    let over = tmp.path().join("over");
+    write(&over, 1_000_000_000_000 - 2);
+    let err = coco::data::Dataset::load(&over).unwrap_err().to_string();
+    assert!(err.contains("expected at most 10^12 groups"), "{err}");
 }

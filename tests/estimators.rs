@@ -19,7 +19,7 @@ const METHODS: [Method; 4] = [
     Method::HcTail(Tail {
         above: 3,
         groups: match TailGroups::new(2) {
-            Ok(m) => m,
+            Ok(m) => coco::estimate::TailLength::Fixed(m),
             Err(_) => panic!("2 groups is a tail's m"),
         },
     }),
@@ -46,6 +46,7 @@ fn all_options() -> Vec<EstimateOptions> {
             fits.iter().map(move |&u| EstimateOptions {
                 cumulative_fit: c,
                 unattributed_fit: u,
+                keep_raw: true,
             })
         })
         .collect()
@@ -353,7 +354,7 @@ fn a_tail_locates_large_groups_better_than_hc() {
     let hc = mean_emd(Method::Hc);
     let tail = mean_emd(Method::HcTail(Tail {
         above: 20,
-        groups: TailGroups::new(1_000).unwrap(),
+        groups: coco::estimate::TailLength::Fixed(TailGroups::new(1_000).unwrap()),
     }));
     eprintln!("mean EMD over {runs} runs at ε = 1/3: hc {hc:.0}, hc with a tail {tail:.0}");
     assert!(tail * 2.0 <= hc, "tail {tail} vs hc {hc}");

@@ -209,7 +209,7 @@ fn the_search_recommends_no_dominated_plan_and_shows_its_uncertainty() {
         .flat_map(|c| c["methods"].as_array().unwrap())
         .map(|m| m.as_str().unwrap())
         .collect();
-    for m in ["hc", "hg", "hc+tail>20/1000", "hc+tail>10/1000"] {
+    for m in ["hc", "hg", "hc+tail>20/auto", "hc+tail>10/auto"] {
         assert!(methods.contains(&m), "{m} not searched: {methods:?}");
     }
     // The text says it too.

@@ -270,8 +270,15 @@ fn ctrl_c_stops_a_release_with_status_130_and_leaves_no_release() {
     let home = tmp.path().join("home");
     let data = tmp.path().join("us");
     ok(&["gen", "us-counties", "--out", &s(&data)], &home);
+    // Plain hc up to K = 100,000 at every level: 3,276 regions of 100,001 noise samples,
+    // seconds of drawing, so the signal arrives while the release is under way.
     let plan = s(&tmp.path().join("plan.toml"));
-    ok(&["plan", &s(&data), "--out", &plan], &home);
+    ok(
+        &[
+            "plan", &s(&data), "--method", "hc", "--max-size", "100000", "--out", &plan,
+        ],
+        &home,
+    );
     let out = tmp.path().join("out");
     let mut child = Command::new(COCO)
         .args(["release", &s(&data), "--config", &plan, "--out", &s(&out)])
@@ -280,8 +287,15 @@ fn ctrl_c_stops_a_release_with_status_130_and_leaves_no_release() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Ctrl-C in a terminal is SIGINT to the process.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The release holds the ledger's lock from its reservation to its decision: wait
+    // for it (an event, not a guess at the timing), then Ctrl-C, which in a terminal is
+    // SIGINT to the process.
+    let lock = home.join("ledger.lock");
+    let started = std::time::Instant::now();
+    while !lock.exists() && started.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(lock.exists(), "the release never reserved the ledger");
     let sent = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -293,7 +307,7 @@ fn ctrl_c_stops_a_release_with_status_130_and_leaves_no_release() {
         "{status:?}"
     );
     // Never a half-written release: nothing at OUT (the write is a rename of a
-    // complete directory, which a 300 ms release has not reached).
+    // complete directory, which a release stopped while drawing has not reached).
     assert!(!out.exists());
     let verified = coco(&["ledger", "verify"], &home);
     assert!(verified.status.success(), "{}", text(&verified));

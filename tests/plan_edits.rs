@@ -112,7 +112,12 @@ fn apply(s: &mut Session, e: &Edit) -> Result<(), String> {
             let level = level(*l)?;
             // The Budget screen refuses an m out of range before the plan sees it.
             let tail = t
-                .map(|(above, groups)| TailGroups::new(groups).map(|groups| Tail { above, groups }))
+                .map(|(above, groups)| {
+                    TailGroups::new(groups).map(|groups| Tail {
+                        above,
+                        groups: groups.into(),
+                    })
+                })
                 .transpose()
                 .map_err(|e| e.to_string())?;
             s.set_tail(level, tail)
@@ -170,7 +175,7 @@ fn constructors_refuse_what_the_loader_refuses() {
     let one = Epsilon::parse("1").unwrap();
     let tail = coco::estimate::Method::HcTail(Tail {
         above: 20,
-        groups: TailGroups::new(100).unwrap(),
+        groups: coco::estimate::TailLength::Fixed(TailGroups::new(100).unwrap()),
     });
     assert!(ReleasePlan::uniform(h, &one, tail, MaxSize::Fixed(10)).is_err());
     assert!(ReleasePlan::uniform(h, &one, tail, MaxSize::Fixed(21)).is_ok());

@@ -39,7 +39,12 @@ fn plan(dir: &Path, name: &str, extra: &[&str], home: &Path) -> String {
 fn plan_release_and_manifest_carry_the_tail() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
-    let p = plan(tmp.path(), "tail.toml", &["--tail", "20"], &home);
+    let p = plan(
+        tmp.path(),
+        "tail.toml",
+        &["--tail", "20", "--tail-groups", "1000"],
+        &home,
+    );
     let text = std::fs::read_to_string(&p).unwrap();
     assert_eq!(
         text.matches("tail = { above = 20, groups = 1000 }").count(),
@@ -177,4 +182,140 @@ fn bad_tail_flags_fail_with_one_line() {
         assert!(stderr.starts_with(expected), "{args:?}: {stderr}");
         assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
     }
+}
+
+#[test]
+fn an_auto_tail_is_planned_released_and_reported() {
+    // `--tail 20` alone sizes each region's list from its noisy head.
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let p = plan(tmp.path(), "auto.toml", &["--tail", "20"], &home);
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert_eq!(
+        text.matches("tail = { above = 20, groups = \"auto\" }")
+            .count(),
+        3,
+        "{text}"
+    );
+    let out = tmp.path().join("out").display().to_string();
+    let sample = sample().display().to_string();
+    let release = coco(
+        &[
+            "release",
+            &sample,
+            "--config",
+            &p,
+            "--out",
+            &out,
+            "--seed",
+            "7",
+            "--not-private",
+        ],
+        &home,
+    );
+    assert!(!String::from_utf8_lossy(&release.stderr).contains("warning"));
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("out/manifest.json")).unwrap(),
+    )
+    .unwrap();
+    let levels = manifest["levels"].as_array().unwrap();
+    for level in levels {
+        assert_eq!(level["tail"]["groups"], "auto");
+        assert!(level.get("runs_joined").is_none());
+    }
+    // The most an auto tail may cost: L + min(G, K + 1 − L) per region.
+    assert_eq!(levels[0]["noise_samples"], 20 + 9_981);
+    // The levels above the leaves say how much they leaned on their own measurements.
+    for level in &levels[..2] {
+        let own = level["leaning"]["own_weight"].as_f64().unwrap();
+        let model = level["leaning"]["model_own_weight"].as_f64().unwrap();
+        assert!((0.0..=1.0).contains(&own) && own >= model - 1e-9, "{level}");
+    }
+    assert!(levels[2].get("leaning").is_none());
+}
+
+#[test]
+fn joined_runs_are_reported_when_memory_is_short() {
+    // A dense city measured with plain hc: its boroughs' functions hold thousands of
+    // runs. With 2 MB (enough for the plan, not for every run) wls joins some and says
+    // so; with the machine's memory it joins none.
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let data = tmp.path().join("dense");
+    coco(
+        &["gen", "dense", "--out", &data.display().to_string()],
+        &home,
+    );
+    let p = tmp.path().join("hc.toml").display().to_string();
+    coco(
+        &[
+            "plan",
+            &data.display().to_string(),
+            "--method",
+            "hc",
+            "--out",
+            &p,
+        ],
+        &home,
+    );
+    let release = |out: &str, limit: Option<&str>| {
+        let mut cmd = Command::new(COCO);
+        cmd.args([
+            "release",
+            &data.display().to_string(),
+            "--config",
+            &p,
+            "--out",
+            out,
+            "--seed",
+            "3",
+            "--not-private",
+        ])
+        .env("COCO_HOME", &home);
+        if let Some(l) = limit {
+            cmd.env("COCO_MEMORY_LIMIT", l);
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let manifest: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(Path::new(out).join("manifest.json")).unwrap(),
+        )
+        .unwrap();
+        (String::from_utf8_lossy(&o.stderr).to_string(), manifest)
+    };
+    let short = tmp.path().join("short").display().to_string();
+    let (stderr, manifest) = release(&short, Some("2M"));
+    assert!(
+        stderr.contains("wls joined the most alike runs of")
+            && stderr.contains("to stay within the memory available"),
+        "{stderr}"
+    );
+    let joined: u64 = manifest["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["runs_joined"].as_u64())
+        .sum();
+    assert!(joined > 0, "{manifest}");
+    assert!(
+        manifest["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("wls joined"))
+    );
+    // Still a valid release: every check holds.
+    for key in ["integral", "nonnegative", "group_totals", "consistent"] {
+        assert_eq!(manifest["checks"][key], true, "{key}");
+    }
+    let roomy = tmp.path().join("roomy").display().to_string();
+    let (stderr, manifest) = release(&roomy, None);
+    assert!(!stderr.contains("wls joined"), "{stderr}");
+    assert!(
+        manifest["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l.get("runs_joined").is_none())
+    );
 }

@@ -683,7 +683,9 @@ fn budget_keys_step_toggle_and_estimate_k() {
     let tail = |above, groups| {
         coco::estimate::Method::HcTail(coco::estimate::Tail {
             above,
-            groups: coco::estimate::TailGroups::new(groups).unwrap(),
+            groups: coco::estimate::TailLength::Fixed(
+                coco::estimate::TailGroups::new(groups).unwrap(),
+            ),
         })
     };
     assert_eq!(
@@ -694,7 +696,7 @@ fn budget_keys_step_toggle_and_estimate_k() {
     answer(&mut rt, "30");
     assert_eq!(
         rt.app.session.as_ref().unwrap().plan.levels()[2].method(),
-        tail(30, coco::estimate::Tail::DEFAULT.groups.get())
+        tail(30, coco::estimate::TailGroups::DEFAULT.get())
     );
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "none");

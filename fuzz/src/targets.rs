@@ -356,14 +356,17 @@ pub fn consistency(data: &[u8]) {
         } else {
             IsotonicFit::L2
         },
+        keep_raw: true,
     };
     let level_methods: Vec<(Method, Epsilon)> = h
         .levels()
         .map(|_| {
             let tail = Method::HcTail(coco::estimate::Tail {
                 above: Size::from(b.below(8)).min(k.saturating_sub(1)),
-                groups: coco::estimate::TailGroups::new(u32::from(b.below(6)) + 1)
-                    .expect("1 to 6 groups"),
+                groups: coco::estimate::TailLength::Fixed(
+                    coco::estimate::TailGroups::new(u32::from(b.below(6)) + 1)
+                        .expect("1 to 6 groups"),
+                ),
             });
             let method = [Method::Hc, Method::Hg, Method::Naive, tail][usize::from(b.below(4))];
             let epsilon = Epsilon::parse(epsilons[usize::from(b.below(4))]).expect("ε");
@@ -413,6 +416,7 @@ pub fn consistency(data: &[u8]) {
         let consistency_options = ConsistencyOptions {
             merge,
             projection_fit: options.cumulative_fit,
+            ..ConsistencyOptions::default()
         };
         let consistent = consistency::make_consistent(
             step,

@@ -37,9 +37,10 @@ pub struct PlanArgs {
     /// extra ε (for a few large groups, e.g. group quarters among households).
     #[arg(long, value_name = "N")]
     pub tail: Option<coco::histogram::Size>,
-    /// With --tail: how many of the largest groups each region lists.
-    #[arg(long, value_name = "M", default_value_t = coco::estimate::TailGroups::DEFAULT.get(), requires = "tail")]
-    pub tail_groups: u32,
+    /// With --tail: how many of the largest groups each region lists, or `auto`: each
+    /// region as many as its noisy head says lie above N (with a margin), at no extra ε.
+    #[arg(long, value_name = "M|auto", default_value = "auto", requires = "tail")]
+    pub tail_groups: String,
     /// The public bound K on a group's size.
     #[arg(long, default_value_t = 10_000, conflicts_with = "estimate_max_size")]
     pub max_size: u32,
@@ -97,13 +98,8 @@ pub fn run(args: PlanArgs) -> Result<()> {
         (Some(MethodArg::Hg), None) => Some(Method::Hg),
         (None | Some(MethodArg::Hc), Some(above)) => Some(Method::HcTail(coco::estimate::Tail {
             above,
-            groups: coco::estimate::TailGroups::new(tail_groups).map_err(|e| {
-                anyhow!(
-                    "--tail-groups {}: expected a whole number from 1 to {}",
-                    e.groups,
-                    coco::estimate::tail::MAX_GROUPS
-                )
-            })?,
+            groups: parse_tail_groups(&tail_groups)
+                .map_err(|expected| anyhow!("--tail-groups {tail_groups}: {expected}"))?,
         })),
         (Some(MethodArg::Hg), Some(_)) => {
             bail!("--tail goes with --method hc (it extends the cumulative histogram)")
@@ -220,4 +216,21 @@ pub fn with_exact(epsilon: &Epsilon) -> String {
     } else {
         short
     }
+}
+
+/// `--tail-groups`: a whole number from 1 to the most a tail may list, or `auto`.
+fn parse_tail_groups(text: &str) -> Result<coco::estimate::TailLength, String> {
+    if text == "auto" {
+        return Ok(coco::estimate::TailLength::Auto);
+    }
+    text.parse::<u32>()
+        .ok()
+        .and_then(|n| coco::estimate::TailGroups::new(n).ok())
+        .map(coco::estimate::TailLength::Fixed)
+        .ok_or_else(|| {
+            format!(
+                "expected a whole number from 1 to {} or \"auto\"",
+                coco::estimate::tail::MAX_GROUPS
+            )
+        })
 }

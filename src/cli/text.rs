@@ -124,6 +124,27 @@ pub fn preview(report: &PreviewReport) -> String {
         rows.push(row);
     }
     s.push_str(&table(&rows, |c| c != 0 && c != 3, true));
+    let leaning: Vec<String> = report
+        .levels
+        .iter()
+        .filter_map(|l| {
+            l.own_weight.map(|w| {
+                format!(
+                    "{} {:.0}% (the variance model alone: {:.0}%)",
+                    l.level,
+                    w.own * 100.0,
+                    w.model * 100.0
+                )
+            })
+        })
+        .collect();
+    if !leaning.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nweight of each level's own measurement in its consistent estimate (public: from the noisy measurements): {}",
+            leaning.join("; ")
+        );
+    }
     for note in &report.notes {
         let _ = writeln!(s, "\nwarning: {note}");
     }

@@ -8,6 +8,7 @@
 //!   squares, then split top-down optimally.
 //! * [`bottom_up`]: the baseline that spends the whole budget on the leaves and sums.
 
+pub mod guard;
 pub mod matching;
 pub mod merge;
 pub mod pieces;
@@ -73,6 +74,12 @@ pub struct ConsistencyOptions {
     pub merge: MergeRule,
     /// How `wls` makes a real target monotone before rounding it.
     pub projection_fit: IsotonicFit,
+    /// The memory `wls`'s runs may take ([`wls::RunBudget::from_available`] in a
+    /// release; unbounded by default).
+    pub run_budget: wls::RunBudget,
+    /// Whether `wls` checks its combination against the measurements ([`guard`]); off
+    /// only to show what the check buys (tests, comparisons).
+    pub checked: bool,
 }
 
 impl Default for ConsistencyOptions {
@@ -80,6 +87,8 @@ impl Default for ConsistencyOptions {
         Self {
             merge: MergeRule::Weighted,
             projection_fit: IsotonicFit::L1,
+            run_budget: wls::RunBudget::UNBOUNDED,
+            checked: true,
         }
     }
 }
@@ -93,6 +102,12 @@ pub struct Consistent {
     pub used: Consistency,
     /// Why the step asked for did not run, if it did not.
     pub fallback: Option<String>,
+    /// Per level (root first), how much `wls` leaned on the regions' own measurements
+    /// (empty for `topdown`; the leaves' entry is empty).
+    pub leaning: Vec<guard::Leaning>,
+    /// Per level, the regions whose runs `wls` joined to stay within its memory budget
+    /// (all 0 unless memory ran short).
+    pub capped: Vec<u64>,
 }
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -139,19 +154,30 @@ pub fn make_consistent(
     options: &ConsistencyOptions,
 ) -> Result<Consistent, ConsistencyError> {
     let (used, fallback) = step_for(method, estimates);
-    let histograms = match used {
-        Consistency::TopDown => top_down(hierarchy, estimates, max_size, options.merge)?,
-        Consistency::Wls => wls::wls(
-            hierarchy,
-            estimates,
-            groups,
-            max_size,
-            options.projection_fit,
-        )?,
+    let (histograms, leaning, capped) = match used {
+        Consistency::TopDown => (
+            top_down(hierarchy, estimates, max_size, options.merge)?,
+            Vec::new(),
+            vec![0; hierarchy.depth()],
+        ),
+        Consistency::Wls => {
+            let out = wls::wls(
+                hierarchy,
+                estimates,
+                groups,
+                max_size,
+                options.projection_fit,
+                options.run_budget,
+                options.checked,
+            )?;
+            (out.histograms, out.leaning, out.capped)
+        }
     };
     Ok(Consistent {
         histograms,
         used,
         fallback,
+        leaning,
+        capped,
     })
 }

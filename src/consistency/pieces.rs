@@ -4,15 +4,15 @@
 //!
 //! A function over sizes `0..=K` is a list of [`Piece`]s with strictly increasing
 //! starts, the first at 0; piece `i` covers `start_i..start_{i+1}` (the last one up to
-//! `K`). Each piece carries three values: a fitted or combined cumulative count `x`, its
-//! variance `v` and its bias `b`.
+//! `K`). Each piece carries two values: a fitted or combined cumulative count `x` and its
+//! variance `v`.
 //!
 //! **Sums without cancellation.** A parent's sum of its children's functions is built
 //! from events (where a child's value changes, by how much). Variances range from
 //! `10^−12` (a cell known exactly) to `10^4` and more, so adding and removing a large
 //! variance in floating point would leave an error as large as the small ones; they are
 //! summed in 128-bit fixed point (units of `2^−50`, saturating), in which every change
-//! added is removed exactly. Counts and biases are summed in floating point, whose
+//! added is removed exactly. Counts are summed in floating point, whose
 //! rounding is far below the `1/1024` resolution the projection works at.
 //!
 //! **Events by position.** Positions below [`DENSE`] (the sizes where almost every
@@ -62,24 +62,19 @@ pub struct Piece {
     pub x: f64,
     /// Its variance.
     pub v: f64,
-    /// Its bias.
-    pub b: f64,
 }
 
-/// A change at a position: `x` and `b` change by the given amounts, `v` by the given
-/// exact sum.
+/// A change at a position: `x` changes by the given amount, `v` by the given exact sum.
 #[derive(Clone, Copy, Debug, Default)]
 struct Delta {
     x: f64,
     v: Dd,
-    b: f64,
 }
 
 impl Delta {
     fn add(&mut self, other: Delta) {
         self.x += other.x;
         self.v.add_dd(other.v);
-        self.b += other.b;
     }
 }
 
@@ -103,14 +98,14 @@ impl Default for Events {
 }
 
 impl Events {
-    /// Records a change at `pos`: `x` and `b` by the given amounts, `v` by `v_in − v_out`
-    /// (added exactly, so that a variance added at one position and removed at another
-    /// cancels exactly).
-    pub fn add(&mut self, pos: u32, x: f64, v_in: f64, v_out: f64, b: f64) {
+    /// Records a change at `pos`: `x` by the given amount, `v` by `v_in − v_out` (added
+    /// exactly, so that a variance added at one position and removed at another cancels
+    /// exactly).
+    pub fn add(&mut self, pos: u32, x: f64, v_in: f64, v_out: f64) {
         let mut v = Dd::default();
         v.add(v_in);
         v.add(-v_out);
-        let d = Delta { x, v, b };
+        let d = Delta { x, v };
         let p = pos as usize;
         if p < DENSE {
             if !self.marked[p] {
@@ -126,10 +121,10 @@ impl Events {
     /// Records the changes of a function: its first piece as a change from 0, then
     /// each piece as a change from the one before.
     pub fn add_function(&mut self, pieces: &[Piece]) {
-        let mut prev = (0.0, 0.0, 0.0);
+        let mut prev = (0.0, 0.0);
         for p in pieces {
-            self.add(p.start, p.x - prev.0, p.v, prev.1, p.b - prev.2);
-            prev = (p.x, p.v, p.b);
+            self.add(p.start, p.x - prev.0, p.v, prev.1);
+            prev = (p.x, p.v);
         }
     }
 
@@ -153,7 +148,7 @@ impl Events {
             }
         }
         self.far.sort_unstable_by_key(|&(p, _)| p);
-        let mut running = (0.0f64, Dd::default(), 0.0f64);
+        let mut running = (0.0f64, Dd::default());
         let (mut i, mut j) = (0, 0);
         let first_out = out.len();
         while i < self.touched.len() || j < self.far.len() {
@@ -174,12 +169,10 @@ impl Events {
             }
             running.0 += d.x;
             running.1.add_dd(d.v);
-            running.2 += d.b;
             let piece = Piece {
                 start: pos,
                 x: running.0,
                 v: running.1.value(),
-                b: running.2,
             };
             match out.last() {
                 Some(last) if out.len() > first_out && same_values(last, &piece) => {}
@@ -192,9 +185,7 @@ impl Events {
 }
 
 fn same_values(a: &Piece, b: &Piece) -> bool {
-    a.x.to_bits() == b.x.to_bits()
-        && a.v.to_bits() == b.v.to_bits()
-        && a.b.to_bits() == b.b.to_bits()
+    a.x.to_bits() == b.x.to_bits() && a.v.to_bits() == b.v.to_bits()
 }
 
 /// Appends a piece, joining it to the last one when their values are equal.
@@ -212,22 +203,14 @@ pub fn merge(
     a: &[Piece],
     b: &[Piece],
     out: &mut Vec<Piece>,
-    op: impl Fn(&Piece, &Piece) -> (f64, f64, f64),
+    op: impl Fn(&Piece, &Piece) -> (f64, f64),
 ) {
     out.clear();
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
         let start = a[i].start.max(b[j].start);
-        let (x, v, bias) = op(&a[i], &b[j]);
-        push_joined(
-            out,
-            Piece {
-                start,
-                x,
-                v,
-                b: bias,
-            },
-        );
+        let (x, v) = op(&a[i], &b[j]);
+        push_joined(out, Piece { start, x, v });
         if !advance(a, b, &mut i, &mut j) {
             break;
         }
@@ -256,13 +239,13 @@ pub(super) fn advance(a: &[Piece], b: &[Piece], i: &mut usize, j: &mut usize) ->
 /// by joining the neighbours that differ least, weighted by their lengths: the
 /// difference of their values in standard deviations, squared, plus the squared log
 /// ratio of their variances. Joined runs take the length-weighted means. Functions
-/// within the cap are left as they are (as every one measured so far was).
-pub fn cap(pieces: &mut Vec<Piece>, cap: usize, max_size: u32) {
+/// within the cap are left as they are. Returns whether runs were joined.
+pub fn cap(pieces: &mut Vec<Piece>, cap: usize, max_size: u32) -> bool {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let n = pieces.len();
     if n <= cap.max(1) {
-        return;
+        return false;
     }
     let mut len: Vec<f64> = (0..n)
         .map(|i| piece_len(pieces, i, max_size) as f64)
@@ -274,9 +257,8 @@ pub fn cap(pieces: &mut Vec<Piece>, cap: usize, max_size: u32) {
     let cost = |a: &Piece, b: &Piece, la: f64, lb: f64| -> f64 {
         let v = (a.v + b.v).max(EXACT);
         let dx = a.x - b.x;
-        let db = a.b - b.b;
         let dv = (a.v.max(EXACT) / b.v.max(EXACT)).ln();
-        (dx * dx / v + db * db / v + dv * dv) * (la * lb / (la + lb))
+        (dx * dx / v + dv * dv) * (la * lb / (la + lb))
     };
     // Candidates: joining piece i into the live piece before it.
     let mut heap: BinaryHeap<(Reverse<u64>, usize, u32)> = BinaryHeap::new();
@@ -302,7 +284,6 @@ pub fn cap(pieces: &mut Vec<Piece>, cap: usize, max_size: u32) {
             start: pa.start,
             x: (pa.x * la + pb.x * lb) / w,
             v: (pa.v * la + pb.v * lb) / w,
-            b: (pa.b * la + pb.b * lb) / w,
         };
         len[a] = w;
         alive[i] = false;
@@ -332,6 +313,7 @@ pub fn cap(pieces: &mut Vec<Piece>, cap: usize, max_size: u32) {
         }
     }
     pieces.truncate(w);
+    true
 }
 
 /// The length of piece `i` in a function over `0..=max_size`.
@@ -355,12 +337,7 @@ mod tests {
     fn f(points: &[(u32, f64, f64)]) -> Vec<Piece> {
         points
             .iter()
-            .map(|&(start, x, v)| Piece {
-                start,
-                x,
-                v,
-                b: 0.0,
-            })
+            .map(|&(start, x, v)| Piece { start, x, v })
             .collect()
     }
 
@@ -411,7 +388,6 @@ mod tests {
                 start: i,
                 x: f64::from(i % 7),
                 v: 1.0 + f64::from(i % 3),
-                b: 0.0,
             })
             .collect();
         cap(&mut long, 10, 999);
@@ -430,7 +406,7 @@ mod tests {
             (6, 30.0, 2.0),
         ]);
         let mut out = Vec::new();
-        merge(&a, &b, &mut out, |p, q| (p.x + q.x, p.v + q.v, 0.0));
+        merge(&a, &b, &mut out, |p, q| (p.x + q.x, p.v + q.v));
         let got: Vec<(u32, f64, f64)> = out.iter().map(|p| (p.start, p.x, p.v)).collect();
         assert_eq!(
             got,

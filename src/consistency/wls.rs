@@ -1,5 +1,6 @@
-//! Tree-wide weighted least squares on isotonic fits, projected top-down by optimal
-//! splitting: coco's own consistency step (`consistency = "wls"`).
+//! Tree-wide weighted least squares on isotonic fits, checked against the noisy
+//! measurements and projected top-down by optimal splitting: coco's own consistency
+//! step (`consistency = "wls"`).
 //!
 //! The paper's top-down step (Algorithm 1) merges each group's size estimates along
 //! matched pairs and can leave the root worse than its own measurement. This step uses
@@ -12,61 +13,48 @@
 //!    * `hc`: the isotonic fit of its noisy `Hc` with `Hc[K] = G` and values at most
 //!      `G`, without the lower bound 0 ([`isotonic::fit_free_with_last`]): where the
 //!      truth is 0 (no groups of size 0, say), clipping at 0 biases every region's value
-//!      upward and the bias adds up in a parent's sum of thousands of children
-//!      (measured on us-counties: the nation's error at size 0 went from 3.5 to 0.5).
-//!      The fit removes most of the noise in long flat stretches (notably the empty tail
-//!      above the largest group). A cell of a short block (under [`MIN_FLAT_BLOCK`]
-//!      cells: a pool in a steep stretch, whose error is pooling bias rather than
-//!      averaged noise) keeps the variance of one noisy cell, `σ²` (the level's exact
-//!      noise variance). A cell of a long block gets `(σ²/S) · (σ²/σ²_min)`: `σ²/S` is
-//!      the variance of the block's average (the spirit of Kuo et al. §5.1.1), and the
-//!      factor `σ²/σ²_min` (σ²_min the least noise variance of any node) reflects that
-//!      in a long, nearly flat stretch the fit's error is the displacement of the few
-//!      steps it holds (a few large groups), whose variance grows with `σ⁴`, so a level
-//!      measured with more budget should dominate there more than `1/σ²` weights
-//!      allow. The known last cell gets variance 0 ([`EXACT`]).
+//!      upward and the bias adds up in a parent's sum of thousands of children. Each
+//!      cell of a block of `S` cells gets the variance of the block's mean, `σ²/S` (Kuo
+//!      et al. §5.1.1; `σ²` the level's exact noise variance). That leaves out the fit's
+//!      biases (a pool in a steep stretch, a flat stretch pulled below the bound `G`):
+//!      step 2's check measures what they cost. The known last cell gets variance 0
+//!      ([`EXACT`]); a region with no groups is known exactly everywhere.
 //!    * `hc` with a tail: the head's fit below `L` as above, and from `L` on
 //!      `Hc[j] = G − #{ŝ > j}` over the listed groups' estimated sizes `ŝ`.
 //!    * `hg`: the same step function over every group (the tail's form with `L = 0`).
 //!
-//!    A listed group's step in `Hc` is located with a Laplace error of scale `b`
-//!    (`√(Var/2S)` for a block of `S` pooled sizes), so cell `j` has variance
-//!    `p(1 − p)`, `p = e^{−d/(WIDEN·b)}/2` at distance `d = |j + ½ − ŝ|`, summed over
-//!    the groups ([`WIDEN`] below). That profile is smooth and reaches some `12·WIDEN·b`
-//!    cells each way; kept cell by cell it would cost hundreds of cells per group at
-//!    block level. It is kept as [`Profile::Bins`]: its average over bins of cells, one
-//!    cell wide for the 4 cells next to the step, then two bins per doubling of the
-//!    distance, aligned to multiples of their width so that the bins of nearby groups
-//!    (a block's households of sizes 1 to 7) coincide. The variance is exact near the
-//!    step and within a factor of about `e^{w/(WIDEN·b)}` in a bin of width `w` farther
-//!    out, where it is small. ([`Profile::Cells`] keeps it cell by cell, for tests.)
+//!    A listed group's step in `Hc` is located with a Laplace error of scale `b`:
+//!    `b = √(Var_loc/2)` with `Var_loc = Var/S + spread` for a block of `S` pooled sizes
+//!    (the block's averaged noise, and the spread of the true sizes it pooled, estimated
+//!    from its residuals: [`crate::estimate::pooled_spread`]). Cell `j` gets the variance
+//!    `p(1 − p)`, `p = e^{−d/(WIDEN·b)}/2` at distance `d = |j + ½ − ŝ|`, summed over the
+//!    groups ([`WIDEN`] says why the profile is wider than `b`). That profile is smooth
+//!    and reaches [`REACH`]`·WIDEN·b` cells each way; kept cell by cell it would cost
+//!    hundreds of cells per group at block level. It is kept as [`Profile::Bins`]: its
+//!    average over bins of cells, one cell wide for the 4 cells next to the step, then
+//!    two bins per doubling of the distance, aligned to multiples of their width so that
+//!    the bins of nearby groups (a block's households of sizes 1 to 7) coincide. The
+//!    variance is exact near the step and within a factor of about `e^{w/(WIDEN·b)}` in
+//!    a bin of width `w` farther out, where it is small. ([`Profile::Cells`] keeps it cell
+//!    by cell, for tests.)
 //!
 //!    Each node's function is kept as runs of sizes with constant values
 //!    ([`super::pieces`]), so a node costs its runs, not `K + 1` cells.
-//! 2. **Tree-wide least squares, per size.** For each `j`, the fitted values `x_τ[j]`
-//!    with variances `v_τ[j]` are combined into the minimum-variance estimates that
-//!    satisfy every parent = sum of children (Hay et al. §4, Qardaji et al. §3, with
+//! 2. **Tree-wide least squares, per size, checked against the measurements.** For each
+//!    `j`, the fitted values `x_τ[j]` with variances `v_τ[j]` are combined into estimates
+//!    that satisfy every parent = sum of children (Hay et al. §4, Qardaji et al. §3, with
 //!    unequal variances). An upward pass combines each node's own value with the sum of
-//!    its children's by inverse variance:
-//!    `z_τ = (x_τ/v_τ + s_τ/S_τ) / (1/v_τ + 1/S_τ)`, `V_τ = (1/v_τ + 1/S_τ)^−1`, with
-//!    `s_τ = Σ_c z_c`, `S_τ = Σ_c V_c` (a leaf keeps `z = x`, `V = v`). A downward pass
+//!    its children's, `z_τ = x_τ − λ (x_τ − s_τ)`, `V_τ = (1 − λ)² v_τ + λ² S_τ`, with
+//!    `s_τ = Σ_c z_c`, `S_τ = Σ_c V_c` (a leaf keeps `z = x`, `V = v`). The model's share
+//!    is `λ = v/(v + S)`, the generalised-least-squares weight for independent, unbiased
+//!    estimates; [`super::guard`] scales it per level and window of sizes by what the
+//!    noisy measurements show (Stein's unbiased risk estimate, at 97.7% confidence), and
+//!    where they cannot show it by the discrepancy between the two estimates, so that a
+//!    region leans on its children only as far as that lowers its error. A downward pass
 //!    fixes the root at `f = z` and shares each parent's discrepancy among its children
-//!    in proportion to their variances: `f_c = z_c + (V_c / S_τ)(f_τ − s_τ)`. This is
-//!    the exact generalised-least-squares solution for independent estimates under
-//!    tree sum constraints (Gaussian belief propagation on a tree). All of it is done
-//!    on runs: a parent's run boundaries are the union of its children's and its own.
-//!
-//!    *Bias.* A fit clipped at an upper bound is biased downward where the truth lies
-//!    just below the bound, and the biases of thousands of children add up coherently
-//!    while their noise does not. For the head of a tail measurement (clipped at
-//!    `Hc[L]`, where a region's few groups of sizes near `L` leave the truth just below
-//!    it) each cell within one standard deviation of the bound carries a bias estimate
-//!    `β` ([`CLIP_BIAS`] standard deviations at the bound); the upward pass carries
-//!    `B_τ` alongside `V_τ` (`B` of a sum is the sum of the `B`s) and weighs the
-//!    children's sum by its mean squared error `S_τ + (Σ_c B_c)²`. Measured (us-counties
-//!    with tails at 0.25/0.25/0.5, the nation): 180 → 174; the sample with tails at
-//!    uniform ε, the root: 58.1 → 55.3. With plain `hc` (bound `G`) the same rule made the
-//!    sample's root worse (169 → 190), so it is not applied there.
+//!    in proportion to their variances: `f_c = z_c + (V_c / S_τ)(f_τ − s_τ)`. All of it
+//!    is done on runs: a parent's run boundaries are the union of its children's and its
+//!    own.
 //! 3. **Projection, top-down, by optimal splitting.** The targets `f` are consistent but
 //!    real, possibly non-monotone. The root's target is fitted by bounded isotonic
 //!    regression with `Hc[K] = G` (on runs, [`isotonic::fit_runs_with_last`], exactly
@@ -110,38 +98,68 @@ use crate::estimate::isotonic;
 use crate::estimate::{Estimates, FitRef, GroupRun, HeadBlock, IsotonicFit};
 use crate::histogram::{Count, CountOfCounts, HistRef, HistogramSet, Size};
 
-/// Blocks at least this long are taken as flat stretches of the truth, whose fitted
-/// value averages the noise of all their cells (variance `σ²/S`); shorter blocks are
-/// pools of a few cells where the truth rises faster than the noise lets the fit
-/// follow, whose error is mostly the bias of pooling, so they keep the variance of one
-/// noisy cell.
-pub const MIN_FLAT_BLOCK: usize = 32;
-/// The downward bias, in standard deviations, of a head cell fitted at the head's upper
-/// bound `Hc[L]`, falling linearly to 0 one standard deviation below it (see step 2).
-pub const CLIP_BIAS: f64 = 0.3;
-/// A step's variance profile is widened by this factor. With `WIDEN = 1` the profile
-/// is the chance, given this node's estimate `ŝ`, that the group lies on the other side
-/// of `j`. But the nodes combined at a cell err about one common truth, not each about
-/// its own estimate: a profile centred on each node's `ŝ` makes every node look sure of
-/// the cells a few scales from its own step, and the combination lands near the middle
-/// of the extreme estimates rather than at their centre. Widening the profile flattens
-/// those weights. Measured (20 trials, uniform ε = 1, tails above 20): the sample's root
-/// 59.8 → 57.9 and us-counties' nation 162.5 → 152.2 from `WIDEN` = 1 to 3, little
-/// change beyond (151.6 at 5).
+/// A step's variance profile is this many location scales `b` wide. The chance that a
+/// group whose step this node put at `ŝ` lies on the other side of `j` is
+/// `e^{−|j + ½ − ŝ|/b}/2`, centred on the node's own estimate. But the nodes combined at
+/// a cell estimate one common step, and their estimates of it differ: two independent
+/// locations with Laplace errors of scale `b` differ by more than `3b` with probability
+/// `(1 + 3/2)e^{−3} ≈ 0.12`. A profile `b` wide centred on each node's own `ŝ` makes each
+/// node look sure of the cells just past its own step, exactly where it and the others
+/// disagree, and the combination lands on the farther estimate rather than between
+/// them. Widened `3b`, the profile stays within `e^{−1}` of its peak over the range that
+/// holds the other estimate in nearly 9 pairs in 10, so the weights do not switch sides
+/// inside it. Measured (12 trials, seeds 1000+, the default plan): the nation of a
+/// census-like dataset with group quarters near `L` 0.72 of its own error at `3b`
+/// against 0.84 at `b`; the exact `p` or its convolution with a second Laplace error
+/// (`(1 + d/b)e^{−d/b}/4`) lose likewise on every shape with listed groups.
 pub const WIDEN: f64 = 3.0;
-/// A profile reaches this many widened scales each way (beyond, below 10⁻⁵ of its peak).
+/// A profile reaches this many widened scales each way: beyond, `e^{−12} < 10⁻⁵` of its
+/// peak, below what the projection's `1/1024` resolution can see.
 const REACH: f64 = 12.0;
 /// Fixed-point scale for fitting real targets with the integer isotonic regression.
 const SCALE: f64 = 1024.0;
 
-/// The most runs kept for one region of a level of `nodes` regions between the passes:
-/// `2^23` runs (256 MB) per level, at least 256 per region. A region beyond it has its
-/// most alike neighbouring runs joined ([`super::pieces::cap`]) so that the memory the
-/// resource guard counts is a bound. At full us-blocks scale with the default plan the
-/// largest county reaches the cap (2,605 runs; the accuracy tables in the README are
-/// measured with it), states hold at most about 4,900 and the nation 5,200.
-pub fn piece_cap(nodes: usize) -> usize {
-    ((1usize << 23) / nodes.max(1)).max(256)
+/// The fewest runs a region's function is ever cut to.
+pub const MIN_REGION_RUNS: usize = 256;
+
+/// The bytes one run takes.
+pub const RUN_BYTES: u64 = std::mem::size_of::<Piece>() as u64;
+
+/// The memory the runs of one level above the leaves may take (the upward pass keeps
+/// every such level; the downward pass one level of targets more). A region may hold
+/// its share of it by the leaves below it, and at least [`MIN_REGION_RUNS`] runs;
+/// beyond, its most alike neighbouring runs are joined ([`super::pieces::cap`]) and the
+/// release says so ([`super::Consistent::capped`]). Sized from the memory the machine
+/// has ([`RunBudget::from_available`]), it binds only where memory would run out: a
+/// region's function has at most `K + 1` runs, so a region holding a share `q` of the
+/// leaves is never cut once `q · bytes_per_level ≥ (K + 1) · RUN_BYTES`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunBudget {
+    pub bytes_per_level: u64,
+}
+
+impl RunBudget {
+    /// No limit (tests, small hierarchies).
+    pub const UNBOUNDED: RunBudget = RunBudget {
+        bytes_per_level: u64::MAX,
+    };
+
+    /// Half of `available` bytes, shared evenly by the `depth − 1` levels above the
+    /// leaves and the downward pass's targets.
+    pub fn from_available(available: u64, depth: usize) -> RunBudget {
+        RunBudget {
+            bytes_per_level: (available / 2) / (depth.max(1) as u64),
+        }
+    }
+
+    /// The most runs of a region with `leaves` of the hierarchy's `total` leaves below it.
+    pub fn region_cap(self, leaves: u64, total: u64) -> usize {
+        let share = (u128::from(self.bytes_per_level) * u128::from(leaves)
+            / u128::from(total.max(1))) as u64;
+        usize::try_from(share / RUN_BYTES)
+            .unwrap_or(usize::MAX)
+            .max(MIN_REGION_RUNS)
+    }
 }
 
 /// How a listed group's location variance is spread over the cells around it.
@@ -154,21 +172,46 @@ pub enum Profile {
     Cells,
 }
 
+/// What `wls` made: every node's released histogram, and per level how much its
+/// regions leaned on their own measurements and how many had runs joined.
+pub struct WlsOutput {
+    pub histograms: HistogramSet,
+    /// Per level (the leaves' is empty).
+    pub leaning: Vec<super::guard::Leaning>,
+    /// Per level: regions whose runs were joined to stay within the [`RunBudget`].
+    pub capped: Vec<u64>,
+}
+
 /// Runs the estimator on the fits of every node (`estimates` and `groups` indexed by
-/// [`NodeId`]); every node must have a fit. Returns every node's released histogram.
+/// [`NodeId`]); every node must have a fit.
 pub fn wls(
     hierarchy: &Hierarchy,
     estimates: &Estimates,
     groups: &[Count],
     max_size: Size,
     fit: IsotonicFit,
-) -> Result<HistogramSet, ConsistencyError> {
-    let input = Input::new(hierarchy, estimates, groups, max_size, Profile::Bins);
+    budget: RunBudget,
+    checked: bool,
+) -> Result<WlsOutput, ConsistencyError> {
+    let mut input = Input::new(hierarchy, estimates, groups, max_size, Profile::Bins);
+    input.budget = budget;
+    input.checked = checked;
     let phase = crate::timing::phase("wls up");
     let up = up(&input);
     phase.done();
     let _phase = crate::timing::phase("wls down and projection");
-    down(&input, &up, fit)
+    let (histograms, down_capped) = down(&input, &up, fit)?;
+    let capped = up
+        .capped
+        .iter()
+        .zip(&down_capped)
+        .map(|(a, b)| a + b)
+        .collect();
+    Ok(WlsOutput {
+        histograms,
+        leaning: up.leaning,
+        capped,
+    })
 }
 
 /// The consistent real targets `f_τ` of every node (step 2), as runs, for tests and
@@ -201,6 +244,35 @@ pub fn targets(
     f
 }
 
+/// DEBUG (lab): a node's own `(x, v, b)`, its children's sums and the combination.
+#[doc(hidden)]
+pub fn debug_node(
+    hierarchy: &Hierarchy,
+    estimates: &Estimates,
+    groups: &[Count],
+    max_size: Size,
+    node: NodeId,
+) -> (Vec<Piece>, Vec<Piece>, Vec<Piece>) {
+    let input = Input::new(hierarchy, estimates, groups, max_size, Profile::Bins);
+    let up = up(&input);
+    let mut scratch = Scratch::default();
+    let children = input.children_functions(&up, node, &mut scratch);
+    sum_children(&children, &mut scratch);
+    let mut own = Vec::new();
+    input.expand(node, &mut scratch.events, &mut own);
+    let mut combined = Vec::new();
+    let mut c = super::guard::Calibration::default();
+    let region = input.region(node, &own, &scratch.sums);
+    super::guard::calibrate(&region, &mut Default::default(), &mut c);
+    super::guard::combine(
+        &region,
+        &c.factors(),
+        &mut Default::default(),
+        &mut combined,
+    );
+    (own, scratch.sums.clone(), combined)
+}
+
 /// What the passes read: the hierarchy, the fits, the public `G` and `K`.
 struct Input<'a> {
     hierarchy: &'a Hierarchy,
@@ -208,8 +280,11 @@ struct Input<'a> {
     groups: &'a [Count],
     max_size: Size,
     profile: Profile,
-    /// The least noise variance of any node (σ²_min).
-    least_noise: f64,
+    budget: RunBudget,
+    /// Whether the combination is checked against the measurements.
+    checked: bool,
+    /// The leaves below each node above the leaves (indexed by [`NodeId`]).
+    leaves_below: Vec<u64>,
 }
 
 impl<'a> Input<'a> {
@@ -220,20 +295,33 @@ impl<'a> Input<'a> {
         max_size: Size,
         profile: Profile,
     ) -> Self {
-        let least_noise = (0..hierarchy.len())
-            .into_par_iter()
-            .with_min_len(4096)
-            .filter_map(|i| estimates.fit(i).map(|f| f.noise_variance))
-            .reduce(|| f64::INFINITY, f64::min)
-            .max(EXACT);
+        // Leaves are the last level; each node above holds its children's leaves.
+        let internal = hierarchy.level_range(hierarchy.leaf_level()).start as usize;
+        let mut leaves_below = vec![0u64; internal];
+        for id in (0..internal).rev() {
+            leaves_below[id] = hierarchy
+                .node(NodeId(id as u32))
+                .children()
+                .map(|c| leaves_below.get(c.index()).copied().unwrap_or(1))
+                .sum();
+        }
         Input {
             hierarchy,
             estimates,
             groups,
             max_size,
             profile,
-            least_noise,
+            budget: RunBudget::UNBOUNDED,
+            checked: true,
+            leaves_below,
         }
+    }
+
+    /// The most runs node `id` (above the leaves) may keep.
+    fn cap(&self, id: NodeId) -> usize {
+        let total = self.hierarchy.level_len(self.hierarchy.leaf_level()) as u64;
+        let leaves = self.leaves_below.get(id.index()).copied().unwrap_or(1);
+        self.budget.region_cap(leaves, total)
     }
 
     fn fit(&self, id: NodeId) -> FitRef<'a> {
@@ -242,20 +330,43 @@ impl<'a> Input<'a> {
             .expect("wls runs only when every node has a fit")
     }
 
-    /// A node's own fit as runs `(x, v, β)`.
+    /// What the check reads of a region: its own fit and its children's sums (runs), its
+    /// noisy measurement and public values.
+    fn region<'r>(
+        &self,
+        id: NodeId,
+        own: &'r [Piece],
+        sums: &'r [Piece],
+    ) -> super::guard::Region<'r>
+    where
+        'a: 'r,
+    {
+        let fit = self.fit(id);
+        super::guard::Region {
+            own,
+            sums,
+            checked: self.checked,
+            raw: fit.raw,
+            noise_var: fit.noise_variance,
+            from: fit.from,
+            groups: self.groups[id.index()],
+            k: self.max_size,
+        }
+    }
+
+    /// A node's own fit as runs `(x, v)`.
     fn expand(&self, id: NodeId, events: &mut Events, out: &mut Vec<Piece>) {
         expand(
             &self.fit(id),
             self.groups[id.index()],
             self.max_size,
-            self.least_noise,
             self.profile,
             events,
             out,
         );
     }
 
-    /// The combined functions `(z, V, B)` of `parent`'s children: stored for nodes
+    /// The combined functions `(z, V)` of `parent`'s children: stored for nodes
     /// above the leaves, rebuilt from the fit for leaves.
     fn children_functions(
         &self,
@@ -283,6 +394,7 @@ impl<'a> Input<'a> {
 #[derive(Default)]
 struct Scratch {
     events: Events,
+    guard: super::guard::GuardScratch,
     own: Vec<Piece>,
     sums: Vec<Piece>,
     children: Vec<Vec<Piece>>,
@@ -292,6 +404,10 @@ struct Scratch {
 struct Up {
     /// Per level (leaf level empty): per node of the level, its runs.
     levels: Vec<LevelPieces>,
+    /// Per level: how much its regions leaned on their own measurements.
+    leaning: Vec<super::guard::Leaning>,
+    /// Per level: regions whose runs were joined.
+    capped: Vec<u64>,
 }
 
 impl Up {
@@ -341,16 +457,45 @@ fn up(input: &Input) -> Up {
     let h = input.hierarchy;
     let depth = h.depth();
     let mut levels: Vec<LevelPieces> = (0..depth).map(|_| LevelPieces::default()).collect();
+    let mut level_leaning = vec![super::guard::Leaning::default(); depth];
+    let mut capped = vec![0u64; depth];
     for l in (0..depth.saturating_sub(1)).rev() {
         let ids: Vec<u32> = h.level_range(LevelId(l)).collect();
-        let limit = piece_cap(ids.len());
         let partial = Up {
             levels: std::mem::take(&mut levels),
+            leaning: Vec::new(),
+            capped: Vec::new(),
         };
-        let parts: Vec<LevelPieces> = ids
+        // First the level's evidence for the check, then the combination with it.
+        let calibration = ids
+            .par_chunks(CHUNK)
+            .map_init(Scratch::default, |scratch, chunk| {
+                let mut c = super::guard::Calibration::default();
+                for &id in chunk {
+                    let id = NodeId(id);
+                    let children = input.children_functions(&partial, id, scratch);
+                    sum_children(&children, scratch);
+                    scratch.children = children;
+                    input.expand(id, &mut scratch.events, &mut scratch.own);
+                    super::guard::calibrate(
+                        &input.region(id, &scratch.own, &scratch.sums),
+                        &mut scratch.guard,
+                        &mut c,
+                    );
+                }
+                c
+            })
+            .reduce(super::guard::Calibration::default, |mut a, b| {
+                a.add(&b);
+                a
+            });
+        let factors = calibration.factors();
+        let parts: Vec<(LevelPieces, super::guard::Leaning, u64)> = ids
             .par_chunks(CHUNK)
             .map_init(Scratch::default, |scratch, chunk| {
                 let mut out = LevelPieces::default();
+                let mut leaning = super::guard::Leaning::default();
+                let mut joined = 0u64;
                 let mut combined = Vec::new();
                 for &id in chunk {
                     let id = NodeId(id);
@@ -358,15 +503,29 @@ fn up(input: &Input) -> Up {
                     sum_children(&children, scratch);
                     scratch.children = children;
                     input.expand(id, &mut scratch.events, &mut scratch.own);
-                    combine(&scratch.own, &scratch.sums, &mut combined);
-                    super::pieces::cap(&mut combined, limit, input.max_size);
+                    let l = super::guard::combine(
+                        &input.region(id, &scratch.own, &scratch.sums),
+                        &factors,
+                        &mut scratch.guard,
+                        &mut combined,
+                    );
+                    leaning.add(&l);
+                    if super::pieces::cap(&mut combined, input.cap(id), input.max_size) {
+                        joined += 1;
+                    }
                     out.push(&combined);
                 }
-                out
+                (out, leaning, joined)
             })
             .collect();
         levels = partial.levels;
-        levels[l] = LevelPieces::concat(parts);
+        let mut pieces = Vec::with_capacity(parts.len());
+        for (part, leaning, joined) in parts {
+            pieces.push(part);
+            level_leaning[l].add(&leaning);
+            capped[l] += joined;
+        }
+        levels[l] = LevelPieces::concat(pieces);
         if crate::timing::enabled() {
             let lp = &levels[l];
             let n = lp.ends.len();
@@ -377,7 +536,11 @@ fn up(input: &Input) -> Up {
             ));
         }
     }
-    Up { levels }
+    Up {
+        levels,
+        leaning: level_leaning,
+        capped,
+    }
 }
 
 /// The root's combined function: its target `f`.
@@ -400,39 +563,20 @@ fn sum_children(children: &[Vec<Piece>], scratch: &mut Scratch) {
     scratch.events.finish(&mut scratch.sums);
 }
 
-/// A node's own `(x, v, β)` combined with its children's sums `(s, S, Sb)`.
-fn combine(own: &[Piece], sums: &[Piece], out: &mut Vec<Piece>) {
-    if sums.is_empty() {
-        out.clear();
-        out.extend_from_slice(own);
-        return;
-    }
-    merge(own, sums, out, |o, s| {
-        let pa = 1.0 / (o.v + o.b * o.b);
-        let pb = 1.0 / (s.v + s.b * s.b).max(EXACT);
-        let total = pa + pb;
-        (
-            (o.x * pa + s.x * pb) / total,
-            (pa * pa * o.v + pb * pb * s.v) / (total * total),
-            (pa * o.b + pb * s.b) / total,
-        )
-    });
-}
-
 /// A parent's correction per unit of variance, `(f_τ − s_τ)/S_τ`, as runs (in `x`).
 fn correction(target: &[Piece], children: &[Vec<Piece>], scratch: &mut Scratch) -> Vec<Piece> {
     sum_children(children, scratch);
     let mut corr = Vec::new();
     merge(target, &scratch.sums, &mut corr, |f, s| {
         let c = if s.v > 0.0 { (f.x - s.x) / s.v } else { 0.0 };
-        (c, 0.0, 0.0)
+        (c, 0.0)
     });
     corr
 }
 
 /// A child's target `f_c = z_c + V_c · (f_τ − s_τ)/S_τ`, as runs (in `x`), exactly.
 fn child_target(child: &[Piece], corr: &[Piece], out: &mut Vec<Piece>) {
-    merge(child, corr, out, |c, k| (c.x + c.v * k.x, 0.0, 0.0));
+    merge(child, corr, out, |c, k| (c.x + c.v * k.x, 0.0));
 }
 
 /// A parent's correction with, for each of its runs, the largest `|correction|` from
@@ -467,7 +611,7 @@ impl Correction {
 /// works at (`1/SCALE`): neighbouring runs whose values round to the same fixed-point
 /// value are joined (so a leaf's projection is exactly that of the full target, and a
 /// stored target is within `1/(2·SCALE)` of it), and where the child is certain (its
-/// last runs: one value, variance [`EXACT`], no bias) and the parent's correction too
+/// last runs: one value, variance [`EXACT`]) and the parent's correction too
 /// small to move the rounded value, the correction's own runs are not visited. This is
 /// what keeps a census block at the dozen runs of its own fit while its tract's target
 /// holds the hundreds of runs it inherits from above.
@@ -478,7 +622,7 @@ fn child_target_rounded(child: &[Piece], corr: &Correction, out: &mut Vec<Piece>
     if let Some(last) = child.last() {
         while t > 0 {
             let p = &child[t - 1];
-            if p.v == EXACT && p.b == 0.0 && p.x.to_bits() == last.x.to_bits() {
+            if p.v == EXACT && p.x.to_bits() == last.x.to_bits() {
                 t -= 1;
             } else {
                 break;
@@ -514,7 +658,6 @@ fn child_target_rounded(child: &[Piece], corr: &Correction, out: &mut Vec<Piece>
                 start,
                 x: child[i].x + child[i].v * corr[j].x,
                 v: 0.0,
-                b: 0.0,
             },
         );
         if !super::pieces::advance(child, corr, &mut i, &mut j) {
@@ -528,14 +671,18 @@ fn child_target_rounded(child: &[Piece], corr: &Correction, out: &mut Vec<Piece>
                 start: e,
                 x: child[t].x,
                 v: 0.0,
-                b: 0.0,
             },
         );
     }
 }
 
-/// Steps 2 (downward) and 3: targets and projection, level by level from the root.
-fn down(input: &Input, up: &Up, fit: IsotonicFit) -> Result<HistogramSet, ConsistencyError> {
+/// Steps 2 (downward) and 3: targets and projection, level by level from the root; with,
+/// per level, the regions whose stored targets had runs joined.
+fn down(
+    input: &Input,
+    up: &Up,
+    fit: IsotonicFit,
+) -> Result<(HistogramSet, Vec<u64>), ConsistencyError> {
     let h = input.hierarchy;
     let k = input.max_size;
     let root_target = root_function(input, up, &mut Scratch::default());
@@ -544,13 +691,13 @@ fn down(input: &Input, up: &Up, fit: IsotonicFit) -> Result<HistogramSet, Consis
     let mut levels = vec![released];
     let mut targets = LevelPieces::default();
     targets.push(&root_target);
+    let mut capped = vec![0u64; h.depth()];
     for l in 0..h.depth() - 1 {
         let parents: Vec<u32> = h.level_range(LevelId(l)).collect();
         let first = parents.first().copied().unwrap_or(0);
         let fixed = levels.last().expect("the level above");
         let child_internal = l + 1 < h.depth() - 1;
-        let limit = piece_cap(h.level_len(LevelId(l + 1)));
-        let parts: Vec<(HistogramSet, LevelPieces)> = parents
+        let parts: Vec<(HistogramSet, LevelPieces, u64)> = parents
             .par_chunks(CHUNK)
             .map_init(Scratch::default, |scratch, chunk| {
                 let mut hists = HistogramSet::new();
@@ -560,6 +707,7 @@ fn down(input: &Input, up: &Up, fit: IsotonicFit) -> Result<HistogramSet, Consis
                 let mut received: Vec<Vec<(Size, Count)>> = Vec::new();
                 let mut fit_runs: Vec<(i64, u64)> = Vec::new();
                 let mut parent_runs: Vec<GroupRun> = Vec::new();
+                let mut joined = 0u64;
                 for &p in chunk {
                     let parent = NodeId(p);
                     let pos = (p - first) as usize;
@@ -580,7 +728,9 @@ fn down(input: &Input, up: &Up, fit: IsotonicFit) -> Result<HistogramSet, Consis
                             slots,
                         );
                         if child_internal {
-                            super::pieces::cap(&mut f_child, limit, k);
+                            if super::pieces::cap(&mut f_child, input.cap(c), k) {
+                                joined += 1;
+                            }
                             next.push(&f_child);
                         }
                     }
@@ -597,50 +747,48 @@ fn down(input: &Input, up: &Up, fit: IsotonicFit) -> Result<HistogramSet, Consis
                         hists.push_sorted_pairs(r.iter().copied());
                     }
                 }
-                Ok((hists, next))
+                Ok((hists, next, joined))
             })
             .collect::<Result<_, ConsistencyError>>()?;
-        let (hists, nexts): (Vec<HistogramSet>, Vec<LevelPieces>) = parts.into_iter().unzip();
+        let mut hists = Vec::with_capacity(parts.len());
+        let mut nexts = Vec::with_capacity(parts.len());
+        for (h, n, j) in parts {
+            hists.push(h);
+            nexts.push(n);
+            capped[l + 1] += j;
+        }
         levels.push(HistogramSet::concat(hists));
         targets = LevelPieces::concat(nexts);
     }
-    Ok(HistogramSet::concat(levels))
+    Ok((HistogramSet::concat(levels), capped))
 }
 
-/// A head block's variance per cell and its bias `β` (step 1): the noise variance,
-/// lowered for a long flat block by its length and the least noise of the tree, and a
-/// bias of [`CLIP_BIAS`] standard deviations where the block is clipped at the head's
-/// upper bound.
-fn head_block_moments(fit: &FitRef<'_>, b: &HeadBlock, least_noise: f64) -> (f64, f64) {
-    let var = fit.noise_variance;
-    let bv = if b.len as usize >= MIN_FLAT_BLOCK {
-        var / f64::from(b.len) * (var / least_noise)
-    } else {
-        var
-    };
-    let beta = fit.head_bound.map_or(0.0, |upper| {
-        let sd = bv.sqrt();
-        let gap = upper - b.value;
-        if gap < sd {
-            -CLIP_BIAS * (sd - gap.max(0.0))
-        } else {
-            0.0
-        }
-    });
-    (bv, beta)
+/// A head block's variance per cell: the noise variance over the block's length, the
+/// variance of the block's mean (Kuo et al. §5.1.1). The fit's biases, which this leaves
+/// out, are what [`super::guard`] checks against the region's noisy cells.
+fn head_block_variance(fit: &FitRef<'_>, b: &HeadBlock) -> f64 {
+    fit.noise_variance / f64::from(b.len.max(1))
 }
 
-/// A node's fit as runs of `(x, v, β)` over `0..=K` (step 1), into `out`.
+/// A node's fit as runs of `(x, v)` over `0..=K` (step 1), into `out`.
 pub(crate) fn expand(
     fit: &FitRef<'_>,
     groups: Count,
     max_size: Size,
-    least_noise: f64,
     profile: Profile,
     events: &mut Events,
     out: &mut Vec<Piece>,
 ) {
     out.clear();
+    // No groups: `Hc ≡ 0`, known exactly.
+    if groups == 0 {
+        out.push(Piece {
+            start: 0,
+            x: 0.0,
+            v: EXACT,
+        });
+        return;
+    }
     let k = u64::from(max_size);
     let cells = k + 1;
     let from = u64::from(fit.from).min(cells);
@@ -652,14 +800,12 @@ pub(crate) fn expand(
         if start >= end {
             continue;
         }
-        let (bv, beta) = head_block_moments(fit, b, least_noise);
         push_joined(
             out,
             Piece {
                 start: start as u32,
                 x: b.value,
-                v: bv.max(EXACT),
-                b: beta,
+                v: head_block_variance(fit, b).max(EXACT),
             },
         );
         // `Hc[K] = G` is known.
@@ -668,7 +814,6 @@ pub(crate) fn expand(
                 start: k as u32,
                 x: b.value,
                 v: EXACT,
-                b: 0.0,
             };
             match out.last_mut() {
                 Some(p) if p.start == last.start => *p = last,
@@ -682,7 +827,6 @@ pub(crate) fn expand(
                 start: 0,
                 x: groups as f64,
                 v: EXACT,
-                b: 0.0,
             });
         }
         return;
@@ -699,19 +843,18 @@ pub(crate) fn expand(
         groups.saturating_sub(above_from) as f64,
         EXACT,
         0.0,
-        0.0,
     );
     // A saturated tail's unlisted groups, put at `L`, leave the cells below the
     // smallest listed size as uncertain as one noisy head cell.
     let unlisted_end = fit.steps.first().map_or(0, |r| u64::from(r.size));
     if fit.saturated && unlisted_end > from {
-        events.add(from as u32, 0.0, var, EXACT, 0.0);
-        events.add(unlisted_end.min(cells) as u32, 0.0, EXACT, var, 0.0);
+        events.add(from as u32, 0.0, var, EXACT);
+        events.add(unlisted_end.min(cells) as u32, 0.0, EXACT, var);
     }
     for run in fit.steps {
         let s = u64::from(run.size);
         if s > from && s <= k {
-            events.add(s as u32, f64::from(run.count), 0.0, 0.0, 0.0);
+            events.add(s as u32, f64::from(run.count), 0.0, 0.0);
         }
         let scale = fit.step_scale(run);
         if scale > 0.0 {
@@ -742,7 +885,6 @@ pub(crate) fn expand(
             start: k as u32,
             x: last.x,
             v: EXACT,
-            b: last.b,
         });
     }
 }
@@ -774,8 +916,8 @@ fn add_profile(
         let nearest = if a >= size { a - size } else { size - e };
         let mean = count * mean_p_one_minus_p(nearest, e - a, width);
         if mean > 0.0 {
-            events.add(a as u32, 0.0, mean, 0.0, 0.0);
-            events.add(e as u32, 0.0, 0.0, mean, 0.0);
+            events.add(a as u32, 0.0, mean, 0.0);
+            events.add(e as u32, 0.0, 0.0, mean);
         }
     };
     match profile {
@@ -949,7 +1091,6 @@ pub fn integral_fit(target: &[f64], groups: Count, fit: IsotonicFit) -> CountOfC
             start: j as u32,
             x,
             v: 0.0,
-            b: 0.0,
         })
         .collect();
     integral_fit_runs(&pieces, groups, (target.len() - 1) as Size, fit)
@@ -1116,7 +1257,7 @@ mod tests {
             let mut cells = Vec::new();
             let mut start = 0u32;
             for &(x, len) in &values {
-                pieces.push(Piece { start, x, v: 0.0, b: 0.0 });
+                pieces.push(Piece { start, x, v: 0.0 });
                 cells.extend(std::iter::repeat_n(x, len as usize));
                 start += len;
             }
@@ -1193,8 +1334,11 @@ mod tests {
     }
 
     /// The model of step 1 evaluated cell by cell, straight from its definition.
-    fn dense_model(fit: &FitRef<'_>, groups: Count, k: Size, least: f64) -> Vec<(f64, f64, f64)> {
+    fn dense_model(fit: &FitRef<'_>, groups: Count, k: Size) -> Vec<(f64, f64)> {
         let var = fit.noise_variance;
+        if groups == 0 {
+            return vec![(0.0, EXACT); k as usize + 1];
+        }
         let from = (fit.from as usize).min(k as usize + 1);
         let first_size = fit.steps.first().map_or(0, |r| r.size as usize);
         (0..=k as usize)
@@ -1205,11 +1349,10 @@ mod tests {
                         .iter()
                         .find(|b| (b.start as usize..(b.start + b.len) as usize).contains(&j))
                         .unwrap();
-                    let (bv, beta) = head_block_moments(fit, b, least);
                     if j == k as usize {
-                        (b.value, EXACT, beta)
+                        (b.value, EXACT)
                     } else {
-                        (b.value, bv.max(EXACT), beta)
+                        (b.value, head_block_variance(fit, b).max(EXACT))
                     }
                 } else {
                     let above = fit.listed_above(j);
@@ -1231,35 +1374,100 @@ mod tests {
                     if j == k as usize {
                         v = EXACT;
                     }
-                    ((groups - above) as f64, v, 0.0)
+                    ((groups - above) as f64, v)
                 }
             })
             .collect()
     }
 
-    /// Step 2 on dense cells, straight from the formulas (the implementation before runs).
-    fn dense_targets(h: &Hierarchy, model: &[Vec<(f64, f64, f64)>]) -> Vec<Vec<f64>> {
+    /// One piece per cell.
+    fn cells(values: &[(f64, f64)]) -> Vec<Piece> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(j, &(x, v))| Piece {
+                start: j as u32,
+                x,
+                v,
+            })
+            .collect()
+    }
+
+    /// Step 2 on dense cells, one piece per cell (the implementation before runs): the
+    /// same check ([`super::super::guard`]) on cell-by-cell functions, then the
+    /// downward shares from the formulas.
+    fn dense_targets(
+        h: &Hierarchy,
+        est: &Estimates,
+        groups: &[Count],
+        k: Size,
+        model: &[Vec<(f64, f64)>],
+    ) -> Vec<Vec<f64>> {
+        use super::super::guard;
         let n = h.len();
-        let cells = model[0].len();
-        let mut z = vec![vec![0.0; cells]; n];
-        let mut big_v = vec![vec![0.0; cells]; n];
-        let mut big_b = vec![vec![0.0; cells]; n];
-        for id in h.bottom_up() {
-            let i = id.index();
-            let node = h.node(id);
-            for j in 0..cells {
-                let (x, v, beta) = model[i][j];
-                if node.is_leaf() {
-                    (z[i][j], big_v[i][j], big_b[i][j]) = (x, v, beta);
+        let cells_n = model[0].len();
+        let mut z = vec![vec![0.0; cells_n]; n];
+        let mut big_v = vec![vec![0.0; cells_n]; n];
+        for l in (0..h.depth()).rev().map(LevelId) {
+            let ids: Vec<NodeId> = h.level_nodes(l).collect();
+            let sums = |i: NodeId, z: &[Vec<f64>], big_v: &[Vec<f64>]| -> Vec<(f64, f64)> {
+                (0..cells_n)
+                    .map(|j| {
+                        let node = h.node(i);
+                        (
+                            node.children().map(|c| z[c.index()][j]).sum(),
+                            node.children().map(|c| big_v[c.index()][j]).sum(),
+                        )
+                    })
+                    .collect()
+            };
+            let region = |i: NodeId, own: &'_ [Piece], sums: &'_ [Piece]| {
+                let fit = est.fit(i.index()).unwrap();
+                guard::Region {
+                    own: own.to_vec().leak(),
+                    sums: sums.to_vec().leak(),
+                    checked: true,
+                    raw: fit.raw,
+                    noise_var: fit.noise_variance,
+                    from: fit.from,
+                    groups: groups[i.index()],
+                    k,
+                }
+            };
+            let mut calibration = guard::Calibration::default();
+            for &i in &ids {
+                if h.node(i).is_leaf() {
                     continue;
                 }
-                let s: f64 = node.children().map(|c| z[c.index()][j]).sum();
-                let sv: f64 = node.children().map(|c| big_v[c.index()][j]).sum();
-                let sb: f64 = node.children().map(|c| big_b[c.index()][j]).sum();
-                let (pa, pb) = (1.0 / (v + beta * beta), 1.0 / (sv + sb * sb).max(EXACT));
-                z[i][j] = (x * pa + s * pb) / (pa + pb);
-                big_v[i][j] = (pa * pa * v + pb * pb * sv) / ((pa + pb) * (pa + pb));
-                big_b[i][j] = (pa * beta + pb * sb) / (pa + pb);
+                let own = cells(&model[i.index()]);
+                let sum = cells(&sums(i, &z, &big_v));
+                guard::calibrate(
+                    &region(i, &own, &sum),
+                    &mut Default::default(),
+                    &mut calibration,
+                );
+            }
+            let factors = calibration.factors();
+            for &i in &ids {
+                if h.node(i).is_leaf() {
+                    for j in 0..cells_n {
+                        (z[i.index()][j], big_v[i.index()][j]) = model[i.index()][j];
+                    }
+                    continue;
+                }
+                let own = cells(&model[i.index()]);
+                let sum = cells(&sums(i, &z, &big_v));
+                let mut out = Vec::new();
+                guard::combine(
+                    &region(i, &own, &sum),
+                    &factors,
+                    &mut Default::default(),
+                    &mut out,
+                );
+                for j in 0..cells_n {
+                    let p = super::super::pieces::value_at(&out, j as u32);
+                    (z[i.index()][j], big_v[i.index()][j]) = (p.x, p.v);
+                }
             }
         }
         let mut f = z.clone();
@@ -1267,7 +1475,7 @@ mod tests {
             if node.is_leaf() {
                 continue;
             }
-            for j in 0..cells {
+            for j in 0..cells_n {
                 let s: f64 = node.children().map(|c| z[c.index()][j]).sum();
                 let sv: f64 = node.children().map(|c| big_v[c.index()][j]).sum();
                 for c in node.children() {
@@ -1289,11 +1497,11 @@ mod tests {
         #[test]
         fn runs_compute_the_cellwise_least_squares(
             leaves in proptest::collection::vec(proptest::collection::vec(0u32..30, 0..12), 4..9),
-            methods in proptest::collection::vec(0u8..3, 3),
+            methods in proptest::collection::vec(0u8..4, 3),
             seed in any::<u64>(),
         ) {
             use crate::data::Dataset;
-            use crate::estimate::{self, EstimateOptions, Method, Tail, TailGroups};
+            use crate::estimate::{self, EstimateOptions, Method, Tail, TailGroups, TailLength};
             use crate::noise::{NoiseSource, StreamId};
             use crate::privacy::{Diagnostic, Epsilon};
             let k: Size = 40;
@@ -1312,7 +1520,8 @@ mod tests {
                 let method = match methods[level] {
                     0 => Method::Hc,
                     1 => Method::Hg,
-                    _ => Method::HcTail(Tail { above: 6, groups: TailGroups::new(4).unwrap() }),
+                    2 => Method::HcTail(Tail { above: 6, groups: TailLength::Fixed(TailGroups::new(4).unwrap()) }),
+                    _ => Method::HcTail(Tail { above: 6, groups: TailLength::Auto }),
                 };
                 let m = estimate::measure(
                     method,
@@ -1327,9 +1536,8 @@ mod tests {
             }).collect();
             let est = Estimates::from_vec(estimates);
             let groups = d.public().groups;
-            let least = (0..h.len()).map(|i| est.fit(i).unwrap().noise_variance).fold(f64::INFINITY, f64::min);
-            let model: Vec<_> = (0..h.len()).map(|i| dense_model(&est.fit(i).unwrap(), groups[i], k, least)).collect();
-            let dense = dense_targets(h, &model);
+            let model: Vec<_> = (0..h.len()).map(|i| dense_model(&est.fit(i).unwrap(), groups[i], k)).collect();
+            let dense = dense_targets(h, &est, groups, k, &model);
             let runs = targets(h, &est, groups, k, Profile::Cells);
             for i in 0..h.len() {
                 for j in 0..=k {
@@ -1349,7 +1557,7 @@ mod tests {
                 let cells = 2000;
                 let total = |profile| {
                     let mut events = Events::default();
-                    events.add(0, 0.0, 0.0, 0.0, 0.0);
+                    events.add(0, 0.0, 0.0, 0.0);
                     add_profile(&mut events, size, 2.0, width, 0, cells, profile);
                     let mut out = Vec::new();
                     events.finish(&mut out);
@@ -1371,7 +1579,7 @@ mod tests {
         // A block's households at sizes 1..=7 with a wide profile: the bins of the
         // seven steps coincide far from them.
         let mut events = Events::default();
-        events.add(0, 0.0, 0.0, 0.0, 0.0);
+        events.add(0, 0.0, 0.0, 0.0);
         for size in 1..=7 {
             add_profile(&mut events, size, 2.0, 15.0, 0, 10_001, Profile::Bins);
         }

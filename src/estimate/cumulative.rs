@@ -76,6 +76,17 @@ pub fn measure<'a>(
 ///
 /// An empty `noisy` (which [`measure`] never returns) puts all groups at size 0.
 pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFit) -> NodeEstimate {
+    estimate_keeping(noisy, groups, epsilon, fit, true)
+}
+
+/// [`estimate`], keeping the noisy cells in the fit only if `keep_raw`.
+pub(super) fn estimate_keeping(
+    noisy: &[i64],
+    groups: Count,
+    epsilon: &Epsilon,
+    fit: IsotonicFit,
+    keep_raw: bool,
+) -> NodeEstimate {
     let var = noise_variance(SENSITIVITY, epsilon);
     if noisy.is_empty() {
         return all_at_size_zero(groups, 2.0 * var);
@@ -95,6 +106,7 @@ pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFi
             head_bound: None,
             saturated: false,
             noise_variance: var,
+            raw: if keep_raw { noisy.to_vec() } else { Vec::new() },
         }),
     }
 }

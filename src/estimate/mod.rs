@@ -31,7 +31,7 @@ pub mod tail;
 pub mod unattributed;
 
 pub use store::{Estimates, FitRef, Keep};
-pub use tail::{Tail, TailGroups, TailGroupsError};
+pub use tail::{Tail, TailGroups, TailGroupsError, TailLength};
 
 use serde::{Deserialize, Serialize};
 
@@ -104,12 +104,13 @@ impl Method {
         }
     }
 
-    /// How many noise samples measuring one node costs.
+    /// How many noise samples measuring one node costs (for an `auto` tail, the most it
+    /// may cost).
     pub fn noise_samples(self, groups: Count, k: Size) -> u64 {
         match self {
             Method::Hc | Method::Naive => u64::from(k) + 1,
             Method::Hg => groups,
-            Method::HcTail(t) => u64::from(t.above.min(k)) + t.positions(groups) as u64,
+            Method::HcTail(t) => u64::from(t.above.min(k)) + t.max_positions(groups, k),
         }
     }
 }
@@ -131,6 +132,10 @@ pub struct EstimateOptions {
     pub cumulative_fit: IsotonicFit,
     /// The fit for `Hg` measurements (the paper used L2).
     pub unattributed_fit: IsotonicFit,
+    /// Keep the noisy measurement in the fit ([`NodeFit::raw`]): the consistency step
+    /// checks a region's combination against it, so it is needed for every region with
+    /// children, and for no leaf.
+    pub keep_raw: bool,
 }
 
 impl Default for EstimateOptions {
@@ -138,6 +143,7 @@ impl Default for EstimateOptions {
         Self {
             cumulative_fit: IsotonicFit::L1,
             unattributed_fit: IsotonicFit::L2,
+            keep_raw: true,
         }
     }
 }
@@ -265,10 +271,38 @@ pub struct HeadBlock {
 /// `count` listed groups estimated at `size` by one isotonic block of `count` noisy
 /// sizes, whose variance is `Var/count` (Kuo et al. §5.1.1): each group's location has
 /// a Laplace error of scale `√(Var/(2·count))`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepRun {
     pub size: Size,
     pub count: u32,
+    /// The spread of the true sizes the block pooled, as a variance ([`pooled_spread`]).
+    pub spread: f32,
+}
+
+/// The spread of the true values pooled in one isotonic block of noisy values
+/// `values`, each with noise variance `var`, as a variance: `max(0, RSS − (S − 1)·var)/S`
+/// over the block's `S` values.
+///
+/// # Formula
+/// With `y_i = θ_i + e_i`, `E[Σ (y_i − ȳ)²] = (S − 1)·var + Σ (θ_i − θ̄)²`, so the excess of
+/// the residual sum of squares over what the noise alone leaves estimates the spread of
+/// the truth within the block (method of moments; the positive part keeps it a variance).
+/// A block that pools values of different true sizes places each of them with this
+/// error besides its noise.
+pub fn pooled_spread<T: Copy + Into<i64>>(values: &[T], var: f64) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().map(|&v| v.into() as f64).sum::<f64>() / n as f64;
+    let rss: f64 = values
+        .iter()
+        .map(|&v| {
+            let d = v.into() as f64 - mean;
+            d * d
+        })
+        .sum();
+    ((rss - (n - 1) as f64 * var) / n as f64).max(0.0)
 }
 
 /// A node's estimate of its cumulative histogram `Hc` over sizes `0..=K`, before
@@ -294,6 +328,10 @@ pub struct NodeFit {
     pub saturated: bool,
     /// The variance of one noisy cell.
     pub noise_variance: f64,
+    /// The noisy measurement itself, for the consistency step's check: the noisy head
+    /// cells `Hc[0..from)` as measured (for `hc`, all `K + 1`), then the noisy values
+    /// listed (a tail's, or every group's for `hg`), ascending.
+    pub raw: Vec<i64>,
 }
 
 impl NodeFit {
@@ -312,7 +350,7 @@ impl NodeFit {
 
     /// The Laplace scale of a step run's location.
     pub fn step_scale(&self, run: &StepRun) -> f64 {
-        (self.noise_variance / (2.0 * f64::from(run.count.max(1)))).sqrt()
+        step_scale(self.noise_variance, run)
     }
 
     /// The listed groups above size `j`.
@@ -324,6 +362,14 @@ impl NodeFit {
     pub fn tail_value(&self, groups: Count, j: usize) -> f64 {
         groups.saturating_sub(self.listed_above(j)) as f64
     }
+}
+
+/// The Laplace scale `b` of a listed group's location: `√(Var_loc/2)` with the location
+/// variance `Var/count + spread` (the block's averaged noise, and the spread of the true
+/// sizes it pooled).
+pub fn step_scale(noise_variance: f64, run: &StepRun) -> f64 {
+    let var = noise_variance / f64::from(run.count.max(1)) + f64::from(run.spread);
+    (var / 2.0).sqrt()
 }
 
 /// The groups of `steps` above size `j`.
@@ -400,8 +446,19 @@ fn measure_noisy<'a>(
         )?),
         Method::Naive => Noisy::Naive(naive::measure(truth, max_size, epsilon, rng)?),
         Method::HcTail(t) => {
-            let (head, top) = tail::measure(truth, groups, max_size, &t, epsilon, rng)?;
-            Noisy::CumulativeTail { head, top }
+            let m = tail::measure(truth, groups, max_size, &t, epsilon, rng)?;
+            match m.kind {
+                tail::Rest::Top(_) => Noisy::CumulativeTail {
+                    head: m.head,
+                    top: m.rest,
+                },
+                // An `auto` tail that measured the rest of `Hc`: all of `Hc`, as `hc`.
+                tail::Rest::Cumulative => {
+                    let mut cells = m.head;
+                    cells.extend(m.rest);
+                    Noisy::Cumulative(cells)
+                }
+            }
         }
     })
 }
@@ -415,10 +472,21 @@ fn estimate_noisy(
     options: &EstimateOptions,
 ) -> NodeEstimate {
     match noisy {
-        Noisy::Cumulative(v) => cumulative::estimate(v, groups, epsilon, options.cumulative_fit),
-        Noisy::Unattributed(v) => {
-            unattributed::estimate(v, groups, max_size, epsilon, options.unattributed_fit)
-        }
+        Noisy::Cumulative(v) => cumulative::estimate_keeping(
+            v,
+            groups,
+            epsilon,
+            options.cumulative_fit,
+            options.keep_raw,
+        ),
+        Noisy::Unattributed(v) => unattributed::estimate_keeping(
+            v,
+            groups,
+            max_size,
+            epsilon,
+            options.unattributed_fit,
+            options.keep_raw,
+        ),
         Noisy::Naive(v) => naive::estimate(v, groups, epsilon),
         Noisy::CumulativeTail { head, top } => {
             // The tail parameters travel with the method; a hand-made measurement
@@ -426,7 +494,7 @@ fn estimate_noisy(
             // the listed sizes from `top`, never `m`).
             let t = method.tail().unwrap_or(Tail {
                 above: max_size,
-                groups: TailGroups::MIN,
+                groups: TailLength::Fixed(TailGroups::MIN),
             });
             tail::estimate(head, top, groups, max_size, &t, epsilon, options)
         }
@@ -435,8 +503,10 @@ fn estimate_noisy(
 
 /// The exact vector a method adds noise to (the query `q(D)` of Kuo et al.
 /// Definition 2), as `i64`s: the top-coded `Hc[0..=K]`, the `G` sorted top-coded group
-/// sizes, or the top-coded `H[0..=K]`. **Confidential**: for sensitivity tests and
-/// audits. [`measure`] computes the same vector through the same per-method functions.
+/// sizes, the top-coded `H[0..=K]`, or a tail's head and listed sizes. **Confidential**:
+/// for sensitivity tests and audits. [`measure`] computes the same vector through the
+/// same per-method functions. An `auto` tail's second part depends on its noisy head:
+/// see [`tail::true_head`] and [`tail::true_rest`] (this panics on one).
 pub fn true_vector<'a>(
     method: Method,
     truth: impl Into<HistRef<'a>>,

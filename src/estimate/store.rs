@@ -37,12 +37,13 @@ pub struct FitRef<'a> {
     pub head_bound: Option<f64>,
     pub saturated: bool,
     pub noise_variance: f64,
+    pub raw: &'a [i64],
 }
 
 impl FitRef<'_> {
     /// The Laplace scale of a step run's location (see [`NodeFit::step_scale`]).
     pub fn step_scale(&self, run: &StepRun) -> f64 {
-        (self.noise_variance / (2.0 * f64::from(run.count.max(1)))).sqrt()
+        super::step_scale(self.noise_variance, run)
     }
 
     /// The listed groups above size `j` (see [`NodeFit::listed_above`]).
@@ -55,6 +56,7 @@ impl FitRef<'_> {
 struct FitMeta {
     head_end: u64,
     step_end: u64,
+    raw_end: u64,
     from: u32,
     present: bool,
     saturated: bool,
@@ -69,6 +71,7 @@ pub struct FitSet {
     meta: Vec<FitMeta>,
     heads: Vec<HeadBlock>,
     steps: Vec<StepRun>,
+    raws: Vec<i64>,
 }
 
 impl FitSet {
@@ -85,9 +88,11 @@ impl FitSet {
             Some(f) => {
                 self.heads.extend_from_slice(&f.head);
                 self.steps.extend_from_slice(&f.steps);
+                self.raws.extend_from_slice(&f.raw);
                 FitMeta {
                     head_end: self.heads.len() as u64,
                     step_end: self.steps.len() as u64,
+                    raw_end: self.raws.len() as u64,
                     from: f.from,
                     present: true,
                     saturated: f.saturated,
@@ -98,6 +103,7 @@ impl FitSet {
             None => FitMeta {
                 head_end: self.heads.len() as u64,
                 step_end: self.steps.len() as u64,
+                raw_end: self.raws.len() as u64,
                 from: 0,
                 present: false,
                 saturated: false,
@@ -114,9 +120,13 @@ impl FitSet {
         if !m.present {
             return None;
         }
-        let (h0, s0) = match i.checked_sub(1) {
-            Some(p) => (self.meta[p].head_end, self.meta[p].step_end),
-            None => (0, 0),
+        let (h0, s0, r0) = match i.checked_sub(1) {
+            Some(p) => (
+                self.meta[p].head_end,
+                self.meta[p].step_end,
+                self.meta[p].raw_end,
+            ),
+            None => (0, 0, 0),
         };
         Some(FitRef {
             head: &self.heads[h0 as usize..m.head_end as usize],
@@ -125,6 +135,7 @@ impl FitSet {
             head_bound: (!m.head_bound.is_nan()).then_some(m.head_bound),
             saturated: m.saturated,
             noise_variance: m.noise_variance,
+            raw: &self.raws[r0 as usize..m.raw_end as usize],
         })
     }
 
@@ -134,12 +145,18 @@ impl FitSet {
     }
 
     fn append(&mut self, other: FitSet) {
-        let (h, s) = (self.heads.len() as u64, self.steps.len() as u64);
+        let (h, s, r) = (
+            self.heads.len() as u64,
+            self.steps.len() as u64,
+            self.raws.len() as u64,
+        );
         self.heads.extend_from_slice(&other.heads);
         self.steps.extend_from_slice(&other.steps);
+        self.raws.extend_from_slice(&other.raws);
         self.meta.extend(other.meta.into_iter().map(|mut m| {
             m.head_end += h;
             m.step_end += s;
+            m.raw_end += r;
             m
         }));
     }
@@ -319,11 +336,13 @@ mod tests {
                     .map(|&(size, count)| StepRun {
                         size,
                         count: count as u32,
+                        spread: 0.0,
                     })
                     .collect(),
                 head_bound: saturated.then_some(4.0),
                 saturated,
                 noise_variance: 2.0,
+                raw: Vec::new(),
             }),
             histogram,
         }

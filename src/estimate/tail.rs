@@ -46,8 +46,8 @@
 //! ```
 //! use coco::estimate::{Tail, TailGroups};
 //!
-//! let tail = Tail { above: 20, groups: TailGroups::new(1_000)? };
-//! assert_eq!(tail.positions(400), 400); // min(m, G)
+//! let tail = Tail { above: 20, groups: TailGroups::new(1_000)?.into() };
+//! assert_eq!(tail.max_positions(400, 10_000), 400); // min(m, G)
 //! assert!(TailGroups::new(0).is_err());
 //! # Ok::<(), coco::estimate::TailGroupsError>(())
 //! ```
@@ -183,6 +183,72 @@ impl<'de> Deserialize<'de> for TailGroups {
     }
 }
 
+/// How many groups a tail lists: a number fixed in the plan, or `auto`, each region's
+/// own number chosen from its measured head (see [`auto_positions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TailLength {
+    /// `m`: the `min(m, G)` largest groups of every region.
+    Fixed(TailGroups),
+    /// Sized from the region's noisy head, at no extra ε; where listing would cost
+    /// more noise samples than measuring the rest of `Hc` does, the rest of `Hc`.
+    Auto,
+}
+
+impl TailLength {
+    /// The fixed `m`, if it is one.
+    pub fn fixed(self) -> Option<TailGroups> {
+        match self {
+            TailLength::Fixed(m) => Some(m),
+            TailLength::Auto => None,
+        }
+    }
+}
+
+impl From<TailGroups> for TailLength {
+    fn from(m: TailGroups) -> TailLength {
+        TailLength::Fixed(m)
+    }
+}
+
+impl fmt::Display for TailLength {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TailLength::Fixed(m) => fmt::Display::fmt(m, f),
+            TailLength::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// The bare number, or the string `"auto"`.
+impl Serialize for TailLength {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            TailLength::Fixed(m) => m.serialize(serializer),
+            TailLength::Auto => serializer.serialize_str("auto"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for TailLength {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<TailLength, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Wire {
+            Number(u32),
+            Text(String),
+        }
+        match Wire::deserialize(deserializer)? {
+            Wire::Number(n) => TailGroups::new(n)
+                .map(TailLength::Fixed)
+                .map_err(serde::de::Error::custom),
+            Wire::Text(t) if t == "auto" => Ok(TailLength::Auto),
+            Wire::Text(t) => Err(serde::de::Error::custom(format!(
+                "tail groups {t:?}: expected a whole number from 1 to {MAX_GROUPS} or \"auto\""
+            ))),
+        }
+    }
+}
+
 /// The public parameters of the tail: sizes above `above` are measured as the sorted
 /// sizes of the `groups` largest groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -190,7 +256,7 @@ pub struct Tail {
     /// `L`: the head covers sizes `0..L`, the tail sizes `≥ L` (clamped at `L`).
     pub above: Size,
     /// `m`: how many of the largest groups are listed.
-    pub groups: TailGroups,
+    pub groups: TailLength,
 }
 
 impl Tail {
@@ -198,7 +264,13 @@ impl Tail {
     /// quarters are), the 1,000 largest groups listed.
     pub const DEFAULT: Tail = Tail {
         above: 20,
-        groups: TailGroups::DEFAULT,
+        groups: TailLength::Fixed(TailGroups::DEFAULT),
+    };
+
+    /// coco's default: sizes above 20, each region's tail sized from its own head.
+    pub const AUTO: Tail = Tail {
+        above: 20,
+        groups: TailLength::Auto,
     };
 
     /// This tail with `above` lowered below `K` when `K` is known and not above it.
@@ -212,24 +284,111 @@ impl Tail {
         }
     }
 
-    /// The number of tail positions of a node with `groups` groups: `min(m, G)`.
-    pub fn positions(&self, groups: Count) -> usize {
-        groups.min(Count::from(self.groups)) as usize
+    /// The most noise samples after the head a region with `groups` groups may cost
+    /// under `K`: `min(m, G)` for a fixed `m`; for `auto`, `min(G, K + 1 − L)` (beyond
+    /// that, the rest of `Hc` is measured instead, which costs `K + 1 − L`).
+    pub fn max_positions(&self, groups: Count, k: Size) -> u64 {
+        match self.groups {
+            TailLength::Fixed(m) => groups.min(Count::from(m)),
+            TailLength::Auto => groups.min(u64::from(k) + 1 - u64::from(self.above.min(k))),
+        }
     }
 }
 
-/// The head `Hc[0..L)` and the tail `n` largest clamped sizes (ascending), the vectors
-/// [`measure`] adds noise to. Confidential.
-pub fn true_vectors<'a>(
+/// What a tail measures after the head: the `n` largest clamped sizes, or (an `auto`
+/// tail whose listing would cost more) the rest of the cumulative histogram.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rest {
+    /// The `n` largest sizes clamped at `L`, ascending.
+    Top(usize),
+    /// `Hc[L..=K]`.
+    Cumulative,
+}
+
+/// The smallest `t ≥ 1` with `P[e ≥ t] ≤ 10⁻⁶` for the head's noise `e` at `ε`, so that
+/// an `auto` tail of `N̂ + t` positions runs out (saturates) with probability at most
+/// `10⁻⁶` (see [`auto_positions`]).
+///
+/// # Formula
+/// The two-sided geometric with `p = e^{−ε}` has `P[e ≥ t] = p^t/(1 + p)` for `t ≥ 1`,
+/// so `t = ⌈ln(1/(10⁻⁶ (1 + p)))/ε⌉`.
+pub fn auto_margin(epsilon: &Epsilon) -> u64 {
+    const SATURATION: f64 = 1e-6;
+    let e = epsilon.to_f64();
+    let p = (-e).exp();
+    let t = ((1.0 / (SATURATION * (1.0 + p))).ln() / e).ceil();
+    if t.is_finite() && t >= 1.0 {
+        t.min(u64::MAX as f64 / 2.0) as u64
+    } else {
+        1
+    }
+}
+
+/// What an `auto` tail measures after its noisy head (`head`, `L` cells) for a region
+/// of `G` groups under `K`: a function of the noisy head and public values only.
+///
+/// The head's last cell estimates `Hc[L − 1]`, the groups of size below `L`, so
+/// `N̂ = G − head[L − 1]` estimates the groups of size `L` or more (`G` when `L = 0`),
+/// and `n = min(G, max(1, N̂ + t))` positions with the margin `t` of [`auto_margin`] list
+/// them all except with probability `10⁻⁶`. If `n ≥ K + 1 − L` the rest of the
+/// cumulative histogram, `K + 1 − L` cells, costs no more noise samples than the
+/// listing, and is measured instead (dense large groups, such as taxis' trips).
+///
+/// # Privacy: no extra ε
+/// Moving one entity moves one group from `s` to `s + 1`. If `s < L`, the head changes
+/// in one cell by one, and neither possible rest changes: the sizes clamped at `L` do
+/// not (both `s` and `s + 1 ≤ L` clamp to `L`), nor do `Hc[j]` for `j ≥ L` (the group
+/// is `≤ j` before and after). If `s ≥ L`, the head does not change, and every possible
+/// rest changes by at most one in L1 (one sorted clamped size by one, Hay et al.
+/// Proposition 3; or the one cell `Hc[s]`, none at `s ≥ K`). So for neighbours `D`,
+/// `D'` either the head's distribution is the same and, *for every choice the head may
+/// lead to*, the rest's noisy vector has sensitivity 1; or every rest's distribution is
+/// the same and the head has sensitivity 1. With independent noise of scale `1/ε` on
+/// every cell, `P[M(D) = (h, r)] = P[H(D) = h] · P[R_{c(h)}(D) = r]`, and in either case
+/// one factor is equal under `D` and `D'` and the other within `e^ε`: the whole output
+/// is ε-differentially private, exactly as the head and a fixed tail together. The
+/// choice `c(h)` reads only the noisy head and public `G`, `L`, `K`, ε (post-processing).
+/// `tests/audit.rs` audits it, and catches a tail sized from the true head.
+pub fn auto_rest(head: &[i64], groups: Count, above: Size, k: Size, epsilon: &Epsilon) -> Rest {
+    let g = i128::from(groups);
+    let estimated = match head.last() {
+        Some(&last) if above > 0 => g - i128::from(last),
+        _ => g,
+    };
+    let margin = i128::from(auto_margin(epsilon));
+    let n = (estimated.saturating_add(margin)).clamp(1, g.max(1)).min(g) as u64;
+    let rest_cells = u64::from(k) + 1 - u64::from(above.min(k));
+    if n >= rest_cells {
+        Rest::Cumulative
+    } else {
+        Rest::Top(n as usize)
+    }
+}
+
+/// The head `Hc[0..L)` (`L` cells). Confidential.
+pub fn true_head<'a>(truth: impl Into<HistRef<'a>>, k: Size, tail: &Tail) -> Vec<i64> {
+    let above = tail.above.min(k);
+    cumulative::head_vector(truth.into(), k, above as usize)
+}
+
+/// The vector measured after the head for `rest`: the `n` largest sizes clamped at `L`
+/// (ascending), or `Hc[L..=K]`. Confidential.
+pub fn true_rest<'a>(
     truth: impl Into<HistRef<'a>>,
     groups: Count,
     k: Size,
     tail: &Tail,
-) -> (Vec<i64>, Vec<i64>) {
+    rest: Rest,
+) -> Vec<i64> {
     let truth = truth.into();
     let above = tail.above.min(k);
-    let head = cumulative::head_vector(truth, k, above as usize);
-    let n = tail.positions(groups);
+    let n = match rest {
+        Rest::Cumulative => {
+            let all = cumulative::true_vector(truth, k);
+            return all[above as usize..].to_vec();
+        }
+        Rest::Top(n) => n,
+    };
     let runs: Vec<(Size, Count)> = unattributed::true_runs(truth, groups, k).collect();
     let mut top = Vec::with_capacity(n);
     'runs: for &(size, count) in runs.iter().rev() {
@@ -245,10 +404,43 @@ pub fn true_vectors<'a>(
     // at `L` so that the shape depends on public values only.
     top.resize(n, i64::from(above));
     top.reverse();
-    (head, top)
+    top
 }
 
-/// The head and tail plus independent discrete Laplace noise with scale `1/ε`.
+/// The head `Hc[0..L)` and the tail `n` largest clamped sizes (ascending) of a tail with
+/// a fixed `m` (`n = min(m, G)`), the vectors [`measure`] adds noise to. Confidential.
+///
+/// # Panics
+/// For an `auto` tail, whose second vector depends on the noisy head: use
+/// [`true_head`] and [`true_rest`].
+pub fn true_vectors<'a>(
+    truth: impl Into<HistRef<'a>>,
+    groups: Count,
+    k: Size,
+    tail: &Tail,
+) -> (Vec<i64>, Vec<i64>) {
+    let truth = truth.into();
+    let m = tail
+        .groups
+        .fixed()
+        .expect("an auto tail's second vector depends on its noisy head");
+    let n = groups.min(Count::from(m)) as usize;
+    (
+        true_head(truth, k, tail),
+        true_rest(truth, groups, k, tail, Rest::Top(n)),
+    )
+}
+
+/// A tail's noisy measurement: the head, and what followed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoisyTail {
+    pub head: Vec<i64>,
+    pub rest: Vec<i64>,
+    pub kind: Rest,
+}
+
+/// The head, then (chosen from the noisy head for an `auto` tail) the rest, each cell
+/// with independent discrete Laplace noise of scale `1/ε`.
 pub fn measure<'a>(
     truth: impl Into<HistRef<'a>>,
     groups: Count,
@@ -256,13 +448,18 @@ pub fn measure<'a>(
     tail: &Tail,
     epsilon: &Epsilon,
     rng: &mut NoiseStream,
-) -> Result<(Vec<i64>, Vec<i64>), NoiseError> {
+) -> Result<NoisyTail, NoiseError> {
     let truth = truth.into();
     let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
-    let (mut head, mut top) = true_vectors(truth, groups, k, tail);
+    let mut head = true_head(truth, k, tail);
     add_noise(&mut head, &noise, rng);
-    add_noise(&mut top, &noise, rng);
-    Ok((head, top))
+    let kind = match tail.groups {
+        TailLength::Fixed(m) => Rest::Top(groups.min(Count::from(m)) as usize),
+        TailLength::Auto => auto_rest(&head, groups, tail.above.min(k), k, epsilon),
+    };
+    let mut rest = true_rest(truth, groups, k, tail, kind);
+    add_noise(&mut rest, &noise, rng);
+    Ok(NoisyTail { head, rest, kind })
 }
 
 /// `Ĥ`, `Ĥg` with variances, and the fit for the consistency step. Post-processing only.
@@ -302,6 +499,7 @@ pub fn estimate(
         steps.push(StepRun {
             size,
             count: b.len as u32,
+            spread: super::pooled_spread(&top[b.start..b.end()], var) as f32,
         });
     }
     let listed_above: Count = tail_runs.iter().map(|r| r.count).sum();
@@ -331,6 +529,15 @@ pub fn estimate(
             head_bound: Some(at_l as f64),
             saturated,
             noise_variance: var,
+            raw: if !options.keep_raw {
+                Vec::new()
+            } else {
+                let mut raw = head.to_vec();
+                let start = raw.len();
+                raw.extend_from_slice(top);
+                raw[start..].sort_unstable();
+                raw
+            },
         }),
     }
 }
@@ -344,8 +551,8 @@ mod tests {
         Epsilon::parse(s).unwrap()
     }
 
-    fn m(groups: u32) -> TailGroups {
-        TailGroups::new(groups).unwrap()
+    fn m(groups: u32) -> TailLength {
+        TailLength::Fixed(TailGroups::new(groups).unwrap())
     }
 
     #[test]
@@ -367,12 +574,23 @@ mod tests {
         let json = serde_json::to_string(&Tail::DEFAULT).unwrap();
         assert_eq!(json, r#"{"above":20,"groups":1000}"#);
         assert_eq!(
-            serde_json::from_str::<TailGroups>("1000").unwrap(),
+            serde_json::from_str::<TailLength>("1000").unwrap(),
             m(1_000)
         );
         for bad in ["0", "10000001", "-1", "\"5\""] {
             assert!(serde_json::from_str::<TailGroups>(bad).is_err(), "{bad}");
+            assert!(serde_json::from_str::<TailLength>(bad).is_err(), "{bad}");
         }
+        // `auto` both ways.
+        assert_eq!(
+            serde_json::to_string(&Tail::AUTO).unwrap(),
+            r#"{"above":20,"groups":"auto"}"#
+        );
+        assert_eq!(
+            serde_json::from_str::<TailLength>("\"auto\"").unwrap(),
+            TailLength::Auto
+        );
+        assert!(serde_json::from_str::<TailLength>("\"Auto\"").is_err());
     }
 
     #[test]
@@ -412,6 +630,7 @@ mod tests {
                 let options = EstimateOptions {
                     cumulative_fit: fit,
                     unattributed_fit: fit,
+                    ..EstimateOptions::default()
                 };
                 // ε = 40: a group 2 above L is far outside the significance margin.
                 let est = estimate(&head, &top, 7, 20, &tail, &eps("40"), &options);

@@ -108,6 +108,18 @@ pub fn estimate(
     epsilon: &Epsilon,
     fit: IsotonicFit,
 ) -> NodeEstimate {
+    estimate_keeping(noisy, groups, k, epsilon, fit, true)
+}
+
+/// [`estimate`], keeping the noisy sizes in the fit only if `keep_raw`.
+pub(super) fn estimate_keeping(
+    noisy: &[i32],
+    groups: Count,
+    k: Size,
+    epsilon: &Epsilon,
+    fit: IsotonicFit,
+    keep_raw: bool,
+) -> NodeEstimate {
     debug_assert_eq!(noisy.len() as Count, groups, "one noisy value per group");
     let var = noise_variance(SENSITIVITY, epsilon);
     let blocks = isotonic::fit(fit, noisy, 0, i64::from(k));
@@ -120,6 +132,10 @@ pub fn estimate(
             variance: var / b.len as f64,
         })
         .collect();
+    let spreads: Vec<f32> = blocks
+        .iter()
+        .map(|b| super::pooled_spread(&noisy[b.start..b.end()], var) as f32)
+        .collect();
     let mut pairs: Vec<(Size, Count)> = Vec::new();
     for run in &runs {
         match pairs.last_mut() {
@@ -130,13 +146,14 @@ pub fn estimate(
     let histogram = CountOfCounts::from_pairs(pairs).expect("rounded block values are sorted");
     // For the consistency step: every group is listed, located by its block.
     let mut steps: Vec<StepRun> = Vec::with_capacity(runs.len());
-    for r in &runs {
+    for (r, &spread) in runs.iter().zip(&spreads) {
         let mut left = r.count;
         while left > 0 {
             let count = left.min(Count::from(u32::MAX)) as u32;
             steps.push(StepRun {
                 size: r.size,
                 count,
+                spread,
             });
             left -= Count::from(count);
         }
@@ -151,6 +168,13 @@ pub fn estimate(
             head_bound: None,
             saturated: false,
             noise_variance: var,
+            raw: if keep_raw {
+                let mut raw: Vec<i64> = noisy.iter().map(|&v| i64::from(v)).collect();
+                raw.sort_unstable();
+                raw
+            } else {
+                Vec::new()
+            },
         }),
     }
 }

@@ -19,6 +19,7 @@ pub mod binomial;
 pub mod household_sizes;
 pub mod random;
 pub mod sample;
+pub mod shapes;
 pub mod taxi;
 pub mod us_blocks;
 pub mod us_counties;
@@ -44,6 +45,23 @@ pub enum Preset {
     /// totals: about 8 million blocks and 122 million households (--scale 0.01 for a
     /// hundredth).
     UsBlocks,
+    /// Robustness shape: households with rare group quarters of medium size (many just
+    /// above 20) over few of 15,360 blocks, many blocks empty.
+    GroupQuarters,
+    /// Robustness shape: dense large sizes (median 120, up to 8,000) in 20 zones.
+    Dense,
+    /// Robustness shape: one child holds 99% of its parent's groups at every level.
+    Skewed,
+    /// Robustness shape: eight levels, most regions with one child.
+    Chain,
+    /// Robustness shape: one group of 9,000 and one of 50,000 among households.
+    Giant,
+    /// Robustness shape: Pareto sizes (α = 1.2) up to 100,000.
+    HeavyTail,
+    /// Robustness shape: 4,000 regions of 0 to 3 groups under one parent.
+    ManyTiny,
+    /// Robustness shape: 400 counties, most empty, the others small.
+    Sparse,
 }
 
 impl Preset {
@@ -54,7 +72,24 @@ impl Preset {
             Preset::UsCounties => us_counties::generate(seed),
             Preset::Taxi => taxi::generate(seed),
             Preset::UsBlocks => Err(GenerateError::StreamedOnly),
+            shape => shape.shape().expect("a shape").build(seed, 1.0),
         }
+    }
+
+    /// The robustness shape this preset draws, if it is one.
+    pub fn shape(self) -> Option<shapes::Shape> {
+        use shapes::Shape;
+        Some(match self {
+            Preset::GroupQuarters => Shape::GroupQuarters,
+            Preset::Dense => Shape::Dense,
+            Preset::Skewed => Shape::Skewed,
+            Preset::Chain => Shape::Chain,
+            Preset::Giant => Shape::Giant,
+            Preset::HeavyTail => Shape::HeavyTail,
+            Preset::ManyTiny => Shape::ManyTiny,
+            Preset::Sparse => Shape::Sparse,
+            Preset::Sample | Preset::UsCounties | Preset::Taxi | Preset::UsBlocks => return None,
+        })
     }
 }
 

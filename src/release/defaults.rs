@@ -7,21 +7,18 @@
 //! * **ε** is split evenly over the levels (the plan's total, `1` unless given). No
 //!   public figure says which level matters more, and every level above the leaves is
 //!   worth measuring: a region measured with its own share of ε beats the sum of its
-//!   descendants' estimates (bottom-up) when it has many of them. On the bundled
-//!   sample (ε = 1, 20 trials, seeds 1–3) the consistent release is well below
-//!   bottom-up at the country (50–57 against 127–137) and the province (28–31 against
-//!   35–39), and pays for it at the districts (20.5 against 7.6); giving the leaves
-//!   half or more lowers the districts' error but brings the provinces to bottom-up's
-//!   (at 60% on the leaves, 36–38 against 37), which no public figure could have told.
-//! * **Method**: `hc` with a tail at every level, `L = min(20, K − 1)` (the head holds
-//!   the sizes households and most groups have; larger groups, such as group quarters,
-//!   are listed) and `m` = the larger of 1,000 and 1% of the largest `G` of the level
-//!   (so that the tail lists at least 1% of every region's groups and a region
-//!   saturates only if more than 1% of its groups are larger than `L`). On coco's
-//!   census-scale benchmark (`gen us-blocks`, ε = 0.2 per level) this beat `hg` at
-//!   every level, blocks of a dozen households included (mean EMD 13.4 against 22.0
-//!   at the blocks, 43 against 463 at the tracts), and plain `hc` at the top (the
-//!   README's county tables).
+//!   descendants' estimates (bottom-up) when it has many of them, and the leaves pay for
+//!   it (the README's accuracy tables).
+//! * **Method**: `hc` with a tail sized from each region's own noisy head at every level
+//!   ([`TailLength::Auto`](crate::estimate::TailLength::Auto)), `L = min(20, K − 1)`: the
+//!   head holds the sizes households and most groups have; each region then lists as
+//!   many of its larger groups as its noisy head says there are, with a margin that runs
+//!   out with probability 10⁻⁶, or, where that would cost more noise samples than the
+//!   rest of the cumulative histogram, measures the rest of it instead (dense large
+//!   sizes, such as taxis' trips). Both are chosen after the head is measured, from its
+//!   noisy output, at no extra ε ([`crate::estimate::tail::auto_rest`] has the proof). So
+//!   the default never runs out of listed positions, whatever the shape of the data,
+//!   and no public figure about how many groups are large is needed.
 //! * Where `K ≤ L + 1` the head alone covers every size: plain `hc` (`K + 1` cells).
 //!
 //! Each level's choice comes with its reason, written into the plan's comments and
@@ -32,15 +29,9 @@
 use super::plan::{Allocation, MaxSize, PlanRuleError, ReleasePlan, allocate};
 use super::tuning::Tuning;
 use crate::data::{Hierarchy, NodeId};
-use crate::estimate::{Method, Tail, TailGroups};
+use crate::estimate::{Method, Tail};
 use crate::histogram::{Count, Size};
 use crate::privacy::Epsilon;
-
-/// The fewest groups a default tail lists (the TUI's default tail).
-pub const MIN_TAIL_GROUPS: TailGroups = Tail::DEFAULT.groups;
-
-/// The share of the level's largest region's groups a default tail lists: 1 in 100.
-pub const TAIL_SHARE: u64 = 100;
 
 /// One level's default and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,22 +100,18 @@ impl PublicDefault {
     }
 }
 
-/// The default tail of a level whose largest region holds `largest` groups, under `K`.
-pub fn default_tail(largest: Count, k: Option<Size>) -> Tail {
-    let share = TailGroups::saturating(largest.div_ceil(TAIL_SHARE));
-    Tail {
-        above: Tail::DEFAULT.above,
-        groups: share.max(MIN_TAIL_GROUPS),
-    }
-    .below(k)
+/// The default tail under `K`: sizes above 20, each region's list sized from its own
+/// noisy head ([`TailLength::Auto`]).
+pub fn default_tail(k: Option<Size>) -> Tail {
+    Tail::AUTO.below(k)
 }
 
 /// The default method of one level (see the module documentation) and its reason,
 /// from the median and the largest `G` of its regions.
 pub fn level_default(median: Count, largest: Count, k: Option<Size>) -> LevelDefault {
-    let tail = default_tail(largest, k);
+    let tail = default_tail(k);
     if let Some(k) = k
-        && k <= Tail::DEFAULT.above + 1
+        && k <= Tail::AUTO.above + 1
     {
         return LevelDefault {
             method: Method::Hc,
@@ -134,23 +121,17 @@ pub fn level_default(median: Count, largest: Count, k: Option<Size>) -> LevelDef
             ),
         };
     }
-    let why_m = if tail.groups == MIN_TAIL_GROUPS {
-        "coco's least"
-    } else if tail.groups == TailGroups::MAX {
-        "the most a tail may list"
-    } else {
-        "1% of the largest region's"
-    };
     LevelDefault {
         method: Method::HcTail(tail),
         reason: format!(
-            "hc + tail: regions hold a median of {} groups (the largest {}); sizes up to {} \
-             as cumulative counts, larger ones listed among each region's {} largest groups \
-             ({why_m})",
+            "hc + tail: regions hold a median of {} groups (the largest {}); sizes below {} \
+             as cumulative counts; each region then lists its groups of size {} or more, as \
+             many as its noisy head says there are (with a margin), or measures the rest of \
+             the cumulative counts where that costs fewer noise samples (no extra ε)",
             group_number(median),
             group_number(largest),
             tail.above,
-            group_number(tail.groups.into()),
+            tail.above,
         ),
     }
 }
@@ -226,18 +207,14 @@ pub fn geometric_ratio(hierarchy: &Hierarchy) -> Epsilon {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::estimate::TailLength;
 
     #[test]
-    fn tails_list_a_share_of_the_largest_region() {
-        assert_eq!(default_tail(0, Some(10_000)).groups.get(), 1_000);
-        assert_eq!(default_tail(15, Some(10_000)).groups.get(), 1_000);
-        assert_eq!(
-            default_tail(122_000_000, Some(10_000)).groups.get(),
-            1_220_000
-        );
-        assert_eq!(default_tail(u64::MAX, None).groups, TailGroups::MAX);
-        assert_eq!(default_tail(10, Some(10_000)).above, 20);
-        assert_eq!(default_tail(10, Some(12)).above, 11);
+    fn default_tails_are_sized_from_the_head() {
+        assert_eq!(default_tail(Some(10_000)), Tail::AUTO);
+        assert_eq!(default_tail(Some(10_000)).groups, TailLength::Auto);
+        assert_eq!(default_tail(Some(10_000)).above, 20);
+        assert_eq!(default_tail(Some(12)).above, 11);
     }
 
     #[test]
@@ -246,26 +223,15 @@ mod tests {
         assert_eq!(d.method, Method::Hc);
         assert!(d.reason.contains("K = 21"), "{}", d.reason);
         let d = level_default(5, 9, Some(10_000));
-        assert!(matches!(d.method, Method::HcTail(_)));
-        assert!(
-            d.reason.contains("1,000 largest groups (coco's least)"),
-            "{}",
-            d.reason
-        );
+        assert_eq!(d.method, Method::HcTail(Tail::AUTO));
         assert!(
             d.reason.contains("median of 5 groups (the largest 9)"),
             "{}",
             d.reason
         );
+        assert!(d.reason.contains("noisy head"), "{}", d.reason);
         assert_eq!(median(&[300_000, 2_500_000, 7]), 300_000);
         assert_eq!(median(&[4, 1]), 1);
-        let d = level_default(300_000, 2_500_000, Some(10_000));
-        assert!(
-            d.reason
-                .contains("25,000 largest groups (1% of the largest region's)"),
-            "{}",
-            d.reason
-        );
     }
 
     #[test]

@@ -66,7 +66,7 @@ use toml_edit::Document;
 use super::plan::{MaxSize, ReleasePlan};
 use super::tuning::Tuning;
 use crate::data::{Dataset, hex};
-use crate::estimate::{Method, TailGroups};
+use crate::estimate::{Method, TailLength};
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;
@@ -294,9 +294,10 @@ impl MethodKind {
 pub struct TailRecord {
     /// `L`.
     pub above: Size,
-    /// `m`. Absent in lines written before the ledger recorded it.
+    /// `m` (a number, or `"auto"`). Absent in lines written before the ledger recorded
+    /// it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub groups: Option<TailGroups>,
+    pub groups: Option<TailLength>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -1962,7 +1963,7 @@ mod tests {
                 level.tail,
                 Some(TailRecord {
                     above: 20,
-                    groups: Some(TailGroups::DEFAULT)
+                    groups: Some(TailLength::Fixed(crate::estimate::TailGroups::DEFAULT))
                 })
             );
         }

@@ -9,7 +9,7 @@ use super::run::Draw;
 use super::tuning::Tuning;
 use crate::consistency::{Consistency, MergeRule};
 use crate::data::Dataset;
-use crate::estimate::{IsotonicFit, TailGroups};
+use crate::estimate::{IsotonicFit, TailLength};
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;
@@ -40,14 +40,50 @@ pub struct ManifestLevel {
     pub tail: Option<ManifestTail>,
     pub nodes: usize,
     pub noise_samples: u64,
+    /// For the levels above the leaves with `wls`: how much the regions' consistent
+    /// estimates leaned on their own measurements (absent otherwise, and in manifests
+    /// written before coco reported it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaning: Option<ManifestLeaning>,
+    /// Regions of this level whose `wls` runs were joined to stay within memory (their
+    /// released counts are approximate; absent when none were).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_joined: Option<u64>,
+}
+
+/// How much a level leaned on its own measurements ([`crate::consistency::guard`]),
+/// averaged over its regions' sizes `0..K`; computed from the noisy measurements only.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestLeaning {
+    /// The weight of the regions' own measurements in their consistent estimates
+    /// (1: their own measurement alone; 0: their children's sum alone).
+    pub own_weight: f64,
+    /// The same weight as the variance model alone would have given it.
+    pub model_own_weight: f64,
+    /// The share of the sizes where the measurements showed that the children's sum
+    /// deserved less weight than the model gave it.
+    pub checked_share: f64,
+}
+
+impl ManifestLeaning {
+    /// From a level's [`crate::consistency::guard::Leaning`], to three decimals.
+    pub fn of(l: &crate::consistency::guard::Leaning) -> Option<ManifestLeaning> {
+        let (own, model) = l.means()?;
+        let round = |x: f64| (x * 1000.0).round() / 1000.0;
+        Some(ManifestLeaning {
+            own_weight: round(own),
+            model_own_weight: round(model),
+            checked_share: round(l.raised / l.cells),
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestTail {
     /// `L`.
     pub above: Size,
-    /// `m`.
-    pub groups: TailGroups,
+    /// `m`: a number, or `"auto"` (each region's list sized from its own noisy head).
+    pub groups: TailLength,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -140,6 +176,8 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
             }),
             nodes: h.level_len(level),
             noise_samples,
+            leaning: draw.leaning().get(level.0).and_then(ManifestLeaning::of),
+            runs_joined: draw.runs_joined().get(level.0).copied().filter(|&n| n > 0),
         })
         .collect();
     let (max_size_source, max_size_epsilon) = match &plan.max_size() {

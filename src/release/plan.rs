@@ -30,7 +30,7 @@ use toml_edit::{Document, Item, Table, Value};
 use crate::consistency::{Consistency, ConsistencyOptions, MergeRule};
 use crate::data::{Hierarchy, LevelId, NodeId};
 use crate::estimate::tail::MAX_GROUPS;
-use crate::estimate::{EstimateOptions, IsotonicFit, Method, Tail, TailGroups};
+use crate::estimate::{EstimateOptions, IsotonicFit, Method, Tail, TailGroups, TailLength};
 use crate::histogram::{Count, Size};
 use crate::privacy::{Epsilon, EpsilonError};
 
@@ -680,11 +680,14 @@ impl ReleasePlan {
         ConsistencyOptions {
             merge: self.merge,
             projection_fit: self.hc_fit,
+            run_budget: crate::consistency::wls::RunBudget::UNBOUNDED,
+            checked: true,
         }
     }
 
     pub fn estimate_options(&self) -> EstimateOptions {
         EstimateOptions {
+            keep_raw: true,
             cumulative_fit: self.hc_fit,
             unattributed_fit: self.hg_fit,
         }
@@ -802,18 +805,26 @@ impl ReleasePlan {
                 level.method.name()
             );
             if let Some(t) = level.method.tail() {
-                let _ = writeln!(
-                    s,
-                    "tail = {{ above = {}, groups = {} }}  # sizes above {} as the {} largest groups' sorted sizes (same ε)",
-                    t.above, t.groups, t.above, t.groups
-                );
+                let _ = match t.groups {
+                    TailLength::Fixed(m) => writeln!(
+                        s,
+                        "tail = {{ above = {}, groups = {m} }}  # sizes above {} as the {m} largest groups' sorted sizes (same ε)",
+                        t.above, t.above
+                    ),
+                    TailLength::Auto => writeln!(
+                        s,
+                        "tail = {{ above = {}, groups = \"auto\" }}  # sizes from {} on as each region's listed groups, as many as its noisy head says (same ε)",
+                        t.above, t.above
+                    ),
+                };
             }
         }
         s
     }
 
     /// Noise samples each level costs: per region K+1 for `hc` and `naive`, G for
-    /// `hg`, L + min(m, G) for `hc` with a tail; `groups` gives each region's public G.
+    /// `hg`, L + min(m, G) for `hc` with a tail (at most L + min(G, K + 1 − L) for an
+    /// `auto` tail); `groups` gives each region's public G.
     pub fn noise_samples(
         &self,
         hierarchy: &Hierarchy,
@@ -1093,7 +1104,7 @@ fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Located> {
     })
 }
 
-const TAIL: &str = "tail = { above = 20, groups = 1000 }: sizes above `above` measured as the sorted sizes of the `groups` largest groups";
+const TAIL: &str = "tail = { above = 20, groups = 1000 } (or groups = \"auto\"): sizes above `above` measured as the sorted sizes of the `groups` largest groups";
 
 /// `tail = { above = L, groups = m }` (`groups` defaults to [`Tail::DEFAULT`]'s).
 fn parse_tail(text: &str, item: &Item) -> Result<Tail, Located> {
@@ -1126,7 +1137,7 @@ fn parse_tail(text: &str, item: &Item) -> Result<Tail, Located> {
                     expected: if what == "above" {
                         "a whole number from 0 to max_size − 1 (the largest size measured in the head is above − 1)"
                     } else {
-                        "a whole number from 1 to 10000000 (how many of the largest groups are listed)"
+                        "a whole number from 1 to 10000000 (how many of the largest groups are listed), or \"auto\" (each region's list sized from its own noisy head)"
                     },
                 },
             )
@@ -1141,11 +1152,15 @@ fn parse_tail(text: &str, item: &Item) -> Result<Tail, Located> {
                 )
             }
             "groups" => {
-                groups = value
-                    .as_integer()
-                    .and_then(|n| u32::try_from(n).ok())
-                    .and_then(|n| TailGroups::new(n).ok())
-                    .ok_or_else(|| bad_number("groups"))?
+                groups = match value.as_str() {
+                    Some("auto") => TailLength::Auto,
+                    _ => value
+                        .as_integer()
+                        .and_then(|n| u32::try_from(n).ok())
+                        .and_then(|n| TailGroups::new(n).ok())
+                        .map(TailLength::Fixed)
+                        .ok_or_else(|| bad_number("groups"))?,
+                }
             }
             _ => {
                 return Err((
@@ -1340,7 +1355,7 @@ method = "hc"
             plan.levels[0].method,
             Method::HcTail(Tail {
                 above: 20,
-                groups: TailGroups::new(500).unwrap()
+                groups: TailLength::Fixed(TailGroups::new(500).unwrap())
             })
         );
         assert_eq!(parse(&plan.to_toml()).unwrap().levels, {

@@ -20,10 +20,16 @@
 //!   are counted as `min(G, K + 1, HANDFUL)` per region, plus the actual bound for the
 //!   few regions with more groups.
 //! * **The released histograms**: 16 bytes per distinct size and 8 per region.
+//! * **The noisy measurements of the regions above the leaves**, which `wls` checks its
+//!   combination against: 8 bytes per measured value (`K + 1` per `hc` region, `G` per
+//!   `hg` region, `L` plus the listed groups per region with a tail).
 //! * **`wls`**: the combined runs of every region above the leaves and one level's
-//!   targets, 32 bytes per run, at most [`crate::consistency::wls::piece_cap`] runs per
-//!   region (a cap that joins the most alike runs of a region beyond it; the largest
-//!   counties of us-blocks reach it), so this part is a bound.
+//!   targets, [`crate::consistency::wls::RUN_BYTES`] per run. A region holds as many runs
+//!   as its function has, up to its share of half the memory available
+//!   ([`crate::consistency::wls::RunBudget`]); what is counted here is the least that
+//!   budget leaves every region, [`crate::consistency::wls::MIN_REGION_RUNS`] runs (or
+//!   `K + 1`), so a plan is refused only if even that does not fit, and a release says
+//!   where runs were joined.
 //!
 //! The memory available is what the operating system reports (read with `sysinfo` on
 //! every platform: `MemAvailable` on Linux), lowered to the room left under a cgroup
@@ -35,8 +41,8 @@
 //! # Formula
 //! With `T` worker threads, `W(v)` the measuring need of region `v` and `d(v) =
 //! min(G_v, K + 1, HANDFUL)`: `bytes = Σ_{T largest} W(v) + Σ_v (8 + 16·d(v)) + Σ_v
-//! kept(v) + [wls] Σ_{internal levels l} 32·n_l·min(K + 1, cap_l) + max_l (same for one
-//! level)`. Noise samples: `K + 1` per `hc` or `naive` region, `G_v` per `hg` region,
+//! kept(v) + Σ_{v above the leaves} 8·raw(v) + [wls] Σ_{internal levels l} R·n_l·min(K + 1,
+//! 256) + max_l (same for one level)`, `R` the bytes of one run. Noise samples: `K + 1` per `hc` or `naive` region, `G_v` per `hg` region,
 //! `L + min(m, G_v)` per region with a tail, one for a private `K`.
 
 use thiserror::Error;
@@ -94,8 +100,10 @@ fn working_bytes(method: Method, groups: Count, k: Size, options: &EstimateOptio
         Method::Hc => 32 * cells,
         // The head's cells and the listed groups, fitted as Hg (L1 needs 12 bytes per
         // value), and the steps the consistency step keeps.
+        // An `auto` tail of a region that may measure the rest of `Hc` instead: as `hc`.
+        Method::HcTail(t) if may_continue(t, groups, k) => 32 * cells,
         Method::HcTail(t) => {
-            let n = t.positions(groups) as u64;
+            let n = t.max_positions(groups, k);
             32 * (u64::from(t.above.min(k)) + 1) + 28 * n
         }
         Method::Naive => 40 * cells,
@@ -104,6 +112,23 @@ fn working_bytes(method: Method, groups: Count, k: Size, options: &EstimateOptio
             IsotonicFit::L2 => groups.saturating_mul(4),
         },
     }
+}
+
+/// The noisy values a region's measurement holds at most (kept for the regions above
+/// the leaves: [`crate::estimate::NodeFit::raw`]).
+fn raw_values(method: Method, groups: Count, k: Size) -> u64 {
+    match method {
+        Method::Hc | Method::Naive => u64::from(k) + 1,
+        Method::Hg => groups,
+        Method::HcTail(t) if may_continue(t, groups, k) => u64::from(k) + 1,
+        Method::HcTail(t) => u64::from(t.above.min(k)) + t.max_positions(groups, k),
+    }
+}
+
+/// Whether an `auto` tail of a region with `groups` groups may measure all of `Hc`.
+fn may_continue(tail: crate::estimate::Tail, groups: Count, k: Size) -> bool {
+    tail.groups == crate::estimate::TailLength::Auto
+        && groups >= u64::from(k) + 1 - u64::from(tail.above.min(k))
 }
 
 /// Distinct sizes, fit runs or steps counted per region when it could hold more: "a
@@ -133,7 +158,8 @@ fn kept_bytes(method: Method, groups: Count, k: Size, kept: Kept) -> u64 {
         let (head, steps) = match method {
             Method::Hc => (cells, 0),
             Method::Hg => (0, groups),
-            Method::HcTail(t) => (u64::from(t.above.min(k)) + 1, t.positions(groups) as u64),
+            Method::HcTail(t) if may_continue(t, groups, k) => (cells, 0),
+            Method::HcTail(t) => (u64::from(t.above.min(k)) + 1, t.max_positions(groups, k)),
             Method::Naive => (0, 0),
         };
         bytes += 48 + 16 * head.min(HANDFUL) + 8 * steps.min(HANDFUL);
@@ -172,6 +198,9 @@ pub fn needs(
         samples = samples.saturating_add(setting.method.noise_samples(g, max_size));
         released = released.saturating_add(8 + 16 * g.min(cells).min(HANDFUL));
         estimates = estimates.saturating_add(kept_bytes(setting.method, g, max_size, kept));
+        if kept.fits && !h.node(id).is_leaf() {
+            estimates = estimates.saturating_add(8 * raw_values(setting.method, g, max_size));
+        }
         all_fit &= setting.method != Method::Naive;
     }
     working.sort_unstable_by_key(|&w| std::cmp::Reverse(w));
@@ -208,8 +237,10 @@ pub fn needs(
         let mut widest: u64 = 0;
         for level in h.levels().take(h.depth().saturating_sub(1)) {
             let n = h.level_len(level);
-            let runs = (crate::consistency::wls::piece_cap(n) as u64).min(cells);
-            let level_bytes = 32u64.saturating_mul(n as u64).saturating_mul(runs);
+            let runs = (crate::consistency::wls::MIN_REGION_RUNS as u64).min(cells);
+            let level_bytes = crate::consistency::wls::RUN_BYTES
+                .saturating_mul(n as u64)
+                .saturating_mul(runs);
             stored = stored.saturating_add(level_bytes);
             widest = widest.max(level_bytes);
         }
@@ -459,8 +490,10 @@ mod tests {
         assert_eq!(hc.bytes, 2 * 32 * cells + released + 8);
         assert_eq!(hc.noise_samples, 8 * cells);
 
-        // wls keeps the fits (a record and a handful of runs each) and its own runs of
-        // the 3 regions above the leaves, at most K + 1 each here, plus one level's.
+        // wls keeps the fits (a record and a handful of runs each), the noisy cells of
+        // the 3 regions above the leaves (K + 1 each, for its check), and its own runs of
+        // those regions: the least its budget leaves them, 256 runs each (K + 1 = 1001
+        // is more), plus one level's.
         let wls = needs(
             &d,
             &all_nodes(&d),
@@ -471,8 +504,9 @@ mod tests {
             FITS,
             2,
         );
-        let fits = 8 * (1 + 48 + 16 * HANDFUL);
-        let runs = 32 * cells * (1 + 2) + 32 * cells * 2;
+        let fits = 8 * (1 + 48 + 16 * HANDFUL) + 3 * 8 * cells;
+        let run = crate::consistency::wls::RUN_BYTES;
+        let runs = run * 256 * (1 + 2) + run * 256 * 2;
         assert_eq!(wls.bytes, 2 * 32 * cells + released + fits + runs);
         assert!(
             wls.parts
@@ -546,7 +580,9 @@ mod tests {
         let d = tiny();
         let tail = Method::HcTail(crate::estimate::Tail {
             above: 16,
-            groups: crate::estimate::TailGroups::new(50).unwrap(),
+            groups: crate::estimate::TailLength::Fixed(
+                crate::estimate::TailGroups::new(50).unwrap(),
+            ),
         });
         let at = |k| {
             needs(

@@ -191,7 +191,12 @@ pub fn estimate_nodes(
                     level: h.level_name(level).to_string(),
                     source,
                 })?;
-                out.push(estimate::estimate(&m, options));
+                // The noisy measurement is kept for the regions with children only.
+                let options = EstimateOptions {
+                    keep_raw: !h.node(id).is_leaf(),
+                    ..*options
+                };
+                out.push(estimate::estimate(&m, &options));
             }
             if let Some(p) = progress {
                 p(
@@ -237,6 +242,21 @@ pub struct PlanEstimates {
     /// Indexed by [`NodeId`].
     pub estimates: Estimates,
     pub charges: Charges,
+}
+
+/// The plan's consistency options for `dataset`, with `wls`'s memory budget sized from
+/// the memory available now.
+pub fn consistency_options(
+    plan: &ReleasePlan,
+    dataset: &Dataset,
+) -> crate::consistency::ConsistencyOptions {
+    crate::consistency::ConsistencyOptions {
+        run_budget: crate::consistency::wls::RunBudget::from_available(
+            resources::available_memory().bytes,
+            dataset.hierarchy.depth(),
+        ),
+        ..plan.consistency_options()
+    }
 }
 
 /// What the plan's consistency step needs of each estimate (and, for previews, the
@@ -346,8 +366,12 @@ pub struct Draw {
     consistency: Consistency,
     /// Why the plan's consistency step was replaced, if it was.
     fallback: Option<String>,
-    /// What the operator should know about the estimates (saturated tails).
+    /// What the operator should know about the estimates (saturated tails, runs joined).
     warnings: Vec<String>,
+    /// Per level, how much `wls` leaned on the regions' own measurements.
+    leaning: Vec<crate::consistency::guard::Leaning>,
+    /// Per level, regions whose `wls` runs were joined to stay within memory.
+    runs_joined: Vec<u64>,
     /// The draw's ledger id: every ledger line about this draw carries it.
     id: String,
 }
@@ -391,6 +415,16 @@ impl Draw {
         &self.warnings
     }
 
+    /// Per level (root first), how much `wls` leaned on the regions' own measurements.
+    pub fn leaning(&self) -> &[crate::consistency::guard::Leaning] {
+        &self.leaning
+    }
+
+    /// Per level, regions whose `wls` runs were joined to stay within memory.
+    pub fn runs_joined(&self) -> &[u64] {
+        &self.runs_joined
+    }
+
     /// The draw's ledger id: every ledger line about this draw carries it.
     pub fn id(&self) -> &str {
         &self.id
@@ -417,13 +451,14 @@ pub fn draw(
         &est.estimates,
         dataset.public().groups,
         est.max_size,
-        &plan.consistency_options(),
+        &consistency_options(plan, dataset),
     )?;
     phase.done();
     let phase = crate::timing::phase("checks");
     let checks = check_release(dataset.public(), &consistent.histograms, est.max_size);
     phase.done();
-    let warnings = saturated_tails(&dataset.hierarchy, plan, &est.estimates);
+    let mut warnings = saturated_tails(&dataset.hierarchy, plan, &est.estimates);
+    warnings.extend(joined_runs(&dataset.hierarchy, &consistent.capped));
     Ok(Draw {
         max_size: est.max_size,
         histograms: consistent.histograms,
@@ -433,6 +468,8 @@ pub fn draw(
         consistency: consistent.used,
         fallback: consistent.fallback,
         warnings,
+        leaning: consistent.leaning,
+        runs_joined: consistent.capped,
         id: super::ledger::new_id(),
     })
 }
@@ -466,6 +503,24 @@ pub fn saturated_tails(
         }
     }
     out
+}
+
+/// One warning per level where `wls` joined some region's runs to stay within the
+/// memory it had ([`crate::consistency::wls::RunBudget`]).
+pub fn joined_runs(hierarchy: &crate::data::Hierarchy, capped: &[u64]) -> Vec<String> {
+    hierarchy
+        .levels()
+        .zip(capped)
+        .filter(|&(_, &n)| n > 0)
+        .map(|(level, &n)| {
+            format!(
+                "{}: wls joined the most alike runs of {} of {} regions to stay within the memory available (their released counts are approximate): free memory or raise COCO_MEMORY_LIMIT",
+                hierarchy.level_name(level),
+                crate::inspect::thousands(u128::from(n)),
+                crate::inspect::thousands(hierarchy.level_len(level) as u128),
+            )
+        })
+        .collect()
 }
 
 /// The guarantee of the charges, which must equal the plan's stated total.

@@ -11,7 +11,7 @@ use ratatui::widgets::{Paragraph, Row, Table};
 
 use crate::consistency::Consistency;
 use crate::data::LevelId;
-use crate::estimate::Tail;
+use crate::estimate::{Tail, TailLength};
 use crate::histogram::Size;
 use crate::preview::fmt_num;
 use crate::privacy::{Epsilon, Rounding};
@@ -171,7 +171,7 @@ fn parse_tail(text: &str, level: &str) -> Result<Option<Tail>, String> {
     }
     let bad = || {
         format!(
-            "{text:?}: expected L (a size) or L,m (m the groups listed, 1 to 10000000), or none"
+            "{text:?}: expected L (a size) or L,m (m the groups listed, 1 to 10000000, or auto), or none"
         )
     };
     let mut parts = text.splitn(2, [',', ' ']).map(str::trim);
@@ -182,9 +182,10 @@ fn parse_tail(text: &str, level: &str) -> Result<Option<Tail>, String> {
     let groups = match parts.next().filter(|g| !g.is_empty()) {
         None => Tail::DEFAULT.groups,
         // Out of range: the plan model's message, naming the level.
+        Some(g) if g.eq_ignore_ascii_case("auto") => TailLength::Auto,
         Some(g) => {
             let g = g.replace('_', "").parse::<u32>().ok().ok_or_else(bad)?;
-            tail_groups(level, g).map_err(|e| e.to_string())?
+            TailLength::Fixed(tail_groups(level, g).map_err(|e| e.to_string())?)
         }
     };
     Ok(Some(Tail { above, groups }))
