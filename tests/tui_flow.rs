@@ -454,7 +454,13 @@ fn a_draw_over_the_cap_is_refused_and_spends_nothing() {
     let home = tempfile::tempdir().unwrap();
     let ledger = Ledger::at(home.path());
     let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
-    ledger.set_cap(&dataset.fingerprint(), &e("0.5")).unwrap();
+    ledger
+        .set_cap(
+            &coco::release::ledger::CapKey::Digest(dataset.fingerprint()),
+            &e("0.5"),
+            None,
+        )
+        .unwrap();
     let mut rt = runtime(home.path(), SAMPLE);
     act(&mut rt, &[Action::ScreenBudget]);
     assert!(rt.text(100, 30).contains("over the cap"));

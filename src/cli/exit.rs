@@ -59,7 +59,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     fn ledger(e: &LedgerError) -> u8 {
         match e {
             e if e.is_policy() => codes::POLICY,
-            LedgerError::Config { .. } => codes::INPUT,
+            LedgerError::Config { .. } | LedgerError::CapKey { .. } => codes::INPUT,
             _ => codes::FAILURE,
         }
     }
