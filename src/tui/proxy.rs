@@ -58,6 +58,7 @@ pub fn submit(app: &mut App, text: &str) -> Result<(), String> {
     app.outbox.push(Command::Start(Job::Proxy {
         spec,
         dataset: session.dataset.clone(),
+        ledger: app.ledger.clone(),
     }));
     app.info(format!("opening the proxy {text}…"));
     Ok(())
