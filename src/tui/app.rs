@@ -536,6 +536,7 @@ impl App {
                 self.proxy = Default::default();
                 self.budget = Default::default();
                 self.dataset = Default::default();
+                self.note_figures();
                 self.remember(&dir);
                 // A warning (a bad keymap) stays up until the next key.
                 if !matches!(self.message, Some((Tone::Warning | Tone::Error, _))) {
@@ -549,6 +550,17 @@ impl App {
                 self.load = LoadState::Failed { dir, message };
             }
             _ => {}
+        }
+    }
+
+    /// The Dataset and Hierarchy screens show confidential figures (entities, the
+    /// largest true size, true histograms): once one is on screen, a size typed into the
+    /// plan is recorded as possibly read off them.
+    fn note_figures(&mut self) {
+        if matches!(self.screen, Screen::Dataset | Screen::Hierarchy)
+            && let Some(s) = &mut self.session
+        {
+            s.saw_confidential_figures();
         }
     }
 
@@ -710,6 +722,7 @@ fn screen_action(app: &mut App, action: Action) {
 /// have drawn meanwhile.
 fn go(app: &mut App, screen: Screen) {
     app.screen = screen;
+    app.note_figures();
     if matches!(screen, Screen::Budget | Screen::Release) {
         let ledger = app.ledger.clone();
         if let Some(s) = &mut app.session {
