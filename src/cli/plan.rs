@@ -217,7 +217,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         "total ε = {}{}",
         with_exact(&plan_total),
         match &out {
-            Some(path) => format!("; plan written to {}", path.display()),
+            Some(path) => format!("; plan written to {}", super::shown(path.display())),
             None => String::new(),
         }
     );

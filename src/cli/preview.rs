@@ -78,7 +78,7 @@ fn choose_plan(dataset: &Dataset, config: Option<&PathBuf>) -> Result<Chosen> {
     match config {
         Some(path) => Ok(Chosen {
             plan: load_plan(dataset, path)?,
-            source: format!("{}", path.display()),
+            source: super::shown(path.display()),
         }),
         None => {
             let one = Epsilon::from_ratio(1, 1).expect("1");

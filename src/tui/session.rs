@@ -70,9 +70,14 @@ impl LedgerStatus {
                 ..LedgerStatus::default()
             };
         };
-        let status = ledger.read().and_then(|read| {
+        let status = ledger.read_anchored().and_then(|(read, anchor)| {
             let caps = ledger.cap_status(&read, identity)?;
-            Ok((read.fail_closed(&ledger.path()).err(), caps))
+            // A defect, or a ledger that lost lines its anchor records: draws stop.
+            let defect = read
+                .fail_closed(&ledger.path())
+                .and_then(|()| ledger.check_anchor(&read, anchor.as_ref()).map(|_| ()))
+                .err();
+            Ok((defect, caps))
         });
         match status {
             Ok((defect, caps)) => LedgerStatus {
