@@ -77,9 +77,7 @@ impl PopulationKeys {
     /// Whether a dataset recorded with population key `key` and first-level keys
     /// `parts` holds the same population as this one (see the module documentation).
     pub fn matches(&self, key: &str, parts: &[String]) -> bool {
-        self.near.contains(key)
-            || self.parts.iter().any(|p| p == key)
-            || parts.iter().any(|p| *p == self.key)
+        self.near.contains(key) || self.parts.iter().any(|p| p == key) || parts.contains(&self.key)
     }
 
     /// Whether a key alone (a cap's key) names this population, a neighbour or one of

@@ -558,12 +558,18 @@ impl Config {
     }
 }
 
+/// Where a value is in `config.toml`'s text.
+type Span = Option<std::ops::Range<usize>>;
+
+/// Reads an ε from a value's text (or its quoted string), naming its line.
+type ReadEpsilon<'a> = &'a dyn Fn(Option<&str>, Span) -> Result<Epsilon, LedgerError>;
+
 /// A directory cap written as `{ epsilon = …, content = …, population = … }`.
 fn cap_table(
     key: &CapKey,
     t: &toml_edit::InlineTable,
-    eps: &dyn Fn(Option<&str>, Option<std::ops::Range<usize>>) -> Result<Epsilon, LedgerError>,
-    err: &dyn Fn(Option<std::ops::Range<usize>>, String) -> LedgerError,
+    eps: ReadEpsilon<'_>,
+    err: &dyn Fn(Span, String) -> LedgerError,
 ) -> Result<(Epsilon, CapData), LedgerError> {
     let mut cap = None;
     let mut data = CapData::default();
