@@ -7,6 +7,10 @@
 //! `count` as 64-bit integers, in row groups of [`BATCH_ROWS`] rows. The copy loads
 //! with the same summary (`coco inspect`) as the original, apart from file names, sizes
 //! and digests. A table already in Parquet is copied as it is.
+//!
+//! The copy is as confidential as the original: the directory is created readable by
+//! its owner only (mode 0700, and 0700 for any parent it has to create) and every file
+//! in it 0600, whatever the original's modes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -55,7 +59,7 @@ pub fn to_parquet(src: &Path, out: &Path) -> Result<Converted, ConvertError> {
             path: out.to_path_buf(),
         });
     }
-    std::fs::create_dir_all(out).map_err(|e| failed(out)(e.to_string()))?;
+    private_dir(out).map_err(|e| failed(out)(e.to_string()))?;
     let mut files = Vec::new();
     for input in &dataset.inputs {
         let from = src.join(&input.path);
@@ -70,11 +74,44 @@ pub fn to_parquet(src: &Path, out: &Path) -> Result<Converted, ConvertError> {
         if table {
             csv_to_parquet(&from, &to).map_err(failed(&to))?;
         } else {
-            std::fs::copy(&from, &to).map_err(|e| failed(&to)(e.to_string()))?;
+            copy_private(&from, &to).map_err(|e| failed(&to)(e.to_string()))?;
         }
         files.push(name);
     }
     Ok(Converted { dataset, files })
+}
+
+/// Creates a directory (and missing parents) readable by its owner only.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// Creates a new file readable by its owner only.
+fn create_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// Copies a file's bytes into a new file readable by its owner only (`fs::copy` would
+/// copy the original's mode too).
+fn copy_private(from: &Path, to: &Path) -> std::io::Result<()> {
+    let mut src = std::fs::File::open(from)?;
+    let mut dst = create_private(to)?;
+    std::io::copy(&mut src, &mut dst)?;
+    dst.sync_all()
 }
 
 /// Whether a column of the contract holds numbers.
@@ -109,7 +146,7 @@ fn csv_to_parquet(from: &Path, to: &Path) -> Result<(), String> {
             })
             .collect::<Vec<_>>(),
     ));
-    let file = std::fs::File::create(to).map_err(|e| e.to_string())?;
+    let file = create_private(to).map_err(|e| e.to_string())?;
     let mut out = std::io::BufWriter::new(file);
     let mut writer = ArrowWriter::try_new(
         &mut out,

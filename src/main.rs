@@ -73,7 +73,8 @@ fn main() -> ExitCode {
             if e.downcast_ref::<ExitWith>().is_none() {
                 // Values quoted from input files are cut where they are quoted; this
                 // bounds whatever else a message lists (level names, columns, …).
-                let message = cut_message(&format!("{e:#}"));
+                // A path or a quoted value may hold a terminal's escape codes: escaped.
+                let message = cut_message(&cli::shown(format!("{e:#}")));
                 eprintln!("error: {message}");
                 if json {
                     let value = serde_json::json!({ "error": message, "exit_code": code });

@@ -7,7 +7,11 @@
 //!
 //! * **A proxy directory**: any dataset in coco's input format with exactly the same
 //!   hierarchy (levels, regions and their codes), e.g. an earlier census that has been
-//!   published. Its group counts may differ from the confidential ones.
+//!   published. Its group counts may differ from the confidential ones. It must not be
+//!   confidential data itself: a directory whose content digest or population key
+//!   ([`crate::data::population`]: the same groups under another hierarchy, or one
+//!   entity more or fewer) matches the dataset's, or any dataset's the ledger records
+//!   a draw from, is refused. A plan tuned on it would not be public.
 //! * **The synthetic proxy** ([`synthetic`]): each leaf region's public `G` groups with
 //!   sizes drawn from a fixed public model ([`SyntheticModel`]): vacant units, households
 //!   from the shifted-Poisson model of [`crate::generate::household_sizes`] (mean 2.5),
@@ -29,6 +33,7 @@ use crate::generate::binomial::binomial;
 use crate::generate::household_sizes::SizeModel;
 use crate::generate::random::GenRng;
 use crate::histogram::{Count, HistogramSet, Size};
+use crate::release::ledger::{DatasetIdentity, Ledger, LedgerError};
 use libm::{exp, log as ln};
 
 /// Which proxy to preview against.
@@ -89,15 +94,31 @@ pub enum ProxyError {
         expected: usize,
         first: String,
     },
+    /// The proxy is confidential data: the dataset itself, or data a draw was made on.
+    #[error(
+        "proxy {dir}: {why}: a proxy must be public data (an earlier published census, or \"synthetic\"); a plan tuned on confidential data would not be public"
+    )]
+    Confidential { dir: PathBuf, why: String },
+    #[error("proxy: cannot check it against the ledger: {0}")]
+    Ledger(#[from] LedgerError),
 }
 
+/// The synthetic proxy's label.
+pub const SYNTHETIC_LABEL: &str = "synthetic proxy (public G, model sizes)";
+
 /// Opens a proxy for `dataset`: builds the synthetic one from its public part, or
-/// loads a directory and checks that its hierarchy is the dataset's.
-pub fn open(spec: &ProxySpec, dataset: &Dataset) -> Result<Proxy, ProxyError> {
+/// loads a directory, checks that its hierarchy is the dataset's and that it is not
+/// confidential data: not the dataset's data (by content digest or population key) nor
+/// any dataset's the ledger records a draw from.
+pub fn open(
+    spec: &ProxySpec,
+    dataset: &Dataset,
+    ledger: Option<&Ledger>,
+) -> Result<Proxy, ProxyError> {
     match spec {
         ProxySpec::Synthetic => Ok(Proxy {
             dataset: Arc::new(synthetic(dataset.public(), &SyntheticModel::default())),
-            label: "synthetic proxy (public G, model sizes)".into(),
+            label: SYNTHETIC_LABEL.into(),
         }),
         ProxySpec::Dir(dir) => {
             let proxy = Dataset::load(dir)?;
@@ -106,12 +127,55 @@ pub fn open(spec: &ProxySpec, dataset: &Dataset) -> Result<Proxy, ProxyError> {
                 &proxy.hierarchy,
                 &dir.join("hierarchy.csv"),
             )?;
+            not_confidential(dir, &proxy, dataset, ledger)?;
             Ok(Proxy {
                 label: format!("proxy {}", proxy.name()),
                 dataset: Arc::new(proxy),
             })
         }
     }
+}
+
+/// Refuses a proxy that is the dataset's data, or data the ledger records a draw from.
+fn not_confidential(
+    dir: &Path,
+    proxy: &Dataset,
+    dataset: &Dataset,
+    ledger: Option<&Ledger>,
+) -> Result<(), ProxyError> {
+    let refuse = |why: String| ProxyError::Confidential {
+        dir: dir.to_path_buf(),
+        why,
+    };
+    let mine = DatasetIdentity::of(proxy);
+    let theirs = DatasetIdentity::of(dataset);
+    if mine.content == theirs.content {
+        return Err(refuse(
+            "it holds the confidential dataset's own data (the same content digest)".into(),
+        ));
+    }
+    if let (Some(a), Some(b)) = (&mine.population, &theirs.population)
+        && a.matches(&b.key, &b.parts)
+    {
+        return Err(refuse(
+            "it holds the confidential dataset's groups (the same population key: the same non-empty groups under another hierarchy, one entity more or fewer, or one of its regions)".into(),
+        ));
+    }
+    if let Some(ledger) = ledger {
+        let read = ledger.read()?;
+        if let Some(e) = read
+            .draws()
+            .into_iter()
+            .find(|e| mine.same_data(&e.dataset))
+        {
+            return Err(refuse(format!(
+                "the ledger records a draw from the same data (draw {}, {}): it is confidential data",
+                e.id,
+                crate::data::text::escape_controls(&e.dataset.dir)
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Checks that `proxy` has `expected`'s levels and regions (codes, parents, order);

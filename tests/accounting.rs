@@ -57,7 +57,8 @@ fn set_cap(key: &str, eps: &str, home: &Path) {
 #[test]
 fn the_old_set_cap_flag_still_works_with_a_note() {
     let home = tempfile::tempdir().unwrap();
-    let o = coco(&["ledger", "--set-cap", "abc", "1/2"], home.path());
+    let digest = "ab".repeat(32);
+    let o = coco(&["ledger", "--set-cap", &digest, "1/2"], home.path());
     assert!(o.status.success(), "{}", text(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -65,10 +66,14 @@ fn the_old_set_cap_flag_still_works_with_a_note() {
         "{err}"
     );
     let config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
-    assert!(config.contains("abc = \"0.5\""), "{config}");
-    let o = coco(&["ledger", "set-cap", "abc", "x"], home.path());
+    assert!(config.contains(&format!("{digest} = \"0.5\"")), "{config}");
+    let o = coco(&["ledger", "set-cap", &digest, "x"], home.path());
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
-    assert!(text(&o).contains("set-cap abc x"), "{}", text(&o));
+    assert!(
+        text(&o).contains(&format!("set-cap {digest} x")),
+        "{}",
+        text(&o)
+    );
 }
 
 /// Problem 1: totals beyond what an operator may type (18 significant digits, or
@@ -233,12 +238,13 @@ fn spending_is_keyed_by_content_not_bytes() {
         );
         assert!(!out.exists());
     }
-    // Other data is another dataset.
+    // Other data is another dataset: three entities more in one household (one more
+    // would be a neighbour, which the population key charges; see tests/trust.rs).
     let other = copy_sample(&tmp.path().join("other"));
     let groups = std::fs::read_to_string(other.join("groups.csv")).unwrap();
     std::fs::write(
         other.join("groups.csv"),
-        groups.replacen("H000001,0101,4", "H000001,0101,5", 1),
+        groups.replacen("H000001,0101,4", "H000001,0101,7", 1),
     )
     .unwrap();
     let o = release(&other, &p, &tmp.path().join("out-other"), &home);

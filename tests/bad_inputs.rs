@@ -146,14 +146,20 @@ fn plan_of(case: &str) -> PathBuf {
 }
 
 /// A fresh `COCO_HOME`, with the case's `home/` files copied in.
+/// A case's coco home, private as coco makes it (a looser one is tightened with a note
+/// on standard error, which `tests/trust.rs` checks).
 fn home_for(case: &str, root: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
     let home = root.join("home");
     std::fs::create_dir_all(&home).unwrap();
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o700)).unwrap();
     let own = fixtures().join(case).join("home");
     if own.is_dir() {
         for entry in std::fs::read_dir(own).unwrap() {
             let entry = entry.unwrap();
-            std::fs::copy(entry.path(), home.join(entry.file_name())).unwrap();
+            let to = home.join(entry.file_name());
+            std::fs::copy(entry.path(), &to).unwrap();
+            std::fs::set_permissions(&to, std::fs::Permissions::from_mode(0o600)).unwrap();
         }
     }
     home

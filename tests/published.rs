@@ -46,6 +46,15 @@ fn secrets(dir: &Path) -> Vec<(String, String)> {
     let d = coco::data::Dataset::load(dir).unwrap();
     found.push(("coco 0.1's dataset fingerprint".into(), d.fingerprint()));
     found.push(("content digest".into(), d.content_digest()));
+    // The hierarchy-independent spending key (issue 23) and its first-level regions'.
+    let population = d.population_keys();
+    found.push(("population key".into(), population.key));
+    for (i, part) in population.parts.into_iter().enumerate() {
+        found.push((
+            format!("population key of region {i} of the first level"),
+            part,
+        ));
+    }
     for f in &d.inputs {
         found.push((format!("recorded sha256 of {}", f.path), f.sha256.clone()));
     }

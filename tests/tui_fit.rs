@@ -71,7 +71,11 @@ fn cuts(buffer: &Buffer) -> Vec<(u16, u16, String)> {
                 .rsplit("  ")
                 .next()
                 .unwrap_or("")
-                .trim_start();
+                .trim_start()
+                // A chart's line may run up to its axis title (braille dots, marks).
+                .trim_start_matches(|c: char| {
+                    ('\u{2800}'..='\u{28FF}').contains(&c) || matches!(c, '•' | '·')
+                });
             if FLUSH_BY_DESIGN.iter().any(|t| last.starts_with(t))
                 || LEGENDS.contains(&run.as_str())
             {

@@ -318,10 +318,10 @@ fn results_of_an_older_plan_are_stale_and_the_latest_run_wins() {
 fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
     let home = tempfile::tempdir().unwrap();
     let mut rt = runtime(home.path(), SAMPLE);
-    act(
-        &mut rt,
-        &[Action::ScreenTradeoff, Action::ToggleView, Action::Run],
-    );
+    // The screen defaults to the public proxy: the confidential data is chosen.
+    act(&mut rt, &[Action::ScreenTradeoff, Action::ChooseProxy]);
+    answer(&mut rt, "none");
+    act(&mut rt, &[Action::ToggleView, Action::Run]);
     let f = &rt.app.tradeoff.frontier.as_ref().unwrap().frontier;
     let rec = f.recommendation.as_ref().unwrap();
     let budgets = rec.budgets.clone();
@@ -454,7 +454,13 @@ fn a_draw_over_the_cap_is_refused_and_spends_nothing() {
     let home = tempfile::tempdir().unwrap();
     let ledger = Ledger::at(home.path());
     let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
-    ledger.set_cap(&dataset.fingerprint(), &e("0.5")).unwrap();
+    ledger
+        .set_cap(
+            &coco::release::ledger::CapKey::Digest(dataset.fingerprint()),
+            &e("0.5"),
+            None,
+        )
+        .unwrap();
     let mut rt = runtime(home.path(), SAMPLE);
     act(&mut rt, &[Action::ScreenBudget]);
     assert!(rt.text(100, 30).contains("over the cap"));
@@ -1261,4 +1267,184 @@ fn the_export_format_is_chosen_on_the_release_screen() {
         rt.app.release.format,
         coco::release::export::OutputFormat::Csv
     );
+}
+
+/// Issue 23, problem 6: `r` pressed while the proxy is still opening never runs the
+/// preview on the confidential data: it waits for the proxy and runs on it. Before, it
+/// ran on the confidential data while the status line named the proxy.
+#[test]
+fn a_run_asked_for_while_the_proxy_opens_waits_for_it() {
+    use coco::tradeoff::PreviewData;
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    rt.act(Action::ScreenPreview);
+    rt.act(Action::ChooseProxy);
+    rt.act(Action::CursorEnd);
+    for _ in 0..20 {
+        rt.act(Action::Backspace);
+    }
+    rt.type_text("synthetic");
+    // Submitted, not settled: the proxy is being built in the background.
+    rt.act(Action::Submit);
+    assert!(rt.app.proxy.opening.is_some());
+    rt.act(Action::Run);
+    assert!(
+        rt.app
+            .preview
+            .running
+            .as_ref()
+            .is_none_or(|r| r.data != PreviewData::Confidential),
+        "a preview started on the confidential data while the proxy opened"
+    );
+    // The same on the Trade-off screen.
+    rt.act(Action::ScreenTradeoff);
+    rt.act(Action::Run);
+    assert!(
+        rt.app
+            .tradeoff
+            .sweep_run
+            .as_ref()
+            .is_none_or(|r| r.data != PreviewData::Confidential)
+    );
+    settle(&mut rt);
+    let result = rt
+        .app
+        .preview
+        .result
+        .as_ref()
+        .expect("run once the proxy opened");
+    assert!(
+        matches!(result.data, PreviewData::Proxy { .. }),
+        "{:?}",
+        result.data
+    );
+    assert!(rt.app.tradeoff.sweep.is_some(), "the queued sweep ran too");
+    let session = rt.app.session.as_ref().unwrap();
+    assert!(!session.confidential_previews);
+    assert_eq!(session.plan.tuning(), Tuning::PublicDefault);
+}
+
+/// Issue 23, problem 6: the Preview and Trade-off screens default to the public proxy;
+/// their own hint ("press r") no longer makes the plan `confidential-previews`.
+#[test]
+fn previews_default_to_the_public_proxy() {
+    use coco::tradeoff::PreviewData;
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenPreview]);
+    let text = rt.text(100, 30);
+    assert!(text.contains("data: synthetic proxy, public"), "{text}");
+    assert!(!text.contains("CONFIDENTIAL DIAGNOSTICS"), "{text}");
+    act(&mut rt, &[Action::Run]);
+    let result = rt.app.preview.result.as_ref().expect("a preview");
+    assert!(matches!(result.data, PreviewData::Proxy { .. }));
+    assert!(rt.text(100, 30).contains("PUBLIC PROXY"));
+    act(&mut rt, &[Action::ScreenTradeoff, Action::Run]);
+    assert!(matches!(
+        rt.app.tradeoff.sweep.as_ref().unwrap().data,
+        PreviewData::Proxy { .. }
+    ));
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().plan.tuning(),
+        Tuning::PublicDefault
+    );
+    // The confidential data only when chosen, and then the plan says so.
+    act(&mut rt, &[Action::ScreenPreview, Action::ChooseProxy]);
+    answer(&mut rt, "none");
+    act(&mut rt, &[Action::Run]);
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().plan.tuning(),
+        Tuning::ConfidentialPreviews
+    );
+}
+
+/// Issue 23, problem 6: a K typed after the Dataset screen showed the largest true size
+/// marks the plan; K estimated privately does not.
+#[test]
+fn a_k_typed_after_confidential_figures_taints_the_tuning() {
+    let home = tempfile::tempdir().unwrap();
+    // The app opens on the Dataset screen, which shows the largest true size.
+    let mut rt = runtime(home.path(), SAMPLE);
+    assert!(rt.text(100, 30).contains("largest*"));
+    act(&mut rt, &[Action::ScreenBudget, Action::EstimateMaxSize]);
+    answer(&mut rt, "0.01");
+    let plan = |rt: &Runtime| rt.app.session.as_ref().unwrap().plan.clone();
+    assert_eq!(plan(&rt).tuning(), Tuning::Public);
+    act(&mut rt, &[Action::SetMaxSize]);
+    answer(&mut rt, "2852");
+    assert_eq!(plan(&rt).tuning(), Tuning::ConfidentialPreviews);
+    let (tone, message) = rt.app.message.clone().unwrap();
+    assert_eq!(tone, Tone::Warning);
+    assert!(message.contains("confidential-previews"), "{message}");
+    assert!(rt.text(100, 30).contains("tuning confidential-previews"));
+}
+
+/// Issue 23, problem 6: after applying a recommendation computed on a proxy, the
+/// screens show the plan's real tuning, not "public tuning", when confidential results
+/// were shown before.
+#[test]
+fn an_applied_recommendation_shows_the_plans_real_tuning() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    act(&mut rt, &[Action::ScreenPreview, Action::ChooseProxy]);
+    answer(&mut rt, "none");
+    act(&mut rt, &[Action::Run]);
+    act(&mut rt, &[Action::ChooseProxy]);
+    answer(&mut rt, "synthetic");
+    act(
+        &mut rt,
+        &[Action::ScreenTradeoff, Action::ToggleView, Action::Run],
+    );
+    assert!(
+        rt.app
+            .tradeoff
+            .frontier
+            .as_ref()
+            .unwrap()
+            .frontier
+            .recommendation
+            .is_some()
+    );
+    act(
+        &mut rt,
+        &[Action::ScreenBudget, Action::ApplyRecommendation],
+    );
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().plan.tuning(),
+        Tuning::ConfidentialPreviews
+    );
+    let text = rt.text(120, 40).replace('\n', " ");
+    assert!(!text.contains("public tuning"), "{text}");
+    assert!(
+        text.contains("the plan's tuning: confidential-previews"),
+        "{text}"
+    );
+    assert!(text.contains("tuning confidential-previews"), "{text}");
+}
+
+/// Issue 23, problem 9: the TUI tightens a home left readable by others, says so, and
+/// writes its list of recent datasets readable by its owner only.
+#[test]
+fn the_tui_keeps_its_home_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rt = runtime(&home, SAMPLE);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&home), 0o700);
+    assert_eq!(mode(&home.join("recent-datasets.txt")), 0o600);
+    let (tone, message) = rt.app.message.clone().unwrap();
+    assert_eq!(tone, Tone::Warning);
+    assert!(
+        message.contains("mode 0755") && message.contains("now 0700"),
+        "{message}"
+    );
+    // A fresh home the TUI creates is private too.
+    let fresh = dir.path().join("fresh");
+    drop(rt);
+    let _rt = runtime(&fresh, SAMPLE);
+    assert_eq!(mode(&fresh), 0o700);
+    assert_eq!(mode(&fresh.join("recent-datasets.txt")), 0o600);
 }

@@ -53,6 +53,18 @@ fn act(rt: &mut Runtime, actions: &[Action]) {
     assert!(rt.settle(WAIT), "background work did not finish");
 }
 
+/// Previews and searches on the confidential data, chosen (they default to the
+/// synthetic proxy): the captures of the README show the confidential diagnostics.
+fn choose_confidential(rt: &mut Runtime) {
+    rt.act(Action::ChooseProxy);
+    rt.act(Action::CursorEnd);
+    for _ in 0..20 {
+        rt.act(Action::Backspace);
+    }
+    rt.type_text("none");
+    act(rt, &[Action::Submit]);
+}
+
 fn search(rt: &mut Runtime, text: &str) {
     rt.act(Action::Search);
     rt.type_text(text);
@@ -106,6 +118,7 @@ fn preview_screen_with_bars_and_lines() {
     let mut rt = sample(home.path());
     act(&mut rt, &[Action::ScreenPreview]);
     assert_frame("preview_empty", &rt);
+    choose_confidential(&mut rt);
     search(&mut rt, "ARV/01");
     act(&mut rt, &[Action::Run]);
     // Measured by the worker; fixed here so that the frame is always the same.
@@ -119,7 +132,9 @@ fn preview_screen_with_bars_and_lines() {
 fn tradeoff_sweep_and_frontier() {
     let home = tempfile::tempdir().unwrap();
     let mut rt = sample(home.path());
-    act(&mut rt, &[Action::ScreenTradeoff, Action::Run]);
+    act(&mut rt, &[Action::ScreenTradeoff]);
+    choose_confidential(&mut rt);
+    act(&mut rt, &[Action::Run]);
     assert_frame("tradeoff_sweep", &rt);
     act(&mut rt, &[Action::ToggleView, Action::Run]);
     assert_frame("tradeoff_frontier", &rt);
@@ -237,7 +252,9 @@ fn styles_that_matter() {
     assert!(s.add_modifier.contains(Modifier::REVERSED));
 
     // Stale results after the plan changes.
-    act(&mut rt, &[Action::ScreenPreview, Action::Run]);
+    act(&mut rt, &[Action::ScreenPreview]);
+    choose_confidential(&mut rt);
+    act(&mut rt, &[Action::Run]);
     assert!(find(&rt.buffer(WIDTH, HEIGHT), "STALE").is_none());
     act(
         &mut rt,
@@ -285,7 +302,9 @@ fn wide_numbers_fit_their_columns() {
     assert!(rt.text(120, 40).contains("neighborhood"));
     assert_frame_sized("wide_budget", &rt, 120, 40);
     assert_frame_sized("wide_budget_80x24", &rt, 80, 24);
-    act(&mut rt, &[Action::ScreenPreview, Action::TypeTrials]);
+    act(&mut rt, &[Action::ScreenPreview]);
+    choose_confidential(&mut rt);
+    act(&mut rt, &[Action::TypeTrials]);
     for _ in 0..4 {
         rt.act(Action::Backspace);
     }
@@ -347,7 +366,9 @@ fn a_small_terminal_keeps_the_essentials() {
         assert!(frame.contains(hint), "{hint}: {frame}");
     }
     assert_frame_sized("small_budget", &rt, 80, 24);
-    act(&mut rt, &[Action::ScreenTradeoff, Action::Run]);
+    act(&mut rt, &[Action::ScreenTradeoff]);
+    choose_confidential(&mut rt);
+    act(&mut rt, &[Action::Run]);
     let frame = rt.text(80, 24);
     let chart_rows = frame
         .lines()

@@ -161,12 +161,13 @@ fn an_operator_session_in_a_real_terminal() {
     tmux.keys(&["E"]);
     tmux.wait_for("total ε = ≈1.167");
 
-    // 4 Preview: run the trials.
+    // 4 Preview: run the trials, on the synthetic proxy by default (public data).
     tmux.keys(&["4"]);
     tmux.wait_for("No preview yet");
     tmux.keys(&["r"]);
     let s = tmux.wait_for("Mean per-region EMD to the truth");
-    assert!(s.contains("CONFIDENTIAL"), "{s}");
+    assert!(s.contains("PUBLIC PROXY"), "{s}");
+    assert!(!s.contains("CONFIDENTIAL DIAGNOSTICS"), "{s}");
     assert!(s.contains("district   0.5"), "{s}");
 
     // 5 Trade-off: a sweep of the leaf level.

@@ -42,7 +42,10 @@ pub fn man(args: ManArgs) -> Result<()> {
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             clap_mangen::generate_to(command, &dir)
                 .with_context(|| format!("cannot write manual pages into {}", dir.display()))?;
-            eprintln!("wrote the manual pages into {}", dir.display());
+            eprintln!(
+                "wrote the manual pages into {}",
+                super::shown(dir.display())
+            );
             Ok(())
         }
     }

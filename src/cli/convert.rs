@@ -17,11 +17,11 @@ pub struct ConvertArgs {
 pub fn run(args: ConvertArgs) -> Result<()> {
     let converted = coco::convert::to_parquet(&args.dir, &args.out)?;
     println!(
-        "{}: {} ({} regions, the same groups as {})",
-        args.out.display(),
+        "{}: {} ({} regions, the same groups as {}; readable by its owner only: a copy of confidential data)",
+        super::shown(args.out.display()),
         converted.files.join(", "),
         converted.dataset.hierarchy.len(),
-        args.dir.display()
+        super::shown(args.dir.display())
     );
     Ok(())
 }

@@ -14,7 +14,7 @@ pub const EXIT_CODES: &str = "Exit codes:
   1  any other failure (reading or writing files, an internal error)
   2  usage error (bad command line)
   3  input error (dataset, plan, configuration or output path)
-  4  refused by policy (a privacy-budget cap, a ledger that needs repair, a seeded release without --not-private)
+  4  refused by policy (a privacy-budget cap, a ledger that needs repair or lost anchored lines, a seeded release without --not-private, a total ε above 20 without --allow-large-epsilon)
   5  refused for resources (not enough memory for the plan)
   6  the release failed its checks (not written; its ε is spent), or coco verify found a problem
   130  stopped by Ctrl-C (128 + the signal's number for other stopping signals)";
@@ -59,7 +59,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     fn ledger(e: &LedgerError) -> u8 {
         match e {
             e if e.is_policy() => codes::POLICY,
-            LedgerError::Config { .. } => codes::INPUT,
+            LedgerError::Config { .. } | LedgerError::CapKey { .. } => codes::INPUT,
             _ => codes::FAILURE,
         }
     }
@@ -72,7 +72,9 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
                 TransactionError::Ledger(l) => ledger(l),
                 TransactionError::Output(x) => export(x),
                 TransactionError::EmptyPlan => codes::INPUT,
-                TransactionError::SeededNotAllowed => codes::POLICY,
+                TransactionError::SeededNotAllowed | TransactionError::LargeEpsilon { .. } => {
+                    codes::POLICY
+                }
                 TransactionError::Draw { error, .. } => run(error),
             };
         }

@@ -44,7 +44,7 @@ pub fn run(args: GenArgs) -> Result<()> {
                     .to_possible_value()
                     .map(|v| v.get_name().to_string())
                     .unwrap_or_default(),
-                out.display()
+                super::shown(out.display())
             )
         })?;
     progress.finish();
@@ -52,7 +52,7 @@ pub fn run(args: GenArgs) -> Result<()> {
         "wrote {} groups in {} leaves to {}",
         report.groups,
         report.leaves,
-        report.dir.display()
+        super::shown(report.dir.display())
     );
     Ok(())
 }

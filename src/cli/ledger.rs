@@ -1,12 +1,21 @@
-//! `coco ledger`: the privacy-loss ledger — show it, verify it, repair it, set caps.
+//! `coco ledger`: the privacy-loss ledger — show it, verify it, repair it, re-anchor it,
+//! set caps. What it prints (digests, directories) is as confidential as the ledger.
+
+use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
+use coco::data::Dataset;
 use coco::privacy::Epsilon;
 use coco::privacy::Rounding::{Down, Nearest, Up};
-use coco::release::ledger::{Ledger, Repair, format_time};
+use coco::release::ledger::{AnchorState, CapKey, Ledger, Reanchored, Repair, format_time};
 
 use super::exit::{ExitWith, codes};
+use super::shown;
+
+/// The first line of every text output that shows digests or directories.
+const CONFIDENTIAL: &str =
+    "CONFIDENTIAL: digests and directories of confidential datasets; do not publish";
 
 #[derive(Args, Debug)]
 pub struct LedgerArgs {
@@ -22,15 +31,27 @@ pub struct LedgerArgs {
 
 #[derive(Subcommand, Debug)]
 pub enum LedgerAction {
-    /// Check every line, the hash chain and the draws' ids; list every problem (exit 4 if any).
+    /// Check every line, the hash chain, the draws' ids and the anchor; list every
+    /// problem (exit 4 if any).
     Verify,
     /// Set aside a torn last line (a crash mid-append) so draws can go on; nothing else is
     /// ever changed.
     Repair,
+    /// Anchor the ledger as it is. After restoring ledger.jsonl from a backup that holds
+    /// every anchored line, nothing is needed; a ledger that lost anchored lines is
+    /// anchored only with --accept-loss (the ε those lines recorded no longer counts).
+    Reanchor {
+        /// Accept that the ledger lost lines its anchor recorded: their ε no longer
+        /// counts. The old anchor is kept beside the new one.
+        #[arg(long)]
+        accept_loss: bool,
+    },
     /// Cap the total ε spent on a dataset (in config.toml in coco's configuration
-    /// directory); the strictest cap that matches a dataset binds.
+    /// directory); the strictest cap that covers a dataset binds.
     SetCap {
-        /// The dataset: its directory, or its content digest (see `coco ledger`).
+        /// The dataset: an existing dataset directory (its data is covered wherever it
+        /// is copied), or a full content digest (64 lowercase hex digits, as `coco
+        /// ledger --json` shows it).
         dataset: String,
         /// The cap: a decimal or a fraction like 1/3.
         epsilon: String,
@@ -43,7 +64,7 @@ pub fn run(args: LedgerArgs) -> Result<()> {
         json,
         set_cap,
     } = args;
-    let ledger = Ledger::open_default()?;
+    let ledger = super::open_ledger()?;
     if let Some(args) = set_cap {
         let [dataset, eps] = args.as_slice() else {
             bail!("--set-cap takes DATASET EPSILON")
@@ -51,37 +72,10 @@ pub fn run(args: LedgerArgs) -> Result<()> {
         eprintln!(
             "note: `coco ledger --set-cap` is deprecated; use `coco ledger set-cap DATASET EPSILON`"
         );
-        return set_cap_command(&ledger, dataset, eps);
+        return set_cap_command(&ledger, dataset, eps, json);
     }
     match action {
-        Some(LedgerAction::Verify) => {
-            let v = ledger.verify()?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&v)?);
-            } else {
-                println!(
-                    "ledger {}: {} line(s), {} draw(s)",
-                    v.ledger.display(),
-                    v.lines,
-                    v.draws
-                );
-                for p in &v.problems {
-                    println!("line {}: {}", p.line, p.message);
-                }
-                if let Some(line) = v.torn_tail {
-                    println!(
-                        "line {line}: torn (coco stopped while writing it): `coco ledger repair` sets it aside"
-                    );
-                }
-                if v.ok() {
-                    println!("ok: every line is readable and the hash chain is intact");
-                }
-            }
-            if !v.ok() {
-                return Err(ExitWith(codes::POLICY).into());
-            }
-            Ok(())
-        }
+        Some(LedgerAction::Verify) => verify(&ledger, json),
         Some(LedgerAction::Repair) => {
             let outcome = ledger.repair()?;
             if json {
@@ -95,36 +89,182 @@ pub fn run(args: LedgerArgs) -> Result<()> {
                         saved_to,
                     } => println!(
                         "set aside the torn line {line} ({bytes} bytes) in {}; draws may go on",
-                        saved_to.display()
+                        shown(saved_to.display())
                     ),
                 }
             }
             Ok(())
         }
+        Some(LedgerAction::Reanchor { accept_loss }) => {
+            let outcome = ledger.reanchor(accept_loss)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&outcome)?);
+                return Ok(());
+            }
+            let anchor = shown(ledger.anchor_path().display());
+            match outcome {
+                Reanchored::InAgreement { lines } => println!(
+                    "the ledger holds every line its anchor recorded; {anchor} now records its {lines} line(s)"
+                ),
+                Reanchored::Created { lines } => {
+                    println!("created {anchor} from the ledger's {lines} line(s)")
+                }
+                Reanchored::Replaced {
+                    lines,
+                    anchored,
+                    kept,
+                } => println!(
+                    "loss accepted: the old anchor (which recorded {anchored} line(s)) is kept in {}; {anchor} now records the ledger's {lines} line(s); the ε of the lost lines no longer counts against any cap",
+                    shown(kept.display())
+                ),
+            }
+            Ok(())
+        }
         Some(LedgerAction::SetCap { dataset, epsilon }) => {
-            set_cap_command(&ledger, &dataset, &epsilon)
+            set_cap_command(&ledger, &dataset, &epsilon, json)
         }
         None => show_ledger(&ledger, json),
     }
 }
 
-/// `coco ledger set-cap DATASET EPSILON`: a directory is recorded canonical.
-fn set_cap_command(ledger: &Ledger, dataset: &str, eps: &str) -> Result<()> {
-    let cap = Epsilon::parse(eps).with_context(|| format!("set-cap {dataset} {eps}"))?;
-    let key = match std::fs::canonicalize(dataset) {
-        Ok(p) if p.is_dir() => p.display().to_string(),
-        _ => dataset.to_string(),
+fn verify(ledger: &Ledger, json: bool) -> Result<()> {
+    let v = ledger.verify()?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        println!(
+            "ledger {}: {} line(s), {} draw(s)",
+            shown(v.ledger.display()),
+            v.lines,
+            v.draws
+        );
+        for p in &v.problems {
+            println!("line {}: {}", p.line, shown(&p.message));
+        }
+        if let Some(line) = v.torn_tail {
+            println!(
+                "line {line}: torn (coco stopped while writing it): `coco ledger repair` sets it aside"
+            );
+        }
+        match &v.anchor {
+            Ok(AnchorState::Fresh) => println!("anchor: none yet (no draw recorded)"),
+            Ok(AnchorState::Missing { .. }) => {
+                println!("anchor: none yet (created from the ledger at the next draw)")
+            }
+            Ok(AnchorState::Holds { anchored, lines }) => println!(
+                "anchor: the ledger holds the {anchored} line(s) anchored{}",
+                if lines > anchored {
+                    format!(" and {} after them", lines - anchored)
+                } else {
+                    String::new()
+                }
+            ),
+            Err(e) => println!("anchor: {}", shown(e)),
+        }
+        if v.ok() {
+            println!(
+                "ok: every line is readable, the hash chain is intact and the ledger holds what its anchor records"
+            );
+        }
+    }
+    if !v.ok() {
+        return Err(ExitWith(codes::POLICY).into());
+    }
+    Ok(())
+}
+
+/// Whether `text` looks like a digest the operator meant (hex only, any case or length).
+fn looks_like_digest(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// `coco ledger set-cap DATASET EPSILON`: DATASET is an existing dataset directory
+/// (recorded canonical, with its data's digests so copies are covered) or a full
+/// lowercase digest; anything else is refused (exit 3), since it could never bind.
+fn set_cap_command(ledger: &Ledger, dataset: &str, eps: &str, json: bool) -> Result<()> {
+    let cap = Epsilon::parse(eps).with_context(|| format!("set-cap {} {eps}", shown(dataset)))?;
+    let path = Path::new(dataset);
+    let refuse = |why: String| -> anyhow::Error {
+        coco::release::ledger::LedgerError::CapKey {
+            key: shown(dataset),
+            why,
+        }
+        .into()
     };
-    ledger.set_cap(&key, &cap)?;
+    let (key, data) = if path.is_dir() {
+        let canonical =
+            std::fs::canonicalize(path).with_context(|| format!("set-cap {}", shown(dataset)))?;
+        let loaded = Dataset::load(&canonical).map_err(|e| {
+            refuse(format!(
+                "not a dataset coco can load ({e}): a cap is set on a dataset directory or a content digest"
+            ))
+        })?;
+        let keys = loaded.population_keys();
+        (
+            CapKey::Directory(canonical.display().to_string()),
+            Some((loaded.content_digest(), keys.key)),
+        )
+    } else if looks_like_digest(dataset) {
+        let key = CapKey::parse(dataset).map_err(refuse)?;
+        (key, None)
+    } else if path.exists() {
+        return Err(refuse(
+            "not a directory: expected a dataset directory or a full content digest".into(),
+        ));
+    } else {
+        return Err(refuse(
+            "no such directory, and not a digest: expected an existing dataset directory or a full content digest (64 lowercase hex digits, as `coco ledger --json` shows it)".into(),
+        ));
+    };
+    let coverage = ledger.set_cap(
+        &key,
+        &cap,
+        data.as_ref().map(|(c, p)| (c.as_str(), p.as_str())),
+    )?;
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "config": ledger.config_path(),
+                "cap": cap.to_string(),
+                "covers": coverage,
+            }))?
+        );
+        return Ok(());
+    }
+    println!("{CONFIDENTIAL}");
     println!(
-        "cap for {key} set to ε = {cap} in {}",
-        ledger.config_path().display()
+        "cap ε = {cap} set in {}; it covers:",
+        shown(ledger.config_path().display())
     );
+    match &key {
+        CapKey::Directory(dir) => {
+            println!("  the directory {}", shown(dir));
+            if let (Some(content), Some(population)) = (&coverage.content, &coverage.population) {
+                println!("  its data wherever it is copied, in any groups form: content {content}");
+                println!(
+                    "  the same groups under another hierarchy, or one entity more or fewer: population {population}"
+                );
+            }
+        }
+        CapKey::Digest(digest) => println!(
+            "  any dataset whose content digest or population key is {digest} (and, for a population key, one entity more or fewer)"
+        ),
+    }
+    match coverage.draws {
+        0 => println!("  no draw recorded in the ledger under it yet"),
+        n => println!(
+            "  the data of {n} draw(s) the ledger records under it ({} content digest(s): {})",
+            coverage.recorded_contents.len(),
+            coverage.recorded_contents.join(", ")
+        ),
+    }
     Ok(())
 }
 
 fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
-    let read = ledger.read()?;
+    let (read, anchor) = ledger.read_anchored()?;
+    let anchor = ledger.check_anchor(&read, anchor.as_ref());
     let summary = ledger.summary(&read)?;
     let draws = read.draws();
     if json {
@@ -134,10 +274,12 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
             "entries": draws,
             "problems": read.problems,
             "torn_tail": read.torn_tail,
+            "anchor": anchor.as_ref().map_err(ToString::to_string),
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        println!("ledger {}", ledger.path().display());
+        println!("{CONFIDENTIAL}");
+        println!("ledger {}", shown(ledger.path().display()));
         if draws.is_empty() {
             println!("no releases drawn yet");
         }
@@ -148,40 +290,53 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                 .map(|l| format!("{} {} {}", l.name, l.epsilon.short(Nearest), l.label()))
                 .collect();
             println!(
-                "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  tuning {}  {}",
-                format_time(e.time),
-                e.id,
-                head(e.dataset.key(), 12),
-                e.total_epsilon.short(Up),
-                e.status.label(),
-                e.output.as_deref().unwrap_or("-"),
-                levels.join(", "),
-                e.tuning.map_or("unknown", |t| t.name()),
-                ledger.describe(&read, e)
+                "{}",
+                shown(format!(
+                    "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  tuning {}  {}",
+                    format_time(e.time),
+                    e.id,
+                    head(e.dataset.key(), 12),
+                    e.total_epsilon.short(Up),
+                    e.status.label(),
+                    e.output.as_deref().unwrap_or("-"),
+                    levels.join(", "),
+                    e.tuning.map_or("unknown", |t| t.name()),
+                    ledger.describe(&read, e)
+                ))
             );
         }
         if !summary.is_empty() {
             println!("\nper dataset (content digest, directory):");
             for d in &summary {
                 println!(
-                    "  {}  {}  {} draw(s), {} written, ε spent {}{}",
-                    head(&d.dataset, 12),
-                    d.dataset_dir,
-                    d.draws,
-                    d.written,
-                    d.spent_exact
-                        .as_ref()
-                        .map_or_else(|| d.spent.clone(), |s| s.short(Up)),
-                    d.cap
-                        .as_ref()
-                        .map(|c| format!(" of cap {} ({} binds)", c.cap.short(Down), c.describe()))
-                        .unwrap_or_else(|| ", no cap".into())
+                    "{}",
+                    shown(format!(
+                        "  {}  {}  {} draw(s), {} written, ε spent {}{}",
+                        head(&d.dataset, 12),
+                        d.dataset_dir,
+                        d.draws,
+                        d.written,
+                        d.spent_exact
+                            .as_ref()
+                            .map_or_else(|| d.spent.clone(), |s| s.short(Up)),
+                        d.cap
+                            .as_ref()
+                            .map(|c| format!(
+                                " of cap {} ({} binds)",
+                                c.cap.short(Down),
+                                c.describe()
+                            ))
+                            .unwrap_or_else(|| ", no cap".into())
+                    ))
                 );
             }
         }
     }
-    if let Err(e) = read.fail_closed(&ledger.path()) {
-        eprintln!("error: {e}");
+    let defect = read
+        .fail_closed(&ledger.path())
+        .and_then(|()| anchor.map(|_| ()));
+    if let Err(e) = defect {
+        eprintln!("error: {}", shown(e));
         return Err(ExitWith(codes::POLICY).into());
     }
     Ok(())

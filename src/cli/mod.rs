@@ -79,3 +79,20 @@ pub fn load_plan(dataset: &Dataset, config: &Path) -> Result<ReleasePlan> {
     plan.validate(&dataset.hierarchy, config)?;
     Ok(plan)
 }
+
+/// The ledger in `$COCO_HOME` (or the user's directories), its homes and files
+/// tightened to their owner when an older coco left them readable by others (said on
+/// standard error).
+pub fn open_ledger() -> Result<coco::release::ledger::Ledger> {
+    let ledger = coco::release::ledger::Ledger::open_default()?;
+    for t in ledger.secure()? {
+        eprintln!("note: {t}");
+    }
+    Ok(ledger)
+}
+
+/// A path or a text coco did not write, safe to print on a terminal: control and
+/// format characters escaped (a directory name may hold a terminal's escape codes).
+pub fn shown(text: impl std::fmt::Display) -> String {
+    coco::data::text::escape_controls(&text.to_string()).into_owned()
+}

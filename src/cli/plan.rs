@@ -152,12 +152,24 @@ pub fn run(args: PlanArgs) -> Result<()> {
             e => anyhow!("{e}"),
         }
     })?;
-    // Every input of `coco plan` is public: its flags, the hierarchy and each G.
-    plan.set_tuning(if defaults.is_some() && !own_split {
+    // Every input of `coco plan` is public: its flags, the hierarchy and each G. Only
+    // coco's default plan (its split, methods and K) is `public-default`.
+    let default_k = matches!(
+        plan.max_size(),
+        MaxSize::Fixed(k) if *k == coco::release::tuning::DEFAULT_MAX_SIZE
+    );
+    plan.set_tuning(if defaults.is_some() && !own_split && default_k {
         Tuning::PublicDefault
     } else {
         Tuning::Public
     });
+    if let MaxSize::Fixed(k) = plan.max_size()
+        && !default_k
+    {
+        eprintln!(
+            "note: K = {k} set by hand: the plan is recorded as tuning = \"public\" (chosen from public information), not coco's default; if K came from a confidential figure (coco inspect shows the largest true size), say so when releasing: coco release --tuned confidential"
+        );
+    }
     let text = match &defaults {
         Some(d) => coco::release::defaults::PublicDefault {
             plan: plan.clone(),
@@ -201,7 +213,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         "total ε = {}{}",
         with_exact(&plan_total),
         match &out {
-            Some(path) => format!("; plan written to {}", path.display()),
+            Some(path) => format!("; plan written to {}", super::shown(path.display())),
             None => String::new(),
         }
     );

@@ -78,7 +78,7 @@ fn choose_plan(dataset: &Dataset, config: Option<&PathBuf>) -> Result<Chosen> {
     match config {
         Some(path) => Ok(Chosen {
             plan: load_plan(dataset, path)?,
-            source: format!("{}", path.display()),
+            source: super::shown(path.display()),
         }),
         None => {
             let one = Epsilon::from_ratio(1, 1).expect("1");
@@ -101,7 +101,14 @@ fn target(dataset: Dataset, spec: Option<&str>) -> Result<(std::sync::Arc<Datase
     match spec {
         None => Ok((std::sync::Arc::new(dataset), PreviewData::Confidential)),
         Some(text) => {
-            let p = proxy::open(&ProxySpec::parse(text), &dataset)
+            // A directory proxy is checked against the ledger's datasets: it must not be
+            // confidential data.
+            let spec = ProxySpec::parse(text);
+            let ledger = match spec {
+                ProxySpec::Dir(_) => Some(super::open_ledger()?),
+                ProxySpec::Synthetic => None,
+            };
+            let p = proxy::open(&spec, &dataset, ledger.as_ref())
                 .with_context(|| format!("--proxy {text}"))?;
             eprintln!(
                 "previewing on the {} (public), not the confidential data",

@@ -10,13 +10,15 @@ use coco::data::Dataset;
 use coco::noise::NoiseSource;
 use coco::privacy::Rounding;
 use coco::release::export::OutputFormat;
-use coco::release::ledger::{Ledger, Tool};
+use coco::release::ledger::Tool;
 use coco::release::plan::ReleasePlan;
-use coco::release::transaction::{ApproveError, Reservation};
+use coco::release::transaction::{
+    ApproveError, LARGE_EPSILON, Reservation, ReserveOptions, is_large,
+};
 use coco::release::tuning::Tuning;
 
-use super::load_plan;
 use super::progress::Progress;
+use super::{load_plan, shown};
 
 #[derive(Args, Debug)]
 pub struct ReleaseArgs {
@@ -47,6 +49,10 @@ pub struct ReleaseArgs {
     /// Default: what the plan file says (`tuning`), else unknown.
     #[arg(long, value_enum)]
     pub tuned: Option<TunedArg>,
+    /// Draw a total ε above 20 (refused without it: at such an ε the release is close
+    /// to the confidential data itself). A warning is printed either way.
+    #[arg(long)]
+    pub allow_large_epsilon: bool,
 }
 
 fn parse_format(name: &str) -> Result<OutputFormat, String> {
@@ -74,19 +80,14 @@ impl TunedArg {
 }
 
 /// The tuning to record: the plan's own label, checked where it can be (a plan that
-/// says `public-default` must be coco's default), and the operator's `--tuned`, the
-/// worse of the two when both say something.
+/// says `public-default` must be coco's default: its levels, K, consistency and fits),
+/// and the operator's `--tuned`, the worse of the two when both say something.
 fn recorded_tuning(plan: &ReleasePlan, dataset: &Dataset, tuned: Option<TunedArg>) -> Tuning {
-    let mut own = plan.tuning();
-    if own == Tuning::PublicDefault
-        && !coco::release::defaults::is_public_default(plan, &dataset.hierarchy, |id| {
-            dataset.groups(id)
-        })
-    {
+    let own = coco::release::tuning::checked(plan, dataset);
+    if own != plan.tuning() {
         eprintln!(
-            "note: the plan says tuning = \"public-default\" but is not coco's default plan for this dataset (it was edited after coco wrote it): recorded as unknown; --tuned public|proxy|confidential says how it was chosen"
+            "note: the plan says tuning = \"public-default\" but is not coco's default plan for this dataset (its levels, K, consistency step or fits were set or edited by hand): recorded as unknown; --tuned public|proxy|confidential says how it was chosen"
         );
-        own = Tuning::Unknown;
     }
     match (own, tuned.map(TunedArg::tuning)) {
         (own, None) => own,
@@ -112,16 +113,48 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         json,
         format,
         tuned,
+        allow_large_epsilon,
     } = args;
     let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
     phase.done();
     let mut plan = load_plan(&dataset, &config)?;
     plan.set_tuning(recorded_tuning(&plan, &dataset, tuned));
-    let ledger = Ledger::open_default()?;
+    let ledger = super::open_ledger()?;
+    if let Some(total) = plan.total_epsilon()
+        && is_large(&total)
+    {
+        eprintln!(
+            "warning: total ε = {total} is above {LARGE_EPSILON}: the noise hides almost nothing and the release is close to the confidential data itself{}",
+            if allow_large_epsilon {
+                " (drawn because --allow-large-epsilon was given)"
+            } else {
+                "; refused without --allow-large-epsilon"
+            }
+        );
+    }
     // Locks the ledger until the draw is decided: concurrent releases queue here and
-    // cannot both slip under a cap.
-    let reservation = Reservation::open(&ledger, dataset, plan, Tool::Release, Some(&out))?;
+    // cannot both slip under a cap. Waiting is said, not silent.
+    let mut waiting = |holder: &coco::release::ledger::LockHolder| {
+        eprintln!(
+            "waiting for the ledger: another coco session holds it ({}), e.g. a release under way or a terminal UI's draw awaiting its decision; this release goes on when it is released (ctrl-c stops waiting, nothing is drawn)",
+            holder.text
+        );
+    };
+    let reservation = Reservation::open_with(
+        &ledger,
+        dataset,
+        plan,
+        Tool::Release,
+        Some(&out),
+        ReserveOptions {
+            allow_large_epsilon,
+            waiting: Some(&mut waiting),
+        },
+    )?;
+    for note in reservation.notes() {
+        eprintln!("note: {}", shown(note));
+    }
     let spent_before = reservation.cap().spent.clone();
     let binding = reservation.cap().binding().cloned();
     let source = match seed {
@@ -194,7 +227,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
     }
     println!(
         "wrote {} (total ε = {}, K = {})",
-        out.display(),
+        shown(out.display()),
         super::plan::with_exact(epsilon),
         manifest.max_size
     );
@@ -211,7 +244,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
     }
     println!(
         "ledger: {} (draw {}; {} draw(s) of this dataset, ε spent {}{})",
-        ledger.path().display(),
+        shown(ledger.path().display()),
         manifest.ledger_entry,
         spent_before.draws + 1,
         spent_after.short(Rounding::Up),

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::Args;
 use coco::data::Dataset;
-use coco::release::ledger::Ledger;
 
 use super::exit::{ExitWith, codes};
+use super::shown;
 
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -25,15 +25,19 @@ pub struct VerifyArgs {
 pub fn run(args: VerifyArgs) -> Result<()> {
     let VerifyArgs { out, dataset, json } = args;
     let out = out.as_path();
-    let ledger = Ledger::open_default()?;
+    let ledger = super::open_ledger()?;
     let dataset = dataset.as_deref().map(Dataset::load).transpose()?;
     let v = coco::release::verify::verify_release(out, &ledger, dataset.as_ref())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(
+            "CONFIDENTIAL where it shows the ledger's record: digests and directories of the dataset drawn from"
+        );
+        println!(
             "release {} (manifest version {})",
-            v.release, v.manifest_version
+            shown(&v.release),
+            v.manifest_version
         );
         let ok = v.files.iter().filter(|f| f.state == "ok").count();
         println!("files: {ok} of {} match manifest.json", v.files.len());
@@ -41,22 +45,26 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             Some(r) => {
                 println!(
                     "ledger {}: draw {} {} at {}, total ε = {}",
-                    v.ledger,
-                    v.ledger_entry,
+                    shown(&v.ledger),
+                    shown(&v.ledger_entry),
                     r.status.label(),
                     r.time,
                     r.total_epsilon
                 );
                 println!(
                     "  drawn from (confidential): {}, content {}",
-                    r.dataset.dir,
-                    r.dataset.key()
+                    shown(&r.dataset.dir),
+                    shown(r.dataset.key())
                 );
                 for i in &r.dataset.inputs {
-                    println!("    {}  sha256 {}", i.path, i.sha256);
+                    println!("    {}  sha256 {}", shown(&i.path), shown(&i.sha256));
                 }
             }
-            None => println!("ledger {}: draw {} not found", v.ledger, v.ledger_entry),
+            None => println!(
+                "ledger {}: draw {} not found",
+                shown(&v.ledger),
+                shown(&v.ledger_entry)
+            ),
         }
         if let Some(d) = &v.dataset {
             let yes_no = |b: Option<bool>| match b {
@@ -66,7 +74,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             };
             println!(
                 "dataset {}: same content {}, same input files {}",
-                d.directory,
+                shown(&d.directory),
                 yes_no(d.same_content),
                 yes_no(d.same_inputs)
             );
@@ -78,7 +86,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
             }
         }
         for p in &v.problems {
-            println!("problem: {p}");
+            println!("problem: {}", shown(p));
         }
         if v.ok() {
             println!("ok: the release is what coco wrote and the ledger records");

@@ -16,6 +16,7 @@ mod ids;
 pub mod load;
 mod names;
 mod parquet_input;
+pub mod population;
 mod table;
 pub mod text;
 
@@ -23,6 +24,7 @@ use std::path::{Path, PathBuf};
 
 pub use hierarchy::{Hierarchy, HierarchyError, LevelId, Node, NodeId};
 pub use load::{LoadError, LoadErrorKind, LoadProgress, Place, Position, input_bytes};
+pub use population::PopulationKeys;
 
 use rayon::prelude::*;
 

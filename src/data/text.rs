@@ -6,6 +6,12 @@
 //! - No leading `=`, `+`, `-` or `@`: a spreadsheet runs such a cell as a formula when
 //!   the published CSV is opened (CSV/formula injection). coco rejects such text at load
 //!   rather than altering it on output, so what is published is exactly what was loaded.
+//!   The same after a `;` or a `,` (spreadsheets set to a locale whose list separator
+//!   is `;` split `x;=1+1` into two cells, the second a formula) and after any spaces,
+//!   Unicode ones included (a no-break space before `=` is not trimmed by every reader).
+//! - No Unicode format characters (general category Cf: right-to-left override,
+//!   zero-width space, soft hyphen, …): they make a published name read as another, or
+//!   hide what follows.
 //! - At most [`MAX_FIELD_BYTES`] bytes in any field of any input file (checked by the
 //!   CSV reader), so one runaway field cannot hold the whole file.
 
@@ -15,6 +21,27 @@ pub const MAX_FIELD_BYTES: usize = 1024;
 /// The characters a spreadsheet reads as the start of a formula.
 pub const FORMULA_STARTS: [char; 4] = ['=', '+', '-', '@'];
 
+/// What a formula start follows where a spreadsheet may begin a cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum After {
+    /// Spaces at the start of the text (a no-break space, …).
+    Spaces,
+    /// A `;` (the list separator of many locales) and perhaps spaces.
+    Semicolon,
+    /// A `,` and perhaps spaces.
+    Comma,
+}
+
+impl std::fmt::Display for After {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            After::Spaces => "spaces at the start",
+            After::Semicolon => "a ';'",
+            After::Comma => "a ','",
+        })
+    }
+}
+
 /// Why a text cannot be a code, a name or a level name.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TextProblem {
@@ -23,6 +50,15 @@ pub enum TextProblem {
     Control { at: usize, char: char },
     /// Begins with a character a spreadsheet reads as a formula.
     Formula { first: char },
+    /// A formula start after spaces or a list separator, at this 1-based character
+    /// position.
+    FormulaAfter {
+        at: usize,
+        first: char,
+        after: After,
+    },
+    /// A Unicode format character (category Cf) at this 1-based character position.
+    Format { at: usize, char: char },
 }
 
 impl std::fmt::Display for TextProblem {
@@ -36,6 +72,16 @@ impl std::fmt::Display for TextProblem {
             TextProblem::Formula { first } => write!(
                 f,
                 "begins with '{first}', which a spreadsheet runs as a formula when the published tables are opened: expected text that does not begin with = + - or @ (rename it in the input)"
+            ),
+            TextProblem::FormulaAfter { at, first, after } => write!(
+                f,
+                "holds '{first}' at character {at} after {after}, which a spreadsheet can run as a formula when the published tables are opened (in a locale whose list separator is ';', or after spaces it does not trim): expected no = + - or @ at the start of the text or after a ';' or ',' and spaces (rename it in the input)"
+            ),
+            TextProblem::Format { at, char } => write!(
+                f,
+                "holds an invisible Unicode format character (U+{:04X}{} at character {at}), which can make a published name read as another: expected visible text only (rename it in the input)",
+                *char as u32,
+                format_name(*char)
             ),
         }
     }
@@ -52,15 +98,108 @@ fn describe(c: char) -> String {
     format!("U+{:04X}{name}", c as u32)
 }
 
+/// `text` with every control character (C0, DEL, C1: a terminal escape begins with
+/// one) and every Unicode format character (right-to-left override, zero-width space,
+/// …) written as `\u{…}`, for printing text coco did not write (directory names, ledger
+/// fields) on a terminal. Borrows when there is nothing to escape.
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c.is_control() || is_format(c)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if c.is_control() || is_format(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Whether `c` is a Unicode format character (general category Cf, Unicode 15.1).
+pub fn is_format(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD
+        | 0x0600..=0x0605
+        | 0x061C
+        | 0x06DD
+        | 0x070F
+        | 0x0890..=0x0891
+        | 0x08E2
+        | 0x180E
+        | 0x200B..=0x200F
+        | 0x202A..=0x202E
+        | 0x2060..=0x2064
+        | 0x2066..=0x206F
+        | 0xFEFF
+        | 0xFFF9..=0xFFFB
+        | 0x110BD
+        | 0x110CD
+        | 0x13430..=0x1343F
+        | 0x1BCA0..=0x1BCA3
+        | 0x1D173..=0x1D17A
+        | 0xE0001
+        | 0xE0020..=0xE007F)
+}
+
+fn format_name(c: char) -> &'static str {
+    match c {
+        '\u{00AD}' => " soft hyphen",
+        '\u{200B}' => " zero-width space",
+        '\u{200C}' => " zero-width non-joiner",
+        '\u{200D}' => " zero-width joiner",
+        '\u{200E}' => " left-to-right mark",
+        '\u{200F}' => " right-to-left mark",
+        '\u{202A}' => " left-to-right embedding",
+        '\u{202B}' => " right-to-left embedding",
+        '\u{202C}' => " pop directional formatting",
+        '\u{202D}' => " left-to-right override",
+        '\u{202E}' => " right-to-left override",
+        '\u{2060}' => " word joiner",
+        '\u{2066}' => " left-to-right isolate",
+        '\u{2067}' => " right-to-left isolate",
+        '\u{2068}' => " first strong isolate",
+        '\u{2069}' => " pop directional isolate",
+        '\u{FEFF}' => " zero-width no-break space",
+        _ => "",
+    }
+}
+
 /// Checks a code, a name or a level name (already trimmed).
 pub fn check_label(text: &str) -> Result<(), TextProblem> {
     if let Some((i, c)) = text.chars().enumerate().find(|(_, c)| c.is_control()) {
         return Err(TextProblem::Control { at: i + 1, char: c });
     }
-    match text.chars().next() {
-        Some(first) if FORMULA_STARTS.contains(&first) => Err(TextProblem::Formula { first }),
-        _ => Ok(()),
+    if let Some((i, c)) = text.chars().enumerate().find(|&(_, c)| is_format(c)) {
+        return Err(TextProblem::Format { at: i + 1, char: c });
     }
+    if let Some(first) = text.chars().next()
+        && FORMULA_STARTS.contains(&first)
+    {
+        return Err(TextProblem::Formula { first });
+    }
+    // A formula start where a cell may begin: after spaces at the start, or after a
+    // list separator and spaces.
+    let mut after = Some(After::Spaces);
+    for (i, c) in text.chars().enumerate() {
+        match c {
+            ';' => after = Some(After::Semicolon),
+            ',' => after = Some(After::Comma),
+            c if c.is_whitespace() => {}
+            c if FORMULA_STARTS.contains(&c) => {
+                if let Some(after) = after {
+                    return Err(TextProblem::FormulaAfter {
+                        at: i + 1,
+                        first: c,
+                        after,
+                    });
+                }
+            }
+            _ => after = None,
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -97,5 +236,66 @@ mod tests {
                 .to_string()
                 .contains("U+000D carriage return at character 2")
         );
+    }
+
+    /// Issue 23: formulas after a list separator or Unicode spaces, and invisible
+    /// format characters, are refused; ordinary punctuation is not.
+    #[test]
+    fn formulas_in_other_locales_and_format_characters() {
+        assert_eq!(
+            check_label("x;=1+1;"),
+            Err(TextProblem::FormulaAfter {
+                at: 3,
+                first: '=',
+                after: After::Semicolon
+            })
+        );
+        assert!(matches!(
+            check_label("a, -3"),
+            Err(TextProblem::FormulaAfter {
+                at: 4,
+                first: '-',
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_label("\u{a0}=1+1"),
+            Err(TextProblem::FormulaAfter {
+                at: 2,
+                first: '=',
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_label("\u{2003}@x"),
+            Err(TextProblem::FormulaAfter { at: 2, .. })
+        ));
+        assert_eq!(
+            check_label("abc\u{202e}fed"),
+            Err(TextProblem::Format {
+                at: 4,
+                char: '\u{202e}'
+            })
+        );
+        assert!(
+            check_label("a\u{200b}b")
+                .unwrap_err()
+                .to_string()
+                .contains("U+200B zero-width space at character 2")
+        );
+        for ok in [
+            "Saint-Denis",
+            "a;b",
+            "1,5",
+            "x; y",
+            "Île-de-France",
+            "a - b",
+            "a, b",
+        ] {
+            assert_eq!(check_label(ok), Ok(()), "{ok}");
+        }
+        assert_eq!(escape_controls("a\u{1b}[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(escape_controls("plain"), "plain");
+        assert_eq!(escape_controls("x\u{202e}"), "x\\u{202e}");
     }
 }

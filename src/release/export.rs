@@ -367,7 +367,7 @@ fn table_name(index: usize, level: &str) -> String {
 }
 
 /// [`table_name`] with the extension `ext`.
-fn table_file(index: usize, level: &str, ext: &str) -> String {
+pub(super) fn table_file(index: usize, level: &str, ext: &str) -> String {
     let safe: String = level
         .chars()
         .take(100)
@@ -424,6 +424,10 @@ pub fn check_output(out: &Path) -> Result<(), ExportError> {
         path: out.to_path_buf(),
         why,
     };
+    // `link/` resolves through a symbolic link `link` (a trailing slash follows it):
+    // the path is checked as it names its last component, without the slash.
+    let trimmed = trim_trailing_separators(out);
+    let out = trimmed.as_path();
     let Some(name) = out.file_name() else {
         return Err(bad(
             "it names no directory of its own (\".\", \"..\" or a root): give a new directory's name"
@@ -485,6 +489,36 @@ pub fn check_output(out: &Path) -> Result<(), ExportError> {
             ))
         })?;
     Ok(())
+}
+
+/// `out` without trailing `/` (the root stays itself).
+fn trim_trailing_separators(out: &Path) -> PathBuf {
+    let text = out.as_os_str().as_encoded_bytes();
+    let mut end = text.len();
+    while end > 1 && std::path::is_separator(text[end - 1] as char) {
+        end -= 1;
+    }
+    // Cut at an ASCII separator: still a valid encoding.
+    PathBuf::from(os_string_of(&text[..end]))
+}
+
+/// Bytes cut from an `OsStr`'s encoding at an ASCII character, as an `OsString`.
+fn os_string_of(bytes: &[u8]) -> std::ffi::OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::OsStr::from_bytes(bytes).to_os_string()
+    }
+    #[cfg(not(unix))]
+    {
+        std::ffi::OsString::from(String::from_utf8_lossy(bytes).into_owned())
+    }
+}
+
+/// The SHA-256 of a written release's `manifest.json` (the ledger keeps it).
+pub fn manifest_sha256(out: &Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(out.join("manifest.json"))?;
+    Ok(hex(&Sha256::digest(&bytes)))
 }
 
 fn parent_dir(out: &Path) -> PathBuf {

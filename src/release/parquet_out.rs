@@ -252,7 +252,7 @@ pub(super) fn write_wide<W: Write + Send>(
 fn open_batches(
     path: &Path,
     schema: &SchemaRef,
-) -> std::io::Result<impl Iterator<Item = std::io::Result<RecordBatch>>> {
+) -> std::io::Result<impl Iterator<Item = std::io::Result<RecordBatch>> + use<>> {
     let file = std::fs::File::open(path)?;
     let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(parquet_error)?;
     let found = builder.schema();
@@ -433,4 +433,86 @@ pub(super) fn check_wide(
         )));
     }
     Ok(())
+}
+
+/// Rows of a Parquet file coco wrote, one at a time (for `coco verify`'s cross-checks):
+/// the batches are read as the rows are asked for.
+pub(super) struct RowReader {
+    batches: Box<dyn Iterator<Item = std::io::Result<RecordBatch>>>,
+    batch: Option<RecordBatch>,
+    at: usize,
+    row: u64,
+}
+
+impl RowReader {
+    fn open(path: &Path, schema: &SchemaRef) -> std::io::Result<RowReader> {
+        Ok(RowReader {
+            batches: Box::new(open_batches(path, schema)?),
+            batch: None,
+            at: 0,
+            row: 0,
+        })
+    }
+
+    /// The batch holding the next row and its index in it, or `None` at the end.
+    fn advance(&mut self) -> Option<std::io::Result<(&RecordBatch, usize)>> {
+        loop {
+            if let Some(b) = &self.batch
+                && self.at < b.num_rows()
+            {
+                self.at += 1;
+                self.row += 1;
+                return Some(Ok((self.batch.as_ref().expect("set"), self.at - 1)));
+            }
+            match self.batches.next()? {
+                Ok(b) => {
+                    if let Err(e) = no_nulls(&b, self.row) {
+                        return Some(Err(e));
+                    }
+                    self.batch = Some(b);
+                    self.at = 0;
+                }
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+}
+
+/// `counts.parquet`'s rows: level, region, size, count.
+pub(super) struct CountRows(RowReader);
+
+impl CountRows {
+    pub(super) fn open(path: &Path) -> std::io::Result<CountRows> {
+        RowReader::open(path, &counts_schema()).map(CountRows)
+    }
+
+    pub(super) fn next_row(&mut self) -> Option<std::io::Result<(String, String, i64, i64)>> {
+        Some(self.0.advance()?.map(|(b, r)| {
+            (
+                strings(b, 0).value(r).to_string(),
+                strings(b, 1).value(r).to_string(),
+                ints(b, 2).value(r),
+                ints(b, 3).value(r),
+            )
+        }))
+    }
+}
+
+/// A wide table's rows: region and its nine numbers (groups, sizes 0–6, 7 or more).
+pub(super) struct WideRows(RowReader);
+
+impl WideRows {
+    pub(super) fn open(path: &Path) -> std::io::Result<WideRows> {
+        RowReader::open(path, &table_schema()).map(WideRows)
+    }
+
+    pub(super) fn next_row(&mut self) -> Option<std::io::Result<(String, [i64; 9])>> {
+        Some(self.0.advance()?.map(|(b, r)| {
+            let mut cells = [0i64; 9];
+            for (i, c) in cells.iter_mut().enumerate() {
+                *c = ints(b, 2 + i).value(r);
+            }
+            (strings(b, 0).value(r).to_string(), cells)
+        }))
+    }
 }

@@ -25,8 +25,8 @@ use thiserror::Error;
 
 use super::export::{self, ExportError};
 use super::ledger::{
-    CapStatus, DatasetIdentity, DrawSpend, Ledger, LedgerEntry, LedgerError, LedgerLock, Status,
-    Tool, new_id,
+    CapStatus, DatasetIdentity, DrawSpend, Ledger, LedgerEntry, LedgerError, LedgerLock,
+    LockHolder, Status, Tool, new_id,
 };
 use super::manifest::Manifest;
 use super::plan::ReleasePlan;
@@ -63,6 +63,11 @@ pub enum TransactionError {
     Output(ExportError),
     #[error("the plan has no levels")]
     EmptyPlan,
+    /// A total ε above [`LARGE_EPSILON`] without the operator's explicit consent.
+    #[error(
+        "total ε = {epsilon} is above {LARGE_EPSILON}, the most coco draws without being told to (coco release --allow-large-epsilon): at such an ε the noise hides almost nothing (neighbouring datasets may differ in likelihood by e^{LARGE_EPSILON} ≈ 4.9×10^8 and more) and the release is close to the confidential data itself; nothing was drawn"
+    )]
+    LargeEpsilon { epsilon: String },
     /// Seeded noise asked for where it was not allowed.
     #[error(
         "seeded noise is reproducible by anyone who knows the seed, so the release would not be private; it is refused unless asked for as not private (coco release --seed N --not-private, for tests)"
@@ -80,6 +85,27 @@ pub enum TransactionError {
     },
 }
 
+/// The largest total ε coco draws without being told to (`coco release
+/// --allow-large-epsilon`): e^20 ≈ 4.9×10^8 bounds how much more likely a release is
+/// on one dataset than on a neighbour, which protects no one in practice, and at ε = 20
+/// on one level the noise on a count has a standard deviation below 10^-4. Above it a
+/// release is refused unless allowed, and warned of whenever it is drawn.
+pub const LARGE_EPSILON: u32 = 20;
+
+/// Whether `epsilon` is above [`LARGE_EPSILON`].
+pub fn is_large(epsilon: &Epsilon) -> bool {
+    *epsilon > Epsilon::from_ratio(u64::from(LARGE_EPSILON), 1).expect("positive")
+}
+
+/// What a reservation may do beyond the defaults.
+#[derive(Default)]
+pub struct ReserveOptions<'a> {
+    /// Draw a total ε above [`LARGE_EPSILON`] (the operator said so).
+    pub allow_large_epsilon: bool,
+    /// Told who holds the ledger when another coco does, before waiting for it.
+    pub waiting: Option<&'a mut dyn FnMut(&LockHolder)>,
+}
+
 /// The first step: the ledger locked and read fail-closed, every cap that matches the
 /// dataset checked against the plan's total, the output path (if known) checked.
 #[derive(Debug)]
@@ -91,6 +117,7 @@ pub struct Reservation {
     tool: Tool,
     epsilon: Epsilon,
     cap: CapStatus,
+    notes: Vec<String>,
 }
 
 impl Reservation {
@@ -103,12 +130,44 @@ impl Reservation {
         tool: Tool,
         output: Option<&Path>,
     ) -> Result<Reservation, TransactionError> {
+        Reservation::open_with(
+            ledger,
+            dataset,
+            plan,
+            tool,
+            output,
+            ReserveOptions::default(),
+        )
+    }
+
+    /// [`Reservation::open`] with options: a total ε above [`LARGE_EPSILON`] is refused
+    /// unless `allow_large_epsilon`; `waiting` hears who holds the ledger before coco
+    /// waits for it. A ledger that holds fewer lines than its anchor records is refused
+    /// (a lost ledger restores no budget); one that has no anchor yet gets one.
+    pub fn open_with(
+        ledger: &Ledger,
+        dataset: Arc<Dataset>,
+        plan: ReleasePlan,
+        tool: Tool,
+        output: Option<&Path>,
+        options: ReserveOptions<'_>,
+    ) -> Result<Reservation, TransactionError> {
         if let Some(out) = output {
             export::check_output(out).map_err(TransactionError::Output)?;
         }
         let epsilon = plan.total_epsilon().ok_or(TransactionError::EmptyPlan)?;
-        let lock = ledger.lock()?;
-        let read = ledger.read_strict()?;
+        if is_large(&epsilon) && !options.allow_large_epsilon {
+            return Err(TransactionError::LargeEpsilon {
+                epsilon: epsilon.to_string(),
+            });
+        }
+        let lock = match options.waiting {
+            Some(waiting) => ledger.lock_or_wait(waiting)?,
+            None => ledger.lock()?,
+        };
+        let (read, anchor) = ledger.read_checked()?;
+        let mut notes = Vec::new();
+        notes.extend(ledger.anchor_if_missing(&lock, &read, &anchor)?);
         let identity = DatasetIdentity::of(&dataset);
         let cap = ledger.check_cap(&read, &identity, &epsilon)?;
         Ok(Reservation {
@@ -119,12 +178,18 @@ impl Reservation {
             tool,
             epsilon,
             cap,
+            notes,
         })
     }
 
     /// The caps that apply and what was spent before this draw.
     pub fn cap(&self) -> &CapStatus {
         &self.cap
+    }
+
+    /// What the operator should be told about the ledger (an anchor created).
+    pub fn notes(&self) -> &[String] {
+        &self.notes
     }
 
     /// The ε this draw will spend.
@@ -153,6 +218,7 @@ impl Reservation {
             tool,
             epsilon,
             cap: _,
+            notes: _,
         } = self;
         let draw = match run::draw(&dataset, &plan, source, cancel, progress) {
             Ok(draw) => draw,
@@ -315,8 +381,11 @@ impl PendingDraw {
             .to_string();
         match result {
             Ok(manifest) => {
+                // The ledger keeps the manifest's digest: `coco verify` tells an edited
+                // manifest from the one written (the release exists either way).
+                let digest = export::manifest_sha256(out).ok();
                 let recorded = self
-                    .decide(Status::Written, Some(output), None)
+                    .decide_with(Status::Written, Some(output), None, digest)
                     .map_err(|e| e.to_string());
                 Ok(Approved {
                     out: out.to_path_buf(),
@@ -355,6 +424,17 @@ impl PendingDraw {
         output: Option<String>,
         note: Option<String>,
     ) -> Result<Recorded, LedgerError> {
+        self.decide_with(status, output, note, None)
+    }
+
+    /// [`PendingDraw::decide`], recording the written manifest's digest.
+    fn decide_with(
+        &mut self,
+        status: Status,
+        output: Option<String>,
+        note: Option<String>,
+        manifest_sha256: Option<String>,
+    ) -> Result<Recorded, LedgerError> {
         let lock = self
             .lock
             .take()
@@ -364,6 +444,7 @@ impl PendingDraw {
             status,
             output,
             note,
+            manifest_sha256,
             ..self.entry.clone()
         };
         Ok(Recorded::of(&self.ledger.append(&lock, entry)?))

@@ -11,6 +11,43 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::plan::{MaxSize, ReleasePlan};
+use crate::data::Dataset;
+use crate::histogram::Size;
+use crate::privacy::Epsilon;
+
+/// The K of coco's default plan (`coco plan` without `--max-size`, the plan the TUI
+/// opens with).
+pub const DEFAULT_MAX_SIZE: Size = 10_000;
+
+/// Whether `plan` is coco's public default for `dataset` at its own levels' total: ε
+/// split evenly, each level's default method, K = [`DEFAULT_MAX_SIZE`] fixed, and the
+/// default consistency step, merge rule and fits. Only such a plan is `public-default`:
+/// a K set by hand (say, the largest true size `coco inspect` shows) is not coco's
+/// default, whatever the levels say.
+pub fn is_coco_default(plan: &ReleasePlan, dataset: &Dataset) -> bool {
+    let Some(total) = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon())) else {
+        return false;
+    };
+    super::defaults::public_default(
+        &dataset.hierarchy,
+        |id| dataset.groups(id),
+        &total,
+        MaxSize::Fixed(DEFAULT_MAX_SIZE),
+    )
+    .is_ok_and(|d| d.plan == *plan)
+}
+
+/// The label a plan file's `tuning` earns: `public-default` only for coco's default
+/// ([`is_coco_default`]); a plan that says so and is not (edited after coco wrote it)
+/// is `unknown`.
+pub fn checked(plan: &ReleasePlan, dataset: &Dataset) -> Tuning {
+    match plan.tuning() {
+        Tuning::PublicDefault if !is_coco_default(plan, dataset) => Tuning::Unknown,
+        t => t,
+    }
+}
+
 /// How a plan was tuned, from the most to the least private.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
@@ -31,8 +68,10 @@ pub enum Tuning {
     /// Not recorded: a plan written by hand or by an older coco.
     #[default]
     Unknown,
-    /// Chosen after previews measured against the confidential data: the published
-    /// parameters may be a function of the data outside the privacy guarantee.
+    /// Chosen after previews measured against the confidential data, or a size (K, a
+    /// tail) typed in the TUI after its confidential figures were on screen: the
+    /// published parameters may be a function of the data outside the privacy
+    /// guarantee.
     ConfidentialPreviews,
 }
 
@@ -68,7 +107,7 @@ impl Tuning {
             Tuning::Proxy => "tuned on previews of a public proxy dataset",
             Tuning::Unknown => "not recorded",
             Tuning::ConfidentialPreviews => {
-                "chosen after previews of the confidential data (outside the privacy guarantee)"
+                "chosen after previews or figures of the confidential data (outside the privacy guarantee)"
             }
         }
     }

@@ -5,8 +5,18 @@
 //! ledger entry, which records the dataset (content digest, input files' SHA-256, the
 //! directory). The check reads:
 //!
-//! - every output file against the digest in `manifest.json` (and no file besides);
-//! - the ledger entry: it exists, says `written` to this directory, with the manifest's ε;
+//! - `manifest.json` against the SHA-256 the ledger's `written` line recorded (lines
+//!   written before coco recorded it: the manifest's ε, randomness and levels against
+//!   the line's), so an edited manifest does not verify;
+//! - every output file against the digest in `manifest.json` (and no file besides),
+//!   reading only regular files inside the release: a listed path that is absolute,
+//!   climbs out with `..`, or is a symbolic link or a device is refused unread;
+//! - the wide tables (`tables/*.csv`, `tables/*.parquet`) against `counts.csv` (or
+//!   `counts.parquet`), row by row, and `counts.parquet` against `counts.csv` when both
+//!   are there: a table changed and re-hashed in the manifest disagrees with the counts;
+//! - the ledger entry: it exists, says `written` to this directory, with the manifest's
+//!   ε and randomness (a seeded draw never verifies as publishable, whatever the
+//!   manifest says), and the ledger holds what its anchor records;
 //! - with a dataset (`--dataset DIR`): its content and input files against the entry,
 //!   and `counts.csv` against the dataset's public group counts (integral, nonnegative,
 //!   totals = G, parents = Σ children, sizes ≤ K).
@@ -23,11 +33,16 @@ use thiserror::Error;
 
 use super::checks::Checks;
 use super::counts_in::{ReadCounts, read_counts};
-use super::ledger::{DatasetRecord, Ledger, LedgerError, Status, canonical_dir};
+use super::ledger::{DatasetRecord, Ledger, LedgerEntry, LedgerError, Status, canonical_dir};
 use super::manifest::{FileDigest, Manifest};
 use super::parquet_out;
-use crate::data::Dataset;
+use crate::data::{Dataset, hex};
+use crate::noise::Randomness;
 use crate::privacy::Epsilon;
+
+/// The largest `manifest.json` read (a manifest coco writes is a few kilobytes, plus
+/// about 100 bytes per level).
+const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 /// A release directory that cannot be verified at all.
 #[derive(Debug, Error)]
@@ -47,7 +62,8 @@ pub enum VerifyError {
 #[derive(Clone, Debug, Serialize)]
 pub struct FileCheck {
     pub path: String,
-    /// `ok`, `changed` (another digest) or `missing`.
+    /// `ok`, `changed` (another digest), `missing`, or `refused` (not a regular file
+    /// inside the release: not read).
     pub state: &'static str,
 }
 
@@ -92,6 +108,11 @@ pub struct Recorded {
     pub status: Status,
     pub output: Option<String>,
     pub total_epsilon: String,
+    /// How the draw's noise was keyed, as the ledger recorded it.
+    pub randomness: Randomness,
+    /// The SHA-256 of `manifest.json` the `written` line recorded (absent in older
+    /// lines).
+    pub manifest_sha256: Option<String>,
     pub dataset: DatasetRecord,
 }
 
@@ -118,6 +139,71 @@ fn sha256_file(path: &Path) -> std::io::Result<String> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())
+}
+
+/// Whether `rel` (a path `manifest.json` lists) names a regular file inside `out`:
+/// relative, of plain names only (no `..`, no root, no `\\`), through real
+/// directories (no symbolic link on the way) to a regular file (not a link, a device
+/// or a pipe). Why not, otherwise. A missing file is inside (and reported missing).
+fn inside(out: &Path, rel: &str) -> Result<(), String> {
+    use std::path::Component;
+    let path = Path::new(rel);
+    if rel.is_empty()
+        || rel.contains('\\')
+        || !path.components().all(|c| matches!(c, Component::Normal(_)))
+    {
+        return Err(
+            "not a plain path inside the release (absolute, with \"..\" or \".\", or empty)".into(),
+        );
+    }
+    let parts: Vec<Component> = path.components().collect();
+    let mut at = out.to_path_buf();
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let meta = match std::fs::symlink_metadata(&at) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(format!("cannot be examined: {e}")),
+        };
+        let last = i + 1 == parts.len();
+        if meta.file_type().is_symlink() {
+            return Err("a symbolic link: only files inside the release are read".into());
+        }
+        if !last && !meta.is_dir() {
+            return Err("a part of its path is not a directory".into());
+        }
+        if last && !meta.is_file() {
+            return Err("not a regular file (a directory, a device or a pipe)".into());
+        }
+    }
+    Ok(())
+}
+
+/// `manifest.json`'s bytes, if it is a regular file of a manifest's size.
+fn read_manifest(path: &Path) -> Result<Vec<u8>, VerifyError> {
+    use std::io::Read;
+    let io = |source| VerifyError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let meta = std::fs::symlink_metadata(path).map_err(io)?;
+    if !meta.is_file() {
+        return Err(VerifyError::Manifest {
+            path: path.to_path_buf(),
+            problem: "not a regular file (a symbolic link, a directory or a device): coco reads only regular files inside a release".into(),
+        });
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_MANIFEST_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_MANIFEST_BYTES {
+        return Err(VerifyError::Manifest {
+            path: path.to_path_buf(),
+            problem: format!("larger than {MAX_MANIFEST_BYTES} bytes: not a manifest coco wrote"),
+        });
+    }
+    Ok(bytes)
 }
 
 /// Every file under `dir`, as paths relative to it with `/` separators.
@@ -166,18 +252,33 @@ pub fn verify_release(
         move |source| VerifyError::Io { path, source }
     };
     let manifest_path = out.join("manifest.json");
-    let text = std::fs::read_to_string(&manifest_path).map_err(io(&manifest_path))?;
-    let manifest: Manifest = serde_json::from_str(&text).map_err(|e| VerifyError::Manifest {
-        path: manifest_path.clone(),
-        problem: e.to_string(),
-    })?;
+    let manifest_bytes = read_manifest(&manifest_path)?;
+    let manifest_sha256 = hex(&Sha256::digest(&manifest_bytes));
+    let manifest: Manifest =
+        serde_json::from_slice(&manifest_bytes).map_err(|e| VerifyError::Manifest {
+            path: manifest_path.clone(),
+            problem: e.to_string(),
+        })?;
     let mut problems = Vec::new();
+    // Only regular files inside the release are read.
+    let refused: Vec<(String, String)> = manifest
+        .outputs
+        .iter()
+        .filter_map(|f| inside(out, &f.path).err().map(|why| (f.path.clone(), why)))
+        .collect();
+    for (path, why) in &refused {
+        problems.push(format!(
+            "manifest.json lists {}: {why}; not read",
+            crate::data::text::escape_controls(path)
+        ));
+    }
+    let readable = |path: &str| !refused.iter().any(|(p, _)| p == path);
 
     // `counts.csv` against the dataset, read once: hashed on the way, while the other
     // files are hashed and the dataset's content digest computed beside it.
     // Releases written before Parquet always list `counts.csv`; a Parquet release lists
     // `counts.parquet`, checked the same way.
-    let lists = |name: &str| manifest.outputs.iter().any(|f| f.path == name);
+    let lists = |name: &str| manifest.outputs.iter().any(|f| f.path == name) && readable(name);
     let (with_csv, with_parquet) = (lists("counts.csv"), lists("counts.parquet"));
     let counts_path = out.join("counts.csv");
     let parquet_path = out.join("counts.parquet");
@@ -205,6 +306,9 @@ pub fn verify_release(
                         .map(|f| {
                             if hashed_with_counts(&f) {
                                 return None;
+                            }
+                            if !readable(&f.path) {
+                                return Some(Err(std::io::Error::other("refused")));
                             }
                             Some(sha256_file(&out.join(&f.path)))
                         })
@@ -236,12 +340,13 @@ pub fn verify_release(
     for (f, digest) in manifest.outputs.iter().zip(digests.into_iter().flatten()) {
         let path = out.join(&f.path);
         let state = match digest {
+            _ if !readable(&f.path) => "refused",
             Ok(d) if d == f.sha256 => "ok",
             Ok(_) => "changed",
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => "missing",
             Err(e) => return Err(io(&path)(e)),
         };
-        if state != "ok" {
+        if state != "ok" && state != "refused" {
             problems.push(format!("{}: {state} since it was written", f.path));
         }
         files.push(FileCheck {
@@ -257,16 +362,11 @@ pub fn verify_release(
     for p in &unlisted {
         problems.push(format!("{p}: not listed in manifest.json"));
     }
-    let seeded = manifest.reproducible || !manifest.for_publication;
-    if seeded {
-        problems.push(
-            "a seeded release: anyone who knows the seed can regenerate its noise; it must never be published"
-                .into(),
-        );
-    }
+    // The tables against the counts.
+    problems.extend(cross_check(out, &manifest, &readable));
 
-    // The ledger.
-    let read = ledger.read()?;
+    // The ledger (the anchor read first: see `Ledger::read_anchored`).
+    let (read, anchor) = ledger.read_anchored()?;
     for p in read.problems.iter().take(3) {
         problems.push(format!(
             "the ledger {} has a problem at line {}: {}",
@@ -275,11 +375,28 @@ pub fn verify_release(
             p.message
         ));
     }
+    if let Err(e) = ledger.check_anchor(&read, anchor.as_ref()) {
+        problems.push(e.to_string());
+    }
     let entry = read
         .draws()
         .into_iter()
         .find(|e| e.id == manifest.ledger_entry)
         .cloned();
+    let seeded = manifest.reproducible
+        || !manifest.for_publication
+        || entry
+            .as_ref()
+            .is_some_and(|e| e.randomness.is_reproducible());
+    if seeded {
+        problems.push(
+            "a seeded release: anyone who knows the seed can regenerate its noise; it must never be published"
+                .into(),
+        );
+    }
+    if let Some(e) = &entry {
+        problems.extend(against_ledger(e, &manifest, &manifest_sha256));
+    }
     let recorded = match &entry {
         None => {
             problems.push(format!(
@@ -318,6 +435,8 @@ pub fn verify_release(
                 status: e.status,
                 output: e.output.clone(),
                 total_epsilon: e.total_epsilon.to_string(),
+                randomness: e.randomness,
+                manifest_sha256: e.manifest_sha256.clone(),
                 dataset: e.dataset.clone(),
             })
         }
@@ -406,4 +525,376 @@ pub fn verify_release(
         dataset,
         problems,
     })
+}
+
+/// Where the manifest disagrees with the ledger's line of its draw: its digest (when
+/// the line recorded it), the randomness, and the levels' ε and methods.
+fn against_ledger(e: &LedgerEntry, manifest: &Manifest, sha256: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    match &e.manifest_sha256 {
+        Some(recorded) if recorded != sha256 => problems.push(format!(
+            "manifest.json was changed since it was written: its SHA-256 is {sha256}, the ledger's line of draw {} records {recorded}",
+            e.id
+        )),
+        Some(_) => {}
+        None if e.status == Status::Written => problems.push(format!(
+            "the ledger's line of draw {} (written by an older coco) records no digest of manifest.json: only its ε, randomness and levels are checked against the ledger",
+            e.id
+        )),
+        None => {}
+    }
+    if manifest.randomness.source != e.randomness {
+        problems.push(format!(
+            "manifest.json says the noise was keyed {} but the ledger recorded {}",
+            describe(manifest.randomness.source),
+            describe(e.randomness)
+        ));
+    }
+    if !e.levels.is_empty() {
+        let same = e.levels.len() == manifest.levels.len()
+            && e.levels.iter().zip(&manifest.levels).all(|(a, b)| {
+                a.name == b.name
+                    && a.method == b.method
+                    && Epsilon::parse_unbounded(&b.epsilon_exact).is_ok_and(|x| x == a.epsilon)
+            });
+        if !same {
+            problems.push(
+                "manifest.json's levels (names, ε, methods) are not the ones the ledger recorded"
+                    .into(),
+            );
+        }
+    }
+    problems
+}
+
+fn describe(r: Randomness) -> String {
+    match r {
+        Randomness::Os => "from the operating system".into(),
+        Randomness::Seeded { seed } => format!("from seed {seed} (reproducible)"),
+    }
+}
+
+/// One region's row as the counts give it and as a wide table gives it: groups, then
+/// sizes 0–6 and 7 or more.
+type Cells = [u64; 9];
+
+/// The counts of a release, one region at a time: `counts.csv` or `counts.parquet`.
+enum CountSource {
+    Csv(csv::StringRecordsIntoIter<std::fs::File>),
+    Parquet(parquet_out::CountRows),
+}
+
+impl CountSource {
+    fn open(path: &Path) -> Result<CountSource, String> {
+        if path.extension().is_some_and(|e| e == "parquet") {
+            parquet_out::CountRows::open(path)
+                .map(CountSource::Parquet)
+                .map_err(|e| e.to_string())
+        } else {
+            csv::ReaderBuilder::new()
+                .from_path(path)
+                .map(|r| CountSource::Csv(r.into_records()))
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    /// The next row: level, region, size, count.
+    fn row(&mut self) -> Option<Result<(String, String, u64, u64), String>> {
+        match self {
+            CountSource::Csv(rows) => Some(rows.next()?.map_err(|e| e.to_string()).and_then(|r| {
+                let number = |i: usize| {
+                    r.get(i).and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| {
+                        format!(
+                            "row {:?}: not coco's counts",
+                            r.position().map(|p| p.line())
+                        )
+                    })
+                };
+                if r.len() != 4 {
+                    return Err("a row without four fields".into());
+                }
+                Ok((r[0].to_string(), r[1].to_string(), number(2)?, number(3)?))
+            })),
+            CountSource::Parquet(rows) => Some(
+                rows.next_row()?
+                    .map_err(|e| e.to_string())
+                    .and_then(|(l, r, s, c)| match (u64::try_from(s), u64::try_from(c)) {
+                        (Ok(s), Ok(c)) => Ok((l, r, s, c)),
+                        _ => Err(format!("region {r}: a negative size or count")),
+                    }),
+            ),
+        }
+    }
+}
+
+/// A wide table's rows: region and its cells.
+enum WideSource {
+    Csv(csv::StringRecordsIntoIter<std::fs::File>),
+    Parquet(parquet_out::WideRows),
+}
+
+impl WideSource {
+    fn open(path: &Path) -> Result<WideSource, String> {
+        if path.extension().is_some_and(|e| e == "parquet") {
+            parquet_out::WideRows::open(path)
+                .map(WideSource::Parquet)
+                .map_err(|e| e.to_string())
+        } else {
+            csv::ReaderBuilder::new()
+                .from_path(path)
+                .map(|r| WideSource::Csv(r.into_records()))
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    fn row(&mut self) -> Option<Result<(String, Cells), String>> {
+        match self {
+            WideSource::Csv(rows) => Some(rows.next()?.map_err(|e| e.to_string()).and_then(|r| {
+                if r.len() != 11 {
+                    return Err("a row without eleven fields".into());
+                }
+                let mut cells = [0u64; 9];
+                for (i, c) in cells.iter_mut().enumerate() {
+                    *c = r[2 + i]
+                        .parse()
+                        .map_err(|_| format!("region {}: {:?} is not a count", &r[0], &r[2 + i]))?;
+                }
+                Ok((r[0].to_string(), cells))
+            })),
+            WideSource::Parquet(rows) => Some(
+                rows.next_row()?
+                    .map_err(|e| e.to_string())
+                    .and_then(|(region, numbers)| {
+                        let mut cells = [0u64; 9];
+                        for (c, n) in cells.iter_mut().zip(numbers) {
+                            *c = u64::try_from(n)
+                                .map_err(|_| format!("region {region}: a negative count"))?;
+                        }
+                        Ok((region, cells))
+                    }),
+            ),
+        }
+    }
+}
+
+/// The counts grouped by region: (level, region, cells), in the file's order.
+struct Regions {
+    source: CountSource,
+    next: Option<(String, String, u64, u64)>,
+    failed: Option<String>,
+}
+
+impl Regions {
+    fn new(mut source: CountSource) -> Regions {
+        let mut failed = None;
+        let next = match source.row() {
+            Some(Ok(r)) => Some(r),
+            Some(Err(e)) => {
+                failed = Some(e);
+                None
+            }
+            None => None,
+        };
+        Regions {
+            source,
+            next,
+            failed,
+        }
+    }
+
+    fn peek_level(&self) -> Option<&str> {
+        self.next.as_ref().map(|r| r.0.as_str())
+    }
+
+    fn region(&mut self) -> Option<(String, String, Cells)> {
+        let (level, region, size, count) = self.next.take()?;
+        let mut cells = [0u64; 9];
+        let add = |cells: &mut Cells, size: u64, count: u64| {
+            cells[0] = cells[0].saturating_add(count);
+            let i = 1 + size.min(7) as usize;
+            cells[i] = cells[i].saturating_add(count);
+        };
+        add(&mut cells, size, count);
+        loop {
+            match self.source.row() {
+                Some(Ok(r)) if r.0 == level && r.1 == region => add(&mut cells, r.2, r.3),
+                Some(Ok(r)) => {
+                    self.next = Some(r);
+                    break;
+                }
+                Some(Err(e)) => {
+                    self.failed = Some(e);
+                    break;
+                }
+                None => break,
+            }
+        }
+        Some((level, region, cells))
+    }
+}
+
+/// At most this many disagreements are listed per file, then a count.
+const SHOWN: usize = 3;
+
+/// The wide tables against the counts (`counts.csv`, else `counts.parquet`), and
+/// `counts.parquet` against `counts.csv` when both are there: every disagreement.
+fn cross_check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let lists = |name: &str| manifest.outputs.iter().any(|f| f.path == name) && readable(name);
+    let counts = ["counts.csv", "counts.parquet"]
+        .into_iter()
+        .find(|n| lists(n));
+    let Some(counts) = counts else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    if counts == "counts.csv" && lists("counts.parquet") {
+        problems.extend(same_counts(out));
+    }
+    let mut regions = match CountSource::open(&out.join(counts)) {
+        Ok(source) => Regions::new(source),
+        Err(e) => return vec![format!("{counts} cannot be read to check the tables: {e}")],
+    };
+    for (i, level) in manifest.levels.iter().enumerate() {
+        let tables: Vec<String> = ["csv", "parquet"]
+            .into_iter()
+            .map(|ext| super::export::table_file(i, &level.name, ext))
+            .filter(|t| lists(t))
+            .collect();
+        // The first table against this level's regions in the counts, streamed (the
+        // table lists them in the same order, with the regions the counts leave out
+        // for having no group); a second (Parquet beside CSV) against the first.
+        if let Some(table) = tables.first() {
+            let found = match WideSource::open(&out.join(table)) {
+                Ok(rows) => compare_table(rows, &mut || {
+                    (regions.peek_level() == Some(level.name.as_str()))
+                        .then(|| regions.region().map(|(_, r, c)| (r, c)))
+                        .flatten()
+                }),
+                Err(e) => vec![format!("cannot be read: {e}")],
+            };
+            problems.extend(summarise(table, counts, found));
+        }
+        if let [first, second] = tables.as_slice() {
+            problems.extend(summarise(second, first, same_tables(out, first, second)));
+        }
+        // A level without tables, or what a failed comparison left: skipped.
+        while regions.peek_level() == Some(level.name.as_str()) {
+            regions.region();
+        }
+    }
+    if let Some(e) = regions.failed.take() {
+        problems.push(format!("{counts} cannot be read to the end: {e}"));
+    } else if let Some((level, region, _)) = regions.region() {
+        problems.push(format!(
+            "{counts} holds level {level:?} (region {region}) after the manifest's levels, or out of order"
+        ));
+    }
+    problems
+}
+
+/// One sentence for the disagreements of `file` with `with`, if any.
+fn summarise(file: &str, with: &str, found: Vec<String>) -> Option<String> {
+    if found.is_empty() {
+        return None;
+    }
+    let n = found.len();
+    let shown: Vec<String> = found.into_iter().take(SHOWN).collect();
+    Some(format!(
+        "{file} disagrees with {with}: {}{}",
+        shown.join("; "),
+        if n > SHOWN {
+            format!(" and {} more", n - SHOWN)
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// Two tables of one level (CSV and Parquet), row by row.
+fn same_tables(out: &Path, a: &str, b: &str) -> Vec<String> {
+    let (mut x, mut y) = match (
+        WideSource::open(&out.join(a)),
+        WideSource::open(&out.join(b)),
+    ) {
+        (Ok(x), Ok(y)) => (x, y),
+        (Err(e), _) | (_, Err(e)) => return vec![format!("cannot be read: {e}")],
+    };
+    let mut row = 0u64;
+    loop {
+        row += 1;
+        match (x.row(), y.row()) {
+            (None, None) => return Vec::new(),
+            (Some(Ok(p)), Some(Ok(q))) if p == q => {}
+            (Some(Err(e)), _) | (_, Some(Err(e))) => return vec![format!("cannot be read: {e}")],
+            _ => return vec![format!("row {row} differs")],
+        }
+    }
+}
+
+/// A table's rows against its level's regions in the counts (`next` gives them in
+/// order); the disagreements found.
+fn compare_table(
+    mut rows: WideSource,
+    next: &mut dyn FnMut() -> Option<(String, Cells)>,
+) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = next();
+    loop {
+        let row = match rows.row() {
+            None => break,
+            Some(Err(e)) => {
+                found.push(format!("cannot be read: {e}"));
+                return found;
+            }
+            Some(Ok(row)) => row,
+        };
+        let (region, cells) = row;
+        match &pending {
+            Some((r, c)) if *r == region => {
+                if *c != cells {
+                    found.push(format!(
+                        "region {region}: groups and sizes {cells:?} in the table, {c:?} in the counts"
+                    ));
+                }
+                pending = next();
+            }
+            // A region without groups has no rows in the counts.
+            _ if cells == [0; 9] => {}
+            _ => found.push(format!(
+                "region {region}: {cells:?} in the table, no such row in the counts (or out of order)"
+            )),
+        }
+    }
+    if let Some((r, _)) = pending {
+        found.push(format!("region {r}: in the counts, not in the table"));
+    }
+    while let Some((r, _)) = next() {
+        found.push(format!("region {r}: in the counts, not in the table"));
+    }
+    found
+}
+
+/// `counts.parquet` against `counts.csv`, row by row.
+fn same_counts(out: &Path) -> Vec<String> {
+    let open = |n: &str| CountSource::open(&out.join(n));
+    let (mut a, mut b) = match (open("counts.csv"), open("counts.parquet")) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => return vec![format!("the counts cannot be read: {e}")],
+    };
+    let mut row = 0u64;
+    loop {
+        row += 1;
+        match (a.row(), b.row()) {
+            (None, None) => return Vec::new(),
+            (Some(Ok(x)), Some(Ok(y))) if x == y => {}
+            (Some(Err(e)), _) | (_, Some(Err(e))) => {
+                return vec![format!("the counts cannot be read: {e}")];
+            }
+            _ => {
+                return vec![format!(
+                    "counts.parquet disagrees with counts.csv at row {row}"
+                )];
+            }
+        }
+    }
 }

@@ -230,7 +230,7 @@ pub struct AppOptions {
 pub const DEFAULT_PREVIEW_SEED: u64 = 1;
 
 /// The recent datasets' file in coco's home.
-pub const RECENT_FILE: &str = "recent-datasets.txt";
+pub use crate::release::ledger::RECENT_FILE;
 const RECENT_MAX: usize = 8;
 
 /// Everything the UI shows, split by screen.
@@ -285,10 +285,24 @@ impl App {
             .as_ref()
             .map(|l| read_recent(l.home()))
             .unwrap_or_default();
-        let message = match (&keymap_warning, home_error) {
-            (Some(w), _) => Some((Tone::Warning, w.clone())),
-            (None, Some(e)) => Some((Tone::Warning, e)),
-            (None, None) => None,
+        // Homes and files an older coco left readable by others are tightened, and the
+        // operator told.
+        let tightened = match ledger.as_ref().map(Ledger::secure) {
+            Some(Ok(changed)) if !changed.is_empty() => Some(
+                changed
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            Some(Err(e)) => Some(format!("cannot make coco's home private: {e}")),
+            _ => None,
+        };
+        let message = match (&keymap_warning, home_error, tightened) {
+            (Some(w), _, _) => Some((Tone::Warning, w.clone())),
+            (None, Some(e), _) => Some((Tone::Warning, e)),
+            (None, None, Some(t)) => Some((Tone::Warning, t)),
+            (None, None, None) => None,
         };
         let mut app = App {
             screen: Screen::Dataset,
@@ -522,6 +536,7 @@ impl App {
                 self.proxy = Default::default();
                 self.budget = Default::default();
                 self.dataset = Default::default();
+                self.note_figures();
                 self.remember(&dir);
                 // A warning (a bad keymap) stays up until the next key.
                 if !matches!(self.message, Some((Tone::Warning | Tone::Error, _))) {
@@ -535,6 +550,17 @@ impl App {
                 self.load = LoadState::Failed { dir, message };
             }
             _ => {}
+        }
+    }
+
+    /// The Dataset and Hierarchy screens show confidential figures (entities, the
+    /// largest true size, true histograms): once one is on screen, a size typed into the
+    /// plan is recorded as possibly read off them.
+    fn note_figures(&mut self) {
+        if matches!(self.screen, Screen::Dataset | Screen::Hierarchy)
+            && let Some(s) = &mut self.session
+        {
+            s.saw_confidential_figures();
         }
     }
 
@@ -552,9 +578,9 @@ impl App {
                 .iter()
                 .map(|p| format!("{}\n", p.display()))
                 .collect();
+            // Directories of confidential data: private, like the ledger beside it.
             let path = ledger.home().join(RECENT_FILE);
-            let written =
-                std::fs::create_dir_all(ledger.home()).and_then(|()| std::fs::write(&path, text));
+            let written = crate::release::ledger::write_private(&path, text.as_bytes());
             if let Err(e) = written {
                 self.warn(format!(
                     "{}: cannot remember recent datasets: {e}",
@@ -696,6 +722,7 @@ fn screen_action(app: &mut App, action: Action) {
 /// have drawn meanwhile.
 fn go(app: &mut App, screen: Screen) {
     app.screen = screen;
+    app.note_figures();
     if matches!(screen, Screen::Budget | Screen::Release) {
         let ledger = app.ledger.clone();
         if let Some(s) = &mut app.session {

@@ -75,6 +75,7 @@ impl Overview {
             content: summary.content_digest.clone(),
             fingerprint: summary.fingerprint.clone(),
             dir: canonical_dir(&dataset.dir),
+            population: Some(dataset.population_keys()),
         };
         Some(Overview {
             summary,

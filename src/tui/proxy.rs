@@ -2,8 +2,12 @@
 //! data, or a public proxy with the same hierarchy ([`crate::proxy`]). Tuned on a
 //! proxy, a plan stays public; tuned on confidential previews, it is recorded so.
 //!
-//! The proxy is built or loaded in the background ([`Job::Proxy`]); until it is ready
-//! the screens keep using what they used before.
+//! The screens default to public data: until the operator chooses (`p`), the first run
+//! opens the synthetic proxy and runs on it. The proxy is built or loaded in the
+//! background ([`Job::Proxy`]); a run asked for meanwhile (`r`) waits for it and starts
+//! once it is open — never on the confidential data in the meantime (a proxy that
+//! fails to open drops the runs waiting for it, with a message). The confidential data
+//! is used only when the operator chooses it (`p`, `none`), which is said each time.
 
 use std::sync::Arc;
 
@@ -13,14 +17,47 @@ use crate::proxy::ProxySpec;
 use crate::tradeoff::PreviewData;
 
 use super::action::{Action, Context};
-use super::app::{App, Command, InputPurpose};
+use super::app::{App, Command, InputPurpose, Screen};
 use super::theme;
 use super::worker::{Job, Update};
 
-/// A proxy being built or loaded: what was asked for.
+/// A proxy being built or loaded: what was asked for, and the runs waiting for it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProxyState {
     pub opening: Option<String>,
+    /// The screens whose run (`r`) waits for the proxy to open, in the order asked.
+    pub queued: Vec<Screen>,
+}
+
+/// Whether a run of `screen` may start now. Otherwise it is queued until the proxy
+/// being opened is ready (when none is chosen, the synthetic one is opened): a run
+/// never goes to the confidential data unless the operator chose it.
+pub fn ready_or_queue(app: &mut App, screen: Screen) -> bool {
+    let Some(session) = &app.session else {
+        return false;
+    };
+    if app.proxy.opening.is_none() && session.target_ready() {
+        return true;
+    }
+    if app.proxy.opening.is_none() {
+        // Nothing chosen: previews default to the public synthetic proxy.
+        let dataset = session.dataset.clone();
+        app.proxy.opening = Some("synthetic".into());
+        app.outbox.push(Command::Start(Job::Proxy {
+            spec: ProxySpec::Synthetic,
+            dataset,
+            ledger: app.ledger.clone(),
+        }));
+    }
+    if !app.proxy.queued.contains(&screen) {
+        app.proxy.queued.push(screen);
+    }
+    let p = app.keymap.key(Context::Preview, Action::ChooseProxy);
+    app.info(format!(
+        "opening the proxy {}…: the run starts on it once it is open ({p} chooses other data)",
+        app.proxy.opening.as_deref().unwrap_or("")
+    ));
+    false
 }
 
 /// Asks which data previews should run on.
@@ -48,9 +85,17 @@ pub fn submit(app: &mut App, text: &str) -> Result<(), String> {
     if text.eq_ignore_ascii_case("none") || text.eq_ignore_ascii_case("confidential") {
         session.set_proxy(None);
         app.proxy.opening = None;
+        let dropped = !std::mem::take(&mut app.proxy.queued).is_empty();
         app.outbox
             .push(Command::Cancel(super::worker::JobKind::Proxy));
-        app.warn("previews now run on the CONFIDENTIAL data: a plan tuned on them is recorded as confidential-previews");
+        app.warn(format!(
+            "previews now run on the CONFIDENTIAL data: a plan tuned on them is recorded as confidential-previews{}",
+            if dropped {
+                " (the run that waited for the proxy was not started: press r to run it)"
+            } else {
+                ""
+            }
+        ));
         return Ok(());
     }
     let spec = ProxySpec::parse(text);
@@ -58,6 +103,7 @@ pub fn submit(app: &mut App, text: &str) -> Result<(), String> {
     app.outbox.push(Command::Start(Job::Proxy {
         spec,
         dataset: session.dataset.clone(),
+        ledger: app.ledger.clone(),
     }));
     app.info(format!("opening the proxy {text}…"));
     Ok(())
@@ -70,17 +116,37 @@ pub fn receive(app: &mut App, update: Update) {
     let Some(asked) = app.proxy.opening.take() else {
         return;
     };
+    let queued = std::mem::take(&mut app.proxy.queued);
     match result {
         Ok(proxy) => {
             let label = proxy.label.clone();
+            let mut tuning = None;
             if let Some(s) = &mut app.session {
                 s.set_proxy(Some(Arc::new(*proxy)));
+                tuning = Some(s.plan.tuning());
+            }
+            // The runs asked for while it opened, on it.
+            for screen in &queued {
+                match screen {
+                    Screen::Preview => super::screens::preview::start(app),
+                    Screen::Tradeoff => super::screens::tradeoff::start(app),
+                    _ => {}
+                }
             }
             app.info(format!(
-                "previews and the trade-off search now run on the {label}: public tuning"
+                "previews and the trade-off search now run on the {label} (public data){}{}",
+                if queued.is_empty() { "" } else { "; the run asked for has started" },
+                tuning.map_or(String::new(), |t| format!("; the plan's tuning: {t}"))
             ));
         }
-        Err(e) => app.error(format!("{asked}: {e}")),
+        Err(e) => app.error(format!(
+            "{asked}: {e}{}",
+            if queued.is_empty() {
+                ""
+            } else {
+                "; the run that waited for it was not started (it never runs on the confidential data unless chosen: p, none)"
+            }
+        )),
     }
 }
 
@@ -94,12 +160,16 @@ pub fn target_text(app: &App, context: Context) -> (String, Style) {
     if let Some(opening) = &app.proxy.opening {
         return (format!("opening the proxy {opening}…"), theme::dim());
     }
-    match &session.proxy {
-        None => (
+    match (&session.proxy, session.confidential_chosen) {
+        (None, true) => (
             format!("data: CONFIDENTIAL ({key}: proxy)"),
             theme::confidential(),
         ),
-        Some(p) => (format!("data: {} ({key})", p.dataset.name()), theme::ok()),
+        (None, false) => (
+            format!("data: synthetic proxy, public (opens at the first run; {key}: other data)"),
+            theme::ok(),
+        ),
+        (Some(p), _) => (format!("data: {} ({key})", p.dataset.name()), theme::ok()),
     }
 }
 

@@ -20,7 +20,7 @@ use crate::tradeoff::PreviewData;
 use super::overview::Overview;
 
 /// The K of a new plan (the same default as `coco plan`).
-pub const DEFAULT_MAX_SIZE: Size = 10_000;
+pub const DEFAULT_MAX_SIZE: Size = crate::release::tuning::DEFAULT_MAX_SIZE;
 
 /// The ε that estimating K gets when the operator first asks for it.
 pub const DEFAULT_MAX_SIZE_EPSILON: &str = "0.01";
@@ -70,9 +70,14 @@ impl LedgerStatus {
                 ..LedgerStatus::default()
             };
         };
-        let status = ledger.read().and_then(|read| {
+        let status = ledger.read_anchored().and_then(|(read, anchor)| {
             let caps = ledger.cap_status(&read, identity)?;
-            Ok((read.fail_closed(&ledger.path()).err(), caps))
+            // A defect, or a ledger that lost lines its anchor records: draws stop.
+            let defect = read
+                .fail_closed(&ledger.path())
+                .and_then(|()| ledger.check_anchor(&read, anchor.as_ref()).map(|_| ()))
+                .err();
+            Ok((defect, caps))
         });
         match status {
             Ok((defect, caps)) => LedgerStatus {
@@ -162,9 +167,16 @@ pub struct Session {
     pub plan_file: Option<PathBuf>,
     pub figures: Vec<LevelFigures>,
     pub ledger: LedgerStatus,
-    /// The public proxy previews and the trade-off search run on (`None`: the
-    /// confidential data).
+    /// The public proxy previews and the trade-off search run on (`None`: none open).
     pub proxy: Option<Arc<Proxy>>,
+    /// The operator chose the confidential data for previews (`p`, `none`). Without a
+    /// proxy and without this choice, the first run opens the synthetic proxy: the
+    /// screens default to public data.
+    pub confidential_chosen: bool,
+    /// Confidential figures (the Dataset screen's entities and sizes, the Hierarchy
+    /// screen's true histograms) have been on screen: a K or a tail typed from then on
+    /// may have been read off them, and is recorded as such.
+    pub confidential_figures: bool,
     /// Results measured against the confidential data have been shown: from then on
     /// the plan is recorded as tuned on confidential previews.
     pub confidential_previews: bool,
@@ -203,6 +215,8 @@ impl Session {
             figures: Vec::new(),
             ledger: status,
             proxy: None,
+            confidential_chosen: false,
+            confidential_figures: false,
             confidential_previews: false,
             proxy_previews: false,
         };
@@ -265,9 +279,45 @@ impl Session {
         }
     }
 
-    /// Chooses the proxy previews run on (`None`: the confidential data).
+    /// What the next preview or search runs on, as its figures will be labelled: the
+    /// proxy, the confidential data when the operator chose it, else the synthetic
+    /// proxy (opened at the first run).
+    pub fn target_data(&self) -> PreviewData {
+        match (&self.proxy, self.confidential_chosen) {
+            (Some(p), _) => PreviewData::Proxy {
+                label: p.label.clone(),
+            },
+            (None, true) => PreviewData::Confidential,
+            (None, false) => PreviewData::Proxy {
+                label: crate::proxy::SYNTHETIC_LABEL.into(),
+            },
+        }
+    }
+
+    /// Whether a preview may start now on what it should run on: a proxy is open, or
+    /// the operator chose the confidential data.
+    pub fn target_ready(&self) -> bool {
+        self.proxy.is_some() || self.confidential_chosen
+    }
+
+    /// Chooses the proxy previews run on (`None`: the confidential data, chosen).
     pub fn set_proxy(&mut self, proxy: Option<Arc<Proxy>>) {
+        self.confidential_chosen = proxy.is_none();
         self.proxy = proxy;
+    }
+
+    /// Notes that a screen of confidential figures (Dataset, Hierarchy) was shown.
+    pub fn saw_confidential_figures(&mut self) {
+        self.confidential_figures = true;
+    }
+
+    /// After an edit that sets a size (K, a tail) typed by the operator: tainted when
+    /// confidential figures were on screen before it.
+    fn typed_size(&mut self) {
+        if self.confidential_figures {
+            self.plan
+                .set_tuning(self.plan.tuning().worse(Tuning::ConfidentialPreviews));
+        }
     }
 
     /// Notes that results measured on `data` were shown: after confidential ones the
@@ -461,9 +511,15 @@ impl Session {
         Ok(())
     }
 
-    /// Gives one level a tail (method hc with a tail), or plain hc with `None`.
+    /// Gives one level a tail typed by the operator (method hc with a tail), or plain
+    /// hc with `None`. A tail typed after confidential figures were on screen marks the
+    /// plan `confidential-previews` (its `L` and `m` may have been read off them).
     pub fn set_tail(&mut self, level: LevelId, tail: Option<Tail>) -> Result<(), String> {
-        self.set_method(level, tail.map_or(Method::Hc, Method::HcTail))
+        self.set_method(level, tail.map_or(Method::Hc, Method::HcTail))?;
+        if tail.is_some() {
+            self.typed_size();
+        }
+        Ok(())
     }
 
     fn set_method(&mut self, level: LevelId, method: Method) -> Result<(), String> {
@@ -475,12 +531,18 @@ impl Session {
     }
 
     /// Sets where K comes from; refused (the plan unchanged) if a level's tail would
-    /// not lie below it.
+    /// not lie below it. A K other than the default, typed after confidential figures
+    /// were on screen (the Dataset screen shows the largest true size), marks the plan
+    /// `confidential-previews`; K estimated privately does not.
     pub fn set_max_size(&mut self, max_size: MaxSize) -> Result<(), String> {
+        let typed = matches!(max_size, MaxSize::Fixed(k) if k != DEFAULT_MAX_SIZE);
         self.plan
             .set_max_size(max_size)
             .map_err(|e| e.to_string())?;
         self.changed();
+        if typed {
+            self.typed_size();
+        }
         Ok(())
     }
 
@@ -503,7 +565,8 @@ impl Session {
     /// Replaces the plan (a validated plan read from a file, with the tuning it
     /// records, made no better than this session's previews allow).
     pub fn replace_plan(&mut self, plan: ReleasePlan, file: PathBuf) {
-        let tuning = plan.tuning();
+        // A file that says public-default is believed only if it is coco's default.
+        let tuning = crate::release::tuning::checked(&plan, &self.dataset);
         self.plan = plan;
         self.preset = Preset::Custom;
         self.plan_file = Some(file);
@@ -584,6 +647,22 @@ mod tests {
         assert_eq!(s.total(), e("2.01"));
         assert_eq!(s.figures[0].noise_samples, None);
         assert!(s.set_max_size(MaxSize::Fixed(0)).is_err());
+    }
+
+    /// Issue 23: a K typed by hand is `public` unless confidential figures were on screen
+    /// before it; K estimated privately never taints.
+    #[test]
+    fn a_typed_k_is_tainted_only_after_confidential_figures() {
+        let mut s = session();
+        assert_eq!(s.plan.tuning(), Tuning::PublicDefault);
+        s.set_max_size(MaxSize::Fixed(50)).unwrap();
+        assert_eq!(s.plan.tuning(), Tuning::Public);
+        s.saw_confidential_figures();
+        s.set_max_size(MaxSize::Estimate { epsilon: e("0.01") })
+            .unwrap();
+        assert_eq!(s.plan.tuning(), Tuning::Public);
+        s.set_max_size(MaxSize::Fixed(40)).unwrap();
+        assert_eq!(s.plan.tuning(), Tuning::ConfidentialPreviews);
     }
 
     #[test]

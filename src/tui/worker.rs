@@ -98,10 +98,12 @@ pub enum Job {
         seed: Option<u64>,
     },
     /// Builds the synthetic proxy of `dataset` from its public part, or loads a proxy
-    /// directory and checks its hierarchy against `dataset`'s.
+    /// directory and checks its hierarchy against `dataset`'s, and that it is not
+    /// confidential data (the dataset's, or data `ledger` records a draw from).
     Proxy {
         spec: ProxySpec,
         dataset: Arc<Dataset>,
+        ledger: Option<Ledger>,
     },
     /// Reserves (ledger locked, read fail-closed, caps checked) and draws with fresh OS
     /// randomness through the release transaction. The draw comes back pending: recorded,
@@ -633,8 +635,12 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             });
             send(Update::Frontier(result.map(Box::new)));
         }
-        Job::Proxy { spec, dataset } => {
-            let result = proxy::open(&spec, &dataset)
+        Job::Proxy {
+            spec,
+            dataset,
+            ledger,
+        } => {
+            let result = proxy::open(&spec, &dataset, ledger.as_ref())
                 .map(Box::new)
                 .map_err(|e| e.to_string());
             send(Update::ProxyOpened(result));

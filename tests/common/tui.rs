@@ -15,8 +15,12 @@ use coco::tui::worker::{JobKind, Update, WorkerEvent};
 /// How long background work may take before a test gives up.
 pub const WAIT: Duration = Duration::from_secs(600);
 
-/// The app on `dir`, loaded, with a temporary home and preview seed 1.
+/// The app on `dir`, loaded, with a temporary home (private, as coco makes it: a
+/// looser one is tightened with a message, which `tests/tui_flow.rs` checks) and
+/// preview seed 1.
 pub fn open(home: &Path, dir: PathBuf) -> Runtime {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700)).unwrap();
     let mut rt = Runtime::new(AppOptions {
         dataset: Some(dir),
         home: Some(home.to_path_buf()),

@@ -197,6 +197,31 @@ pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), S
     let resolved = app.resolve(text);
     let session = app.session.as_mut().ok_or("no dataset is open")?;
     let epsilon = |t: &str| Epsilon::parse(t).map_err(|e| e.to_string());
+    let before = session.plan.tuning();
+    let sized = matches!(purpose, InputPurpose::MaxSize | InputPurpose::Tail(_));
+    let done = submit_to(app, purpose, text, resolved, epsilon);
+    if done.is_ok()
+        && sized
+        && let Some(session) = &app.session
+        && session.plan.tuning() == crate::release::tuning::Tuning::ConfidentialPreviews
+        && before != crate::release::tuning::Tuning::ConfidentialPreviews
+    {
+        let estimate = app.keymap.key(Context::Budget, Action::EstimateMaxSize);
+        app.warn(format!(
+            "typed after the Dataset or Hierarchy screen showed confidential sizes, this plan is recorded as tuning = confidential-previews (K or a tail may have been read off them); {estimate} estimates K privately instead, and a plan file written from public figures (coco plan) keeps it public"
+        ));
+    }
+    done
+}
+
+fn submit_to(
+    app: &mut App,
+    purpose: &InputPurpose,
+    text: &str,
+    resolved: std::path::PathBuf,
+    epsilon: impl Fn(&str) -> Result<Epsilon, String>,
+) -> Result<(), String> {
+    let session = app.session.as_mut().ok_or("no dataset is open")?;
     match purpose {
         InputPurpose::LevelEpsilon(l) => session.set_epsilon(LevelId(*l), epsilon(text)?),
         InputPurpose::TotalEpsilon => session.set_total(epsilon(text)?),
@@ -378,7 +403,10 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             theme::confidential(),
         ),
         crate::tradeoff::PreviewData::Proxy { label } => (
-            format!("computed on the {label}: public tuning"),
+            format!(
+                "computed on the {label}, public data; the plan's tuning: {}",
+                session.plan.tuning()
+            ),
             theme::ok(),
         ),
     };

@@ -105,6 +105,11 @@ pub fn toggle_seed(app: &mut App) {
 
 /// Starts a preview of the current plan (a running one is cancelled: latest wins).
 pub fn start(app: &mut App) {
+    // On the proxy (the synthetic one by default), or the confidential data when
+    // chosen; while a proxy opens, the run waits for it.
+    if !super::super::proxy::ready_or_queue(app, super::super::app::Screen::Preview) {
+        return;
+    }
     let Some(session) = &app.session else { return };
     let (dataset, data) = session.preview_target();
     let job = Job::Preview {
@@ -245,7 +250,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     widgets::wrapped(frame, notes_area, notes);
     let shown = app.preview.result.as_ref().map(|r| r.data.clone());
     let (text, style) =
-        super::super::proxy::banner(&shown.unwrap_or_else(|| session.preview_target().1));
+        super::super::proxy::banner(&shown.unwrap_or_else(|| session.target_data()));
     widgets::wrapped(frame, banner, vec![Line::styled(text, style)]);
     render_status(frame, status, app, session);
     let Some(result) = &app.preview.result else {

@@ -145,8 +145,13 @@ pub fn update(app: &mut App, action: Action) {
     }
 }
 
-/// Starts the shown view's run (latest request wins).
-fn start(app: &mut App) {
+/// Starts the shown view's run (latest request wins): on the proxy (the synthetic one
+/// by default), or the confidential data when chosen; while a proxy opens, the run
+/// waits for it.
+pub fn start(app: &mut App) {
+    if !super::super::proxy::ready_or_queue(app, super::super::app::Screen::Tradeoff) {
+        return;
+    }
     let Some(session) = &app.session else { return };
     let state = &mut app.tradeoff;
     let (dataset, data) = session.preview_target();
@@ -342,7 +347,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             .map(|f| f.frontier.data.clone()),
     };
     let (text, style) =
-        super::super::proxy::banner(&shown.unwrap_or_else(|| session.preview_target().1));
+        super::super::proxy::banner(&shown.unwrap_or_else(|| session.target_data()));
     widgets::wrapped(frame, banner, vec![Line::styled(text, style)]);
     render_status(frame, status, app, session);
     let names = session.dataset.hierarchy.level_names();

@@ -25,11 +25,14 @@
 //!
 //! # Spending and caps
 //! Spending is keyed by the dataset's content digest ([`Dataset::content_digest`]: the
-//! leaves' count-of-counts, independent of form, order, names and formatting) and its
-//! directory: an entry counts against a dataset when either matches (or, for old lines,
-//! the byte fingerprint of the input files). Every cap that matches the dataset applies
-//! and the strictest binds; the default cap applies only to datasets without a cap of
-//! their own.
+//! leaves' count-of-counts, independent of form, order, names and formatting), its
+//! population key ([`crate::data::population`]: the root's sizes, independent of the
+//! hierarchy, matching one entity more or fewer) and its directory: an entry counts
+//! against a dataset when any matches (or, for old lines, the byte fingerprint of the
+//! input files) ([`keys`]). Every cap that covers the dataset applies and the strictest
+//! binds; a directory cap covers the data the ledger recorded for that directory
+//! wherever it is copied ([`caps`]). The default cap applies only to datasets without a
+//! cap of their own.
 //!
 //! # Failing closed
 //! The reader returns an error for any line it cannot read, a break in the hash chain,
@@ -39,29 +42,38 @@
 //! refused until `coco ledger repair` sets it aside. A torn line never hides spent ε:
 //! every draw is recorded as pending, and synced, before anyone sees it.
 //!
-//! # The hash chain
+//! # The hash chain and the anchor
 //! Each line carries `prev`, the SHA-256 of the previous line's bytes. An edit, a
 //! deletion or an insertion anywhere but at the very end breaks the chain at the next
-//! line. The chain does not protect against someone who rewrites the whole file, or
-//! who removes whole lines from its end: the ledger is the agency's record, as safe as
-//! the file system that holds it (keep backups; see the README).
+//! line. Lines removed from the end, a truncated or deleted ledger, or an older copy put
+//! in its place are caught by the anchor ([`anchor`]): a small file kept apart from the
+//! ledger (`ledger.anchor`, in the configuration directory) with the number of lines and
+//! the hash of the last, updated after every append and checked before every draw. Who
+//! rewrites both files, or uses another home, is not caught: the ledger is the agency's
+//! record, as safe as the file system that holds it (keep backups; see the README).
 //!
 //! Appends hold an exclusive lock on `ledger.lock` for the whole release (cap check,
 //! draw, decision), write each line with one `write` and `fsync` it, so two processes
 //! never interleave and never both slip under a cap. The ledger, lock and configuration
-//! are created readable by their owner only (mode 0600).
+//! are created readable by their owner only (mode 0600), in directories of mode 0700,
+//! and tightened when found looser ([`files`]).
+
+mod anchor;
+mod caps;
+mod files;
+mod keys;
+
+pub use anchor::{ANCHOR_FILE, Anchor, AnchorState, Reanchored};
+pub use caps::{CapKey, CapRule, CapSource, CapStatus, Coverage, DatasetSpend};
+pub use files::{RECENT_FILE, Tightened, write_private};
+pub use keys::{DatasetIdentity, PopulationRecord};
+
+use files::{ensure_private_dir, open_private};
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-
-use num_bigint::BigUint;
-use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
-use thiserror::Error;
-use time::OffsetDateTime;
-use toml_edit::Document;
 
 use super::plan::{MaxSize, ReleasePlan};
 use super::tuning::Tuning;
@@ -70,6 +82,11 @@ use crate::estimate::{Method, TailLength};
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;
+use num_bigint::BigUint;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use thiserror::Error;
+use time::OffsetDateTime;
 
 pub const LEDGER_FILE: &str = "ledger.jsonl";
 pub const CONFIG_FILE: &str = "config.toml";
@@ -116,6 +133,25 @@ pub enum LedgerError {
         "{path}: not repaired: {problems}; only a torn last line can be repaired by coco: restore the ledger from a backup"
     )]
     NotRepairable { path: PathBuf, problems: String },
+    /// The ledger holds fewer lines than its anchor records, or not the lines anchored:
+    /// spent ε would be forgotten.
+    #[error(
+        "{path}: {problem}; its anchor {anchor} records {anchored} line(s) ending in a line of SHA-256 {head}: the ledger was deleted, truncated or replaced by an older copy, and the ε its lost lines recorded would no longer count, so no draw is allowed. Restore ledger.jsonl from a backup that holds every anchored line (draws then go on), or, to accept the loss and go on from the ledger as it is, run `coco ledger reanchor --accept-loss` (the old anchor is kept beside it)"
+    )]
+    AnchorLost {
+        path: PathBuf,
+        anchor: PathBuf,
+        anchored: usize,
+        head: String,
+        problem: String,
+    },
+    #[error(
+        "{path}: the ledger's anchor cannot be read ({problem}); no draw is allowed until it is: restore it from a backup, or run `coco ledger reanchor --accept-loss` to anchor the ledger as it is"
+    )]
+    AnchorUnreadable { path: PathBuf, problem: String },
+    /// `coco ledger set-cap` with a key that could never bind.
+    #[error("{key}: {why}")]
+    CapKey { key: String, why: String },
 }
 
 /// Why a draw was refused by a cap: what was spent, what was asked, which cap binds.
@@ -154,6 +190,8 @@ impl LedgerError {
                 | LedgerError::TornTail { .. }
                 | LedgerError::CapExceeded(_)
                 | LedgerError::NotRepairable { .. }
+                | LedgerError::AnchorLost { .. }
+                | LedgerError::AnchorUnreadable { .. }
         )
     }
 }
@@ -349,6 +387,10 @@ pub struct DatasetRecord {
     pub dir: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<InputRecord>,
+    /// The population key and its first-level regions' keys
+    /// ([`crate::data::population`]); absent in lines written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub population: Option<PopulationRecord>,
 }
 
 impl DatasetRecord {
@@ -396,6 +438,10 @@ pub struct LedgerEntry {
     /// How the plan was tuned (absent in lines written before coco recorded it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tuning: Option<Tuning>,
+    /// On a `written` line: the SHA-256 of the release's `manifest.json`, so that
+    /// `coco verify` can tell an edited manifest (absent in older lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_sha256: Option<String>,
     /// SHA-256 of the previous line's bytes ([`GENESIS`] for the first line); empty for
     /// lines of the older format, which were not chained.
     #[serde(default)]
@@ -428,6 +474,7 @@ impl LedgerEntry {
                 .collect(),
             false => Vec::new(),
         };
+        let population = dataset.population_keys();
         LedgerEntry {
             v: LEDGER_VERSION,
             id: spend.id.to_string(),
@@ -444,6 +491,10 @@ impl LedgerEntry {
                         sha256: f.sha256.clone(),
                     })
                     .collect(),
+                population: Some(PopulationRecord {
+                    key: population.key,
+                    parts: population.parts,
+                }),
             },
             levels,
             max_size_epsilon: match &plan.max_size() {
@@ -457,6 +508,7 @@ impl LedgerEntry {
             tool,
             note: None,
             tuning: Some(plan.tuning()),
+            manifest_sha256: None,
             prev: String::new(),
         }
     }
@@ -589,6 +641,7 @@ impl LegacyEntry {
                 fingerprint: Some(self.dataset.to_ascii_lowercase()),
                 dir: self.dataset_dir,
                 inputs: Vec::new(),
+                population: None,
             },
             levels,
             max_size_epsilon: self
@@ -606,6 +659,7 @@ impl LegacyEntry {
             tool,
             note: self.note,
             tuning: None,
+            manifest_sha256: None,
             prev: String::new(),
         })
     }
@@ -643,6 +697,9 @@ pub struct LedgerRead {
     pub torn_tail: Option<usize>,
     /// How many lines the file holds (readable or not).
     pub line_count: usize,
+    /// The SHA-256 of each line's bytes (readable or not), in order: what the anchor
+    /// compares.
+    line_hashes: Vec<String>,
     /// The hash the next line chains to.
     next_prev: String,
     /// Whether the file is empty or ends with a line break.
@@ -725,11 +782,16 @@ fn parse_ledger(bytes: &[u8]) -> LedgerRead {
         let line = i + 1;
         let problem = |message: String| Problem { line, message };
         let parsed = parse_line(raw);
+        read.line_hashes.push(sha256_hex(raw));
         let entry = match parsed {
             Ok(e) => e,
             Err(message) => {
-                if line == last && !read.ends_with_newline {
+                if line == last && !read.ends_with_newline && looks_torn(raw) {
                     read.torn_tail = Some(line);
+                } else if line == last && !read.ends_with_newline {
+                    read.problems.push(problem(format!(
+                        "{message}; the last line has no line break but is not a line cut short (it holds more than one line's text, or text coco never writes), so it is not a torn line `coco ledger repair` could set aside"
+                    )));
                 } else {
                     read.problems.push(problem(message));
                 }
@@ -785,6 +847,25 @@ fn parse_ledger(bytes: &[u8]) -> LedgerRead {
     read
 }
 
+/// Whether an unreadable last line without a line break is a line cut short (coco
+/// stopped while appending it): its text is the beginning of a JSON value, cut inside a
+/// character at worst. Lines joined into one, or any complete text that is not an
+/// entry, are not.
+fn looks_torn(raw: &[u8]) -> bool {
+    let text = match std::str::from_utf8(raw) {
+        Ok(t) => t,
+        // Cut inside the last character.
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&raw[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return false,
+    };
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Err(e) => e.is_eof(),
+        Ok(_) => false,
+    }
+}
+
 /// One line: the current format (with `v`) or the older one.
 fn parse_line(raw: &[u8]) -> Result<LedgerEntry, String> {
     let text = std::str::from_utf8(raw).map_err(|e| {
@@ -832,38 +913,6 @@ fn cut_long(s: &str) -> String {
     }
 }
 
-/// How the ledger recognises a dataset.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DatasetIdentity {
-    /// [`Dataset::content_digest`].
-    pub content: String,
-    /// [`Dataset::fingerprint`], for lines of the older format.
-    pub fingerprint: String,
-    /// The directory, canonical.
-    pub dir: String,
-}
-
-impl DatasetIdentity {
-    pub fn of(dataset: &Dataset) -> DatasetIdentity {
-        DatasetIdentity {
-            content: dataset.content_digest(),
-            fingerprint: dataset.fingerprint(),
-            dir: canonical_dir(&dataset.dir),
-        }
-    }
-
-    fn matches(&self, record: &DatasetRecord) -> bool {
-        // Lines with a content digest match by content; older lines by the fingerprint.
-        let by_content = match &record.content {
-            Some(content) => *content == self.content,
-            None => record.fingerprint.as_deref() == Some(self.fingerprint.as_str()),
-        };
-        by_content
-            || (!self.dir.is_empty()
-                && (record.dir == self.dir || canonical_dir(Path::new(&record.dir)) == self.dir))
-    }
-}
-
 /// The ε spent on a dataset.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spend {
@@ -882,106 +931,6 @@ impl Spend {
     }
 }
 
-/// Which line of `config.toml` a cap comes from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum CapSource {
-    /// `default_cap`.
-    Default,
-    /// A `[caps]` key naming the dataset's directory.
-    Directory { key: String },
-    /// A `[caps]` key naming the dataset's content digest (or, for older keys, its
-    /// fingerprint).
-    Content { key: String },
-}
-
-/// A cap that applies to a dataset.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CapRule {
-    pub cap: Epsilon,
-    pub source: CapSource,
-}
-
-impl CapRule {
-    /// A short name for screens: `default cap`, `directory cap` or `content cap`.
-    pub fn kind(&self) -> &'static str {
-        match self.source {
-            CapSource::Default => "default cap",
-            CapSource::Directory { .. } => "directory cap",
-            CapSource::Content { .. } => "content cap",
-        }
-    }
-
-    /// Which cap this is, with its key.
-    pub fn describe(&self) -> String {
-        match &self.source {
-            CapSource::Default => "default_cap".into(),
-            CapSource::Directory { key } => format!("the cap on directory {key}"),
-            CapSource::Content { key } => {
-                format!(
-                    "the cap on content {}",
-                    key.chars().take(12).collect::<String>()
-                )
-            }
-        }
-    }
-}
-
-impl Serialize for CapRule {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("CapRule", 3)?;
-        st.serialize_field("cap", &self.cap.to_string())?;
-        st.serialize_field("cap_exact", &fraction::to(&self.cap))?;
-        st.serialize_field("source", &self.source)?;
-        st.end()
-    }
-}
-
-/// The caps that apply to a dataset, the strictest first, and what is spent.
-#[derive(Clone, Debug)]
-pub struct CapStatus {
-    pub spent: Spend,
-    /// Every matching cap, strictest first: the first binds.
-    pub caps: Vec<CapRule>,
-}
-
-impl CapStatus {
-    pub fn binding(&self) -> Option<&CapRule> {
-        self.caps.first()
-    }
-
-    /// What is left under the binding cap (`None` without a cap, zero when used up).
-    pub fn remaining(&self) -> Option<Option<Epsilon>> {
-        let cap = &self.binding()?.cap;
-        Some(match &self.spent.epsilon {
-            None => Some(cap.clone()),
-            Some(s) => cap.checked_sub(s),
-        })
-    }
-}
-
-/// What `coco ledger` reports for one dataset.
-#[derive(Clone, Debug, Serialize)]
-pub struct DatasetSpend {
-    /// The content digest (or, for older lines, the fingerprint).
-    pub dataset: String,
-    pub dataset_dir: String,
-    pub draws: usize,
-    pub written: usize,
-    pub spent: String,
-    #[serde(serialize_with = "ser_opt_fraction")]
-    pub spent_exact: Option<Epsilon>,
-    /// The cap that binds, if any.
-    pub cap: Option<CapRule>,
-    /// Every cap that matches.
-    pub caps: Vec<CapRule>,
-}
-
-fn ser_opt_fraction<S: serde::Serializer>(e: &Option<Epsilon>, s: S) -> Result<S::Ok, S::Error> {
-    e.as_ref().map(fraction::to).serialize(s)
-}
-
 /// What `coco ledger verify` found.
 #[derive(Clone, Debug, Serialize)]
 pub struct Verification {
@@ -990,11 +939,14 @@ pub struct Verification {
     pub draws: usize,
     pub problems: Vec<Problem>,
     pub torn_tail: Option<usize>,
+    /// The anchor: what it says of the ledger, or why the ledger does not hold what
+    /// it anchored.
+    pub anchor: Result<AnchorState, String>,
 }
 
 impl Verification {
     pub fn ok(&self) -> bool {
-        self.problems.is_empty() && self.torn_tail.is_none()
+        self.problems.is_empty() && self.torn_tail.is_none() && self.anchor.is_ok()
     }
 }
 
@@ -1025,26 +977,13 @@ pub struct LedgerLock {
     _file: File,
 }
 
-/// Creates a directory (and its parents) readable by its owner only, if missing.
-fn ensure_private_dir(dir: &Path) -> Result<(), LedgerError> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(dir).map_err(io(dir))
-}
-
-/// Creates (or opens) a file readable by its owner only.
-fn open_private(path: &Path, options: &mut OpenOptions) -> std::io::Result<File> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)
+/// What the lock file says of the coco holding it: written by each holder once it has
+/// the lock (its process id and since when), for a coco that has to wait.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LockHolder {
+    /// e.g. `pid 4242, since 2026-11-23T19:50:00Z`, or `unknown` when the file says
+    /// nothing readable. Control characters are escaped.
+    pub text: String,
 }
 
 impl Ledger {
@@ -1105,14 +1044,51 @@ impl Ledger {
 
     /// Takes the exclusive lock (waits for another coco holding it).
     pub fn lock(&self) -> Result<LedgerLock, LedgerError> {
+        self.lock_or_wait(&mut |_| {})
+    }
+
+    /// Takes the exclusive lock; when another coco holds it, calls `waiting` with what
+    /// the lock file says of it, then waits.
+    pub fn lock_or_wait(
+        &self,
+        waiting: &mut dyn FnMut(&LockHolder),
+    ) -> Result<LedgerLock, LedgerError> {
         self.ensure_home()?;
         let path = self.home.join(LOCK_FILE);
-        let file = open_private(
+        let mut file = open_private(
             &path,
-            OpenOptions::new().create(true).truncate(false).write(true),
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true),
         )
         .map_err(io(&path))?;
-        file.lock().map_err(io(&path))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut said = String::new();
+                let _ = file.read_to_string(&mut said);
+                let said = said.trim();
+                waiting(&LockHolder {
+                    text: if said.is_empty() {
+                        "unknown".into()
+                    } else {
+                        crate::data::text::escape_controls(&cut(said)).into_owned()
+                    },
+                });
+                file.lock().map_err(io(&path))?;
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path)(e)),
+        }
+        // Who holds it now, for a coco that has to wait (best effort: the lock is what
+        // counts).
+        let _ = file.set_len(0).and_then(|()| {
+            file.seek(SeekFrom::Start(0))?;
+            file.write_all(
+                format!("pid {}, since {}\n", std::process::id(), format_time(now())).as_bytes(),
+            )
+        });
         Ok(LedgerLock { _file: file })
     }
 
@@ -1153,11 +1129,25 @@ impl Ledger {
         }
     }
 
-    /// Reads the ledger for a draw: any defect is an error (fail closed).
+    /// Reads the anchor, then the ledger (in that order: the anchor is written after
+    /// the line it anchors, so a ledger read after it holds every line it records).
+    pub fn read_anchored(&self) -> Result<(LedgerRead, Option<Anchor>), LedgerError> {
+        let anchor = self.read_anchor()?;
+        Ok((self.read()?, anchor))
+    }
+
+    /// Reads the ledger for a draw: any defect is an error (fail closed), and so is a
+    /// ledger that does not hold every line its anchor records.
     pub fn read_strict(&self) -> Result<LedgerRead, LedgerError> {
-        let read = self.read()?;
+        Ok(self.read_checked()?.0)
+    }
+
+    /// [`Ledger::read_strict`], with what the anchor says.
+    pub fn read_checked(&self) -> Result<(LedgerRead, AnchorState), LedgerError> {
+        let (read, anchor) = self.read_anchored()?;
         read.fail_closed(&self.path())?;
-        Ok(read)
+        let state = self.check_anchor(&read, anchor.as_ref())?;
+        Ok((read, state))
     }
 
     /// Appends one line durably, chained to the last one, and returns it as written.
@@ -1196,134 +1186,26 @@ impl Ledger {
         if !existed {
             sync_dir(&self.home).map_err(io(&self.home))?;
         }
+        // The anchor follows the line: a crash between the two leaves the anchor one
+        // line behind, which the next check accepts (the ledger holds every line it
+        // records) and the next append brings up to date.
+        let head = sha256_hex(line.trim_matches('\n').as_bytes());
+        self.write_anchor(read.line_count + 1, &head)?;
         Ok(entry)
     }
 
-    /// Every matching cap, the strictest first, and the ε spent on the dataset.
-    pub fn cap_status(
-        &self,
-        read: &LedgerRead,
-        identity: &DatasetIdentity,
-    ) -> Result<CapStatus, LedgerError> {
-        let config = self.config()?;
-        let mut caps: Vec<CapRule> = config
-            .caps
-            .iter()
-            .filter_map(|(key, cap)| {
-                let source = if *key == identity.content || *key == identity.fingerprint {
-                    CapSource::Content { key: key.clone() }
-                } else if !identity.dir.is_empty()
-                    && (*key == identity.dir || canonical_dir(Path::new(key)) == identity.dir)
-                {
-                    CapSource::Directory { key: key.clone() }
-                } else {
-                    return None;
-                };
-                Some(CapRule {
-                    cap: cap.clone(),
-                    source,
-                })
-            })
-            .collect();
-        if caps.is_empty()
-            && let Some(cap) = config.default_cap
-        {
-            caps.push(CapRule {
-                cap,
-                source: CapSource::Default,
-            });
-        }
-        caps.sort_by(|a, b| a.cap.cmp(&b.cap));
-        Ok(CapStatus {
-            spent: read.spent(identity),
-            caps,
-        })
-    }
-
-    /// Refuses a draw of `requested` if it would take the dataset past the strictest
-    /// cap that applies.
-    pub fn check_cap(
-        &self,
-        read: &LedgerRead,
-        identity: &DatasetIdentity,
-        requested: &Epsilon,
-    ) -> Result<CapStatus, LedgerError> {
-        let status = self.cap_status(read, identity)?;
-        if let Some(rule) = status.binding() {
-            let after = match &status.spent.epsilon {
-                Some(s) => s.add(requested),
-                None => requested.clone(),
-            };
-            if after > rule.cap {
-                return Err(LedgerError::CapExceeded(Box::new(CapRefusal {
-                    spent: status.spent.text(),
-                    draws: status.spent.draws,
-                    requested: requested.to_string(),
-                    cap: rule.cap.to_string(),
-                    rule: rule.describe(),
-                    config: self.config_path(),
-                })));
-            }
-        }
-        Ok(status)
-    }
-
-    /// Per-dataset totals, in order of first appearance, with the caps that apply.
-    pub fn summary(&self, read: &LedgerRead) -> Result<Vec<DatasetSpend>, LedgerError> {
-        let mut groups: Vec<(DatasetIdentity, usize, usize)> = Vec::new();
-        for e in read.draws() {
-            let key = e.dataset.key();
-            match groups
-                .iter_mut()
-                .find(|(id, _, _)| id.content == key || id.fingerprint == key)
-            {
-                Some((id, draws, written)) => {
-                    *draws += 1;
-                    *written += usize::from(e.status == Status::Written);
-                    id.dir = e.dataset.dir.clone();
-                }
-                None => groups.push((
-                    DatasetIdentity {
-                        content: e.dataset.content.clone().unwrap_or_default(),
-                        fingerprint: e.dataset.fingerprint.clone().unwrap_or_default(),
-                        dir: e.dataset.dir.clone(),
-                    },
-                    1,
-                    usize::from(e.status == Status::Written),
-                )),
-            }
-        }
-        groups
-            .into_iter()
-            .map(|(identity, draws, written)| {
-                let status = self.cap_status(read, &identity)?;
-                Ok(DatasetSpend {
-                    dataset: if identity.content.is_empty() {
-                        identity.fingerprint.clone()
-                    } else {
-                        identity.content.clone()
-                    },
-                    dataset_dir: identity.dir.clone(),
-                    draws,
-                    written,
-                    spent: status.spent.text(),
-                    spent_exact: status.spent.epsilon.clone(),
-                    cap: status.binding().cloned(),
-                    caps: status.caps.clone(),
-                })
-            })
-            .collect()
-    }
-
-    /// Checks every line, the chain and the ids; lists every problem.
+    /// Checks every line, the chain, the ids and the anchor; lists every problem.
     pub fn verify(&self) -> Result<Verification, LedgerError> {
-        let read = self.read()?;
+        let (read, anchor) = self.read_anchored()?;
         Ok(Verification {
             ledger: self.path(),
             lines: read.line_count,
             draws: read.draws().len(),
             problems: read.problems.clone(),
             torn_tail: read.torn_tail,
+            anchor: self
+                .check_anchor(&read, anchor.as_ref())
+                .map_err(|e| e.to_string()),
         })
     }
 
@@ -1347,6 +1229,19 @@ impl Ledger {
         let Some(line) = read.torn_tail else {
             return Ok(Repair::NothingToRepair);
         };
+        // A line the anchor records was complete once: it was cut, not torn.
+        if let Some(anchor) = self.read_anchor()?
+            && line <= anchor.lines
+        {
+            return Err(LedgerError::NotRepairable {
+                path: self.path(),
+                problems: format!(
+                    "line {line} is cut short, but the anchor {} records {} complete line(s): the ledger was truncated, not torn by a crash",
+                    self.anchor_path().display(),
+                    anchor.lines
+                ),
+            });
+        }
         let path = self.path();
         let bytes = std::fs::read(&path).map_err(io(&path))?;
         let keep = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
@@ -1371,123 +1266,6 @@ impl Ledger {
             bytes: torn.len(),
             saved_to,
         })
-    }
-
-    /// The caps of `config.toml` and of an older version's `config.toml` beside the
-    /// ledger: every cap found applies (a moved file never loosens a cap), and the
-    /// stricter default binds.
-    fn config(&self) -> Result<Config, LedgerError> {
-        let mut config = Config::default();
-        for path in std::iter::once(self.config_path()).chain(self.legacy_config_path()) {
-            let found = match std::fs::read_to_string(&path) {
-                Ok(text) => Config::parse(&text, &path)?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io(&path)(e)),
-            };
-            config.default_cap = match (config.default_cap, found.default_cap) {
-                (Some(a), Some(b)) => Some(if b < a { b } else { a }),
-                (a, b) => a.or(b),
-            };
-            config.caps.extend(found.caps);
-        }
-        Ok(config)
-    }
-
-    /// Sets (or replaces) the cap for a dataset directory or content digest in
-    /// config.toml. When only an older version's file exists (beside the ledger), its
-    /// settings are carried into the new file.
-    pub fn set_cap(&self, key: &str, cap: &Epsilon) -> Result<(), LedgerError> {
-        ensure_private_dir(&self.config_home)?;
-        let path = self.config_path();
-        let read = |path: &Path| match std::fs::read_to_string(path) {
-            Ok(t) => Ok(Some(t)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io(path)(e)),
-        };
-        let text = match read(&path)? {
-            Some(t) => t,
-            None => match self.legacy_config_path() {
-                Some(old) => read(&old)?.unwrap_or_default(),
-                None => String::new(),
-            },
-        };
-        Config::parse(&text, &path)?;
-        let mut doc: toml_edit::DocumentMut = text.parse().expect("parsed above");
-        if !doc.contains_table("caps") {
-            doc["caps"] = toml_edit::table();
-        }
-        doc["caps"][key] = toml_edit::value(cap.to_string());
-        let tmp = self.config_home.join(".config.toml.tmp");
-        let mut f = open_private(
-            &tmp,
-            OpenOptions::new().create(true).truncate(true).write(true),
-        )
-        .map_err(io(&tmp))?;
-        f.write_all(doc.to_string().as_bytes())
-            .and_then(|()| f.sync_all())
-            .map_err(io(&tmp))?;
-        std::fs::rename(&tmp, &path).map_err(io(&path))?;
-        Ok(())
-    }
-}
-
-#[derive(Clone, Debug, Default)]
-struct Config {
-    default_cap: Option<Epsilon>,
-    caps: Vec<(String, Epsilon)>,
-}
-
-impl Config {
-    fn parse(text: &str, path: &Path) -> Result<Config, LedgerError> {
-        let err = |span: Option<std::ops::Range<usize>>, message: String| LedgerError::Config {
-            path: path.to_path_buf(),
-            line: span.map_or(1, |s| {
-                text[..s.start.min(text.len())].matches('\n').count() + 1
-            }),
-            message,
-        };
-        let doc = Document::parse(text).map_err(|e| {
-            err(
-                e.span(),
-                format!("not valid TOML: {}", e.message().replace('\n', " ")),
-            )
-        })?;
-        let mut config = Config::default();
-        let eps = |item: &toml_edit::Item| -> Result<Epsilon, LedgerError> {
-            let raw = match item.as_str() {
-                Some(s) => s.to_string(),
-                None => item
-                    .span()
-                    .and_then(|s| text.get(s))
-                    .unwrap_or("")
-                    .trim()
-                    .to_string(),
-            };
-            Epsilon::parse(&raw).map_err(|e| err(item.span(), e.to_string()))
-        };
-        for (key, item) in doc.as_table().iter() {
-            match key {
-                "default_cap" => config.default_cap = Some(eps(item)?),
-                "caps" => {
-                    let Some(table) = item.as_table() else {
-                        return Err(err(
-                            item.span(),
-                            "caps must be a table: [caps] then \"dataset\" = epsilon".into(),
-                        ));
-                    };
-                    for (k, v) in table.iter() {
-                        config.caps.push((k.to_string(), eps(v)?));
-                    }
-                }
-                other => {
-                    return Err(err(
-                        item.span(),
-                        format!("unknown key {other:?}: expected default_cap or [caps]"),
-                    ));
-                }
-            }
-        }
-        Ok(config)
     }
 }
 
@@ -1682,7 +1460,12 @@ mod tests {
             format!("{}\n", lines[0].replacen("\"dir\":\"", "\"dir\":\"é/", 1)),
         )
         .unwrap();
-        assert!(ledger.read_strict().is_ok());
+        assert!(ledger.read().unwrap().problems.is_empty());
+        // … but it holds fewer lines than the anchor records: draws stop.
+        assert!(matches!(
+            ledger.read_strict(),
+            Err(LedgerError::AnchorLost { anchored: 3, .. })
+        ));
         // A torn last line: readers go on, draws stop until it is repaired.
         std::fs::write(ledger.path(), format!("{good}{{\"v\":2,\"id\":\"ab")).unwrap();
         let read = ledger.read().unwrap();
@@ -1796,10 +1579,18 @@ mod tests {
         d.dir = data_dir.path().to_path_buf();
         let id = DatasetIdentity::of(&d);
         ledger
-            .set_cap(&id.content, &Epsilon::parse("4").unwrap())
+            .set_cap(
+                &CapKey::Digest(id.content.clone()),
+                &Epsilon::parse("4").unwrap(),
+                None,
+            )
             .unwrap();
         ledger
-            .set_cap(&id.dir, &Epsilon::parse("0.5").unwrap())
+            .set_cap(
+                &CapKey::Directory(id.dir.clone()),
+                &Epsilon::parse("0.5").unwrap(),
+                None,
+            )
             .unwrap();
         std::fs::write(
             ledger.config_path(),
@@ -1860,7 +1651,11 @@ mod tests {
         assert_eq!(cap(&b).as_deref(), Some("3"));
         // Setting a cap writes the new place, carrying the old settings over.
         ledger
-            .set_cap(&b.content, &Epsilon::parse("2").unwrap())
+            .set_cap(
+                &CapKey::Digest(b.content.clone()),
+                &Epsilon::parse("2").unwrap(),
+                None,
+            )
             .unwrap();
         assert_eq!(ledger.config_path(), config_home.join(CONFIG_FILE));
         let text = std::fs::read_to_string(ledger.config_path()).unwrap();
@@ -1872,7 +1667,11 @@ mod tests {
         assert_eq!(cap(&b).as_deref(), Some("2"));
         // Both files are read: a looser cap in the new one never lifts the old one's.
         ledger
-            .set_cap(&a.content, &Epsilon::parse("9").unwrap())
+            .set_cap(
+                &CapKey::Digest(a.content.clone()),
+                &Epsilon::parse("9").unwrap(),
+                None,
+            )
             .unwrap();
         assert_eq!(cap(&a).as_deref(), Some("0.5"));
         std::fs::remove_file(data.path().join(CONFIG_FILE)).unwrap();
@@ -1992,11 +1791,17 @@ mod tests {
         ledger
             .append(&lock, entry(&dataset(&[1]), "1", Status::Written))
             .unwrap();
-        ledger.set_cap("x", &Epsilon::parse("1").unwrap()).unwrap();
+        ledger
+            .set_cap(
+                &CapKey::Digest("ab".repeat(32)),
+                &Epsilon::parse("1").unwrap(),
+                None,
+            )
+            .unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            for name in [LEDGER_FILE, LOCK_FILE, CONFIG_FILE] {
+            for name in [LEDGER_FILE, LOCK_FILE, CONFIG_FILE, ANCHOR_FILE] {
                 let mode = std::fs::metadata(ledger.home().join(name))
                     .unwrap()
                     .permissions()
@@ -2010,31 +1815,413 @@ mod tests {
     fn config_caps() {
         let dir = tempfile::tempdir().unwrap();
         let ledger = Ledger::at(dir.path());
+        let key = "ab".repeat(32);
+        let digest = CapKey::Digest(key.clone());
         ledger
-            .set_cap("abc", &Epsilon::parse("1/2").unwrap())
+            .set_cap(&digest, &Epsilon::parse("1/2").unwrap(), None)
             .unwrap();
         ledger
-            .set_cap("abc", &Epsilon::parse("2").unwrap())
+            .set_cap(&digest, &Epsilon::parse("2").unwrap(), None)
             .unwrap();
-        let config = ledger.config().unwrap();
-        assert_eq!(
-            config.caps,
-            vec![("abc".to_string(), Epsilon::parse("2").unwrap())]
-        );
+        let config = ledger.config_text_caps();
+        assert_eq!(config, vec![(key.clone(), "2".to_string())]);
         std::fs::write(
             ledger.config_path(),
-            "default_cap = 3\n[caps]\nabc = 0.5\nbad = \"x\"\n",
+            format!("default_cap = 3\n[caps]\n\"{key}\" = 0.5\n\"/d\" = \"x\"\n"),
         )
         .unwrap();
-        let e = ledger.config().unwrap_err().to_string();
+        let e = ledger.config_text_error();
         assert!(e.ends_with("config.toml:4: ε \"x\" is not a number: expected a decimal like 0.25 or a fraction like \"1/3\""), "{e}");
         std::fs::write(ledger.config_path(), "defaultcap = 3\n").unwrap();
         assert!(
             ledger
-                .config()
-                .unwrap_err()
-                .to_string()
+                .config_text_error()
                 .contains("config.toml:1: unknown key \"defaultcap\"")
         );
+    }
+
+    /// Issue 23: a key that could never bind is an error naming its line: a shortened
+    /// or upper-case digest, a relative path, `default_cap` written below `[caps]`, a
+    /// directory cap's table with an unknown field.
+    #[test]
+    fn config_keys_are_read_strictly() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        let full = "ab".repeat(32);
+        for (text, line, expected) in [
+            (
+                "[caps]\n\"/d\" = 1\ndefault_cap = 4\n".to_string(),
+                3,
+                "default_cap is not a dataset: it belongs above the [caps] line",
+            ),
+            (
+                format!("[caps]\n\"{}\" = 1\n", &full[..12]),
+                2,
+                "a digest of 12 hex digits: expected all 64",
+            ),
+            (
+                format!("[caps]\n\"{}\" = 1\n", full.to_uppercase()),
+                2,
+                "a digest in upper case",
+            ),
+            (
+                "[caps]\n\"some/dir\" = 1\n".to_string(),
+                2,
+                "neither a dataset directory (an absolute path) nor a digest",
+            ),
+            (
+                "[caps]\n\"/d\" = { epsilon = 1, colour = \"red\" }\n".to_string(),
+                2,
+                "unknown field \"colour\"",
+            ),
+            (
+                format!(
+                    "[caps]\n\"/d\" = {{ epsilon = 1, content = \"{}\" }}\n",
+                    &full[..10]
+                ),
+                2,
+                "content \"abababab",
+            ),
+        ] {
+            std::fs::write(ledger.config_path(), &text).unwrap();
+            let e = ledger.config_text_error();
+            assert!(
+                e.contains(&format!("config.toml:{line}:")) && e.contains(expected),
+                "{text}: {e}"
+            );
+        }
+        // The table a directory cap is written as reads back.
+        std::fs::write(
+            ledger.config_path(),
+            format!("[caps]\n\"/d\" = {{ epsilon = \"1/2\", content = \"{full}\", population = \"{full}\" }}\n"),
+        )
+        .unwrap();
+        assert_eq!(
+            ledger.config_text_caps(),
+            vec![("/d".to_string(), "0.5".to_string())]
+        );
+    }
+
+    /// Issue 23: a directory cap covers the data the ledger recorded for that directory
+    /// and the data it held when the cap was set, wherever that data is copied.
+    #[test]
+    fn a_directory_cap_follows_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path().join("home"));
+        let a_dir = tempfile::tempdir().unwrap();
+        let b_dir = tempfile::tempdir().unwrap();
+        let mut a = dataset(&[1, 2, 3]);
+        a.dir = a_dir.path().to_path_buf();
+        let mut copy = a.clone();
+        copy.dir = b_dir.path().to_path_buf();
+        let (ia, ib) = (DatasetIdentity::of(&a), DatasetIdentity::of(&copy));
+        // Set with the data's keys: the copy is covered before any draw.
+        let keys = a.population_keys();
+        ledger
+            .set_cap(
+                &CapKey::Directory(ia.dir.clone()),
+                &Epsilon::parse("0.5").unwrap(),
+                Some((&ia.content, &keys.key)),
+            )
+            .unwrap();
+        let read = ledger.read().unwrap();
+        let rule = |id: &DatasetIdentity| {
+            ledger
+                .cap_status(&read, id)
+                .unwrap()
+                .binding()
+                .map(CapRule::describe)
+        };
+        assert!(rule(&ia).unwrap().starts_with("the cap on directory"));
+        assert!(
+            rule(&ib)
+                .unwrap()
+                .contains("which held the same data when the cap was set"),
+            "{:?}",
+            rule(&ib)
+        );
+        // Written by hand, without the data: the ledger's record of the directory binds.
+        std::fs::write(
+            ledger.config_path(),
+            format!("[caps]\n\"{}\" = 0.5\n", ia.dir),
+        )
+        .unwrap();
+        assert_eq!(rule(&ib), None);
+        let lock = ledger.lock().unwrap();
+        ledger
+            .append(&lock, entry(&a, "0.4", Status::Written))
+            .unwrap();
+        drop(lock);
+        let read = ledger.read().unwrap();
+        let status = ledger.cap_status(&read, &ib).unwrap();
+        assert!(
+            status
+                .binding()
+                .unwrap()
+                .describe()
+                .contains("for which the ledger records the same data"),
+            "{status:?}"
+        );
+        // The copy's spending includes the original's, by content.
+        assert_eq!(status.spent.text(), "0.4");
+        let e = ledger
+            .check_cap(&read, &ib, &Epsilon::parse("0.2").unwrap())
+            .unwrap_err();
+        assert!(e.is_policy(), "{e}");
+    }
+
+    /// Issue 23: restructured copies of the same people are charged for each other's
+    /// draws by the population key; other data is not.
+    #[test]
+    fn spending_follows_the_population_across_hierarchies() {
+        use crate::data::{GroupsForm, Hierarchy};
+        use crate::histogram::CountOfCounts;
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        // Two provinces, two leaves each.
+        let h = Hierarchy::from_leaf_paths(
+            vec!["n".into(), "p".into(), "l".into()],
+            &[
+                vec!["N".into(), "A".into(), "a1".into()],
+                vec!["N".into(), "A".into(), "a2".into()],
+                vec!["N".into(), "B".into(), "b1".into()],
+                vec!["N".into(), "B".into(), "b2".into()],
+            ],
+        )
+        .unwrap();
+        let leaves = |l: Vec<Vec<u32>>| -> Vec<CountOfCounts> {
+            l.into_iter().map(CountOfCounts::from_sizes).collect()
+        };
+        let d = Dataset::from_leaf_histograms(
+            PathBuf::new(),
+            h.clone(),
+            GroupsForm::GroupSizes,
+            vec![],
+            leaves(vec![vec![1, 2], vec![3, 0], vec![2, 2, 5], vec![1]]),
+        );
+        let lock = ledger.lock().unwrap();
+        ledger
+            .append(&lock, entry(&d, "1", Status::Written))
+            .unwrap();
+        drop(lock);
+        let read = ledger.read_strict().unwrap();
+        let charged = |x: &Dataset| read.spent(&DatasetIdentity::of(x)).draws;
+        let flat = |sizes: Vec<Vec<u32>>| {
+            let names: Vec<String> = (0..sizes.len()).map(|i| format!("x{i}")).collect();
+            let h = Hierarchy::from_leaf_paths(
+                vec!["n".into(), "l".into()],
+                &names
+                    .iter()
+                    .map(|c| vec!["N".to_string(), c.clone()])
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap();
+            Dataset::from_leaf_histograms(
+                PathBuf::new(),
+                h,
+                GroupsForm::GroupSizes,
+                vec![],
+                leaves(sizes),
+            )
+        };
+        // The leaf level dropped (provinces as leaves), a leaf split, an empty leaf, a
+        // group of size 0 or 1 more, one entity more: charged.
+        assert_eq!(charged(&flat(vec![vec![1, 2, 3, 0], vec![2, 2, 5, 1]])), 1);
+        assert_eq!(
+            charged(&flat(vec![
+                vec![1],
+                vec![2],
+                vec![3, 0],
+                vec![2, 2, 5, 1],
+                vec![]
+            ])),
+            1
+        );
+        assert_eq!(
+            charged(&flat(vec![vec![1, 2, 3, 0, 0], vec![2, 2, 5, 1]])),
+            1
+        );
+        assert_eq!(charged(&flat(vec![vec![1, 2, 3, 1], vec![2, 2, 5, 1]])), 1);
+        assert_eq!(charged(&flat(vec![vec![1, 2, 3], vec![2, 3, 5, 1]])), 1);
+        // One province alone: charged (a first-level region, cut whole).
+        assert_eq!(charged(&flat(vec![vec![2, 2, 5], vec![1]])), 1);
+        // Two entities more, or another population: not.
+        assert_eq!(charged(&flat(vec![vec![1, 2, 3, 0], vec![2, 2, 7, 1]])), 0);
+        assert_eq!(charged(&flat(vec![vec![9, 9], vec![4]])), 0);
+    }
+
+    /// Issue 23: a ledger deleted, truncated or replaced by an older copy stops draws
+    /// until the operator restores it or accepts the loss; a ledger with no anchor yet
+    /// (an upgrade) gets one.
+    #[test]
+    fn a_lost_ledger_is_noticed_by_its_anchor() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        let d = dataset(&[1]);
+        let lock = ledger.lock().unwrap();
+        // First use: no ledger, no anchor.
+        assert_eq!(ledger.read_checked().unwrap().1, AnchorState::Fresh);
+        for _ in 0..3 {
+            ledger
+                .append(&lock, entry(&d, "1", Status::Written))
+                .unwrap();
+        }
+        drop(lock);
+        let good = std::fs::read(ledger.path()).unwrap();
+        assert_eq!(
+            ledger.read_checked().unwrap().1,
+            AnchorState::Holds {
+                anchored: 3,
+                lines: 3
+            }
+        );
+        // Deleted, or its last line removed: refused, naming the command.
+        let older: Vec<u8> = {
+            let text = String::from_utf8(good.clone()).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            format!("{}\n{}\n", lines[0], lines[1]).into_bytes()
+        };
+        for bytes in [Vec::new(), older.clone()] {
+            std::fs::write(ledger.path(), &bytes).unwrap();
+            let e = ledger.read_strict().unwrap_err();
+            assert!(e.is_policy());
+            assert!(
+                e.to_string().contains("coco ledger reanchor --accept-loss"),
+                "{e}"
+            );
+        }
+        std::fs::remove_file(ledger.path()).unwrap();
+        assert!(matches!(
+            ledger.read_strict(),
+            Err(LedgerError::AnchorLost { .. })
+        ));
+        // Another chain of the same length put in its place.
+        let other = Ledger::at(dir.path().join("other"));
+        let lock = other.lock().unwrap();
+        for _ in 0..3 {
+            other
+                .append(&lock, entry(&d, "1", Status::Written))
+                .unwrap();
+        }
+        drop(lock);
+        std::fs::copy(other.path(), ledger.path()).unwrap();
+        assert!(
+            ledger
+                .read_strict()
+                .unwrap_err()
+                .to_string()
+                .contains("is not the line anchored")
+        );
+        // Restored from a backup: draws go on; reanchor without --accept-loss refuses
+        // a loss.
+        std::fs::write(ledger.path(), &older).unwrap();
+        assert!(matches!(
+            ledger.reanchor(false),
+            Err(LedgerError::AnchorLost { .. })
+        ));
+        std::fs::write(ledger.path(), &good).unwrap();
+        assert!(ledger.read_strict().is_ok());
+        assert!(matches!(
+            ledger.reanchor(false).unwrap(),
+            Reanchored::InAgreement { lines: 3 }
+        ));
+        // Accepting the loss keeps the old anchor.
+        std::fs::write(ledger.path(), &older).unwrap();
+        let Reanchored::Replaced {
+            lines,
+            anchored,
+            kept,
+        } = ledger.reanchor(true).unwrap()
+        else {
+            panic!("replaced")
+        };
+        assert_eq!((lines, anchored), (2, 3));
+        assert!(kept.exists());
+        assert!(ledger.read_strict().is_ok());
+        // Upgrade: a ledger with no anchor is read, and anchored at the next draw.
+        std::fs::remove_file(ledger.anchor_path()).unwrap();
+        let lock = ledger.lock().unwrap();
+        let (read, state) = ledger.read_checked().unwrap();
+        assert_eq!(state, AnchorState::Missing { lines: 2 });
+        let note = ledger
+            .anchor_if_missing(&lock, &read, &state)
+            .unwrap()
+            .unwrap();
+        assert!(note.contains("created"), "{note}");
+        assert_eq!(
+            ledger.read_checked().unwrap().1,
+            AnchorState::Holds {
+                anchored: 2,
+                lines: 2
+            }
+        );
+        // An anchor one line behind (coco stopped between the line and its anchor).
+        ledger
+            .write_anchor(1, &ledger.read().unwrap().line_hashes[0])
+            .unwrap();
+        assert_eq!(
+            ledger.read_checked().unwrap().1,
+            AnchorState::Holds {
+                anchored: 1,
+                lines: 2
+            }
+        );
+        // An unreadable anchor stops draws too.
+        std::fs::write(ledger.anchor_path(), "{").unwrap();
+        assert!(matches!(
+            ledger.read_strict(),
+            Err(LedgerError::AnchorUnreadable { .. })
+        ));
+        drop(lock);
+    }
+
+    /// Issue 23: only a line cut short is torn: lines joined into one are a defect
+    /// `repair` refuses, and so is a cut anchored line.
+    #[test]
+    fn only_a_line_cut_short_is_repaired() {
+        let dir = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(dir.path());
+        let d = dataset(&[1]);
+        let lock = ledger.lock().unwrap();
+        for _ in 0..2 {
+            ledger
+                .append(&lock, entry(&d, "1", Status::Written))
+                .unwrap();
+        }
+        drop(lock);
+        let good = std::fs::read_to_string(ledger.path()).unwrap();
+        let joined = good.replace('\n', "");
+        std::fs::write(ledger.path(), &joined).unwrap();
+        let read = ledger.read().unwrap();
+        assert_eq!(read.torn_tail, None);
+        assert!(
+            read.problems[0].message.contains("not a line cut short"),
+            "{:?}",
+            read.problems
+        );
+        assert!(matches!(
+            ledger.repair(),
+            Err(LedgerError::NotRepairable { .. })
+        ));
+        assert_eq!(std::fs::read_to_string(ledger.path()).unwrap(), joined);
+        // The last anchored line cut: not torn, the ledger was truncated.
+        std::fs::write(ledger.path(), &good[..good.len() - 10]).unwrap();
+        let e = ledger.repair().unwrap_err().to_string();
+        assert!(e.contains("truncated, not torn"), "{e}");
+        // A line cut inside a character is torn.
+        std::fs::write(
+            ledger.path(),
+            format!("{good}{{\"v\":2,\"dir\":\"\u{e9}")
+                .as_bytes()
+                .split_last()
+                .unwrap()
+                .1,
+        )
+        .unwrap();
+        assert!(ledger.read().unwrap().torn_tail.is_some());
+        assert!(matches!(
+            ledger.repair().unwrap(),
+            Repair::SetAsideTornTail { line: 3, .. }
+        ));
     }
 }

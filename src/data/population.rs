@@ -1,0 +1,279 @@
+//! The population key: a spending key that does not depend on the hierarchy.
+//!
+//! The content digest ([`Dataset::content_digest`]) keys spending by the leaves'
+//! count-of-counts, so it follows the same data through another groups form, row order,
+//! codes or names, but not through a change of the hierarchy: an added empty leaf, a
+//! leaf split in two or the leaf level dropped give another digest for the same
+//! people. The population key is computed from the **root's** count-of-counts without
+//! its groups of size 0: the multiset of the sizes of every non-empty group, which none
+//! of those changes touch.
+//!
+//! # What it matches
+//! A dataset's [`PopulationKeys`] match a recorded key when the recorded one is
+//! - its own key: the same non-empty groups under any hierarchy (empty leaves or groups
+//!   of size 0 added or removed, leaves split or merged, levels added or dropped, codes
+//!   and names changed);
+//! - the key of a neighbour: one entity more or fewer in one group, including a group
+//!   of size 1 added or removed (the privacy unit of Kuo et al.: such datasets are
+//!   protected by the same ε, so their spending adds up);
+//! - the key of one region of the first level below its root (up to [`MAX_PARTS`]
+//!   regions), or its key is one such region's of the recorded dataset: a province
+//!   released alone, cut whole from a dataset, and that dataset.
+//!
+//! # What it cannot match
+//! Two entities or more apart (a chain of one-entity edits is matched one step at a
+//! time only); a subset that is not one whole region of the first level below the root
+//! (a county alone, two provinces of five, a province with one household moved); data
+//! merged with other data. A key is a digest: it says "the same", never "close".
+//!
+//! # Construction
+//! Each `(size, count)` pair of the root (size ≥ 1) is hashed with SHA-256 and the
+//! 256-bit values are added modulo 2^256 (a multiset hash: the sum does not depend on
+//! the order); the key is the SHA-256 of that sum. A neighbour changes at most four
+//! pairs, so the keys of all `2 × distinct sizes + 1` neighbours cost one addition each,
+//! whatever the number of groups.
+//!
+//! Like the content digest it is a noise-free function of the confidential data: it is
+//! kept in the agency's ledger only, never in a published file.
+
+use std::collections::HashSet;
+
+use sha2::{Digest, Sha256};
+
+use super::{Dataset, NodeId, hex};
+use crate::histogram::{Count, Size};
+use crate::privacy::Diagnostic;
+
+/// Regions of the first level below the root whose keys are kept (a province released
+/// alone is matched to its country): above this many, none are (the ledger line would
+/// grow with the hierarchy).
+pub const MAX_PARTS: usize = 1_000;
+
+/// A dataset's population key, the keys of its neighbours and of its first-level
+/// regions. Confidential (see the module documentation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PopulationKeys {
+    /// The key of the whole population.
+    pub key: String,
+    /// The keys of the regions of the first level below the root (none when the
+    /// hierarchy has one level, or more than [`MAX_PARTS`] such regions); regions
+    /// without an entity are left out.
+    pub parts: Vec<String>,
+    /// `key` and the keys of every dataset one entity away.
+    near: HashSet<String>,
+}
+
+impl PopulationKeys {
+    /// The keys a ledger line recorded: matched exactly (a neighbour's key cannot be
+    /// computed from a digest).
+    pub fn recorded(key: &str, parts: &[String]) -> PopulationKeys {
+        PopulationKeys {
+            key: key.to_string(),
+            parts: parts.to_vec(),
+            near: HashSet::from([key.to_string()]),
+        }
+    }
+
+    /// Whether a dataset recorded with population key `key` and first-level keys
+    /// `parts` holds the same population as this one (see the module documentation).
+    pub fn matches(&self, key: &str, parts: &[String]) -> bool {
+        self.near.contains(key) || self.parts.iter().any(|p| p == key) || parts.contains(&self.key)
+    }
+
+    /// Whether a key alone (a cap's key) names this population, a neighbour or one of
+    /// its first-level regions.
+    pub fn names(&self, key: &str) -> bool {
+        self.near.contains(key) || self.parts.iter().any(|p| p == key)
+    }
+
+    /// How many keys `matches` compares a recorded key with.
+    pub fn neighbours(&self) -> usize {
+        self.near.len()
+    }
+}
+
+/// A 256-bit number, little-endian limbs, added modulo 2^256.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Sum([u64; 4]);
+
+impl Sum {
+    fn add(self, o: Sum) -> Sum {
+        let mut out = [0u64; 4];
+        let mut carry = false;
+        for (i, limb) in out.iter_mut().enumerate() {
+            let (a, c1) = self.0[i].overflowing_add(o.0[i]);
+            let (b, c2) = a.overflowing_add(u64::from(carry));
+            *limb = b;
+            carry = c1 || c2;
+        }
+        Sum(out)
+    }
+
+    fn sub(self, o: Sum) -> Sum {
+        let mut out = [0u64; 4];
+        let mut borrow = false;
+        for (i, limb) in out.iter_mut().enumerate() {
+            let (a, b1) = self.0[i].overflowing_sub(o.0[i]);
+            let (b, b2) = a.overflowing_sub(u64::from(borrow));
+            *limb = b;
+            borrow = b1 || b2;
+        }
+        Sum(out)
+    }
+
+    fn key(self) -> String {
+        let mut h = Sha256::new();
+        h.update(b"coco population key v1\0");
+        for limb in self.0 {
+            h.update(limb.to_le_bytes());
+        }
+        hex(&h.finalize())
+    }
+}
+
+/// The hash of one pair; `count = 0` (no group of that size) hashes to zero.
+fn pair(size: Size, count: Count) -> Sum {
+    if count == 0 || size == 0 {
+        return Sum::default();
+    }
+    let mut h = Sha256::new();
+    h.update(b"coco population pair v1\0");
+    h.update(u64::from(size).to_le_bytes());
+    h.update(count.to_le_bytes());
+    let d = h.finalize();
+    let mut limbs = [0u64; 4];
+    for (i, limb) in limbs.iter_mut().enumerate() {
+        *limb = u64::from_le_bytes(d[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    }
+    Sum(limbs)
+}
+
+/// The multiset sum of a histogram's non-empty sizes.
+fn sum_of(pairs: &[(Size, Count)]) -> Sum {
+    pairs
+        .iter()
+        .fold(Sum::default(), |acc, &(s, c)| acc.add(pair(s, c)))
+}
+
+/// The population key of a histogram's pairs (sorted by size).
+pub fn key_of(pairs: &[(Size, Count)]) -> String {
+    sum_of(pairs).key()
+}
+
+/// The key and the keys of every histogram one entity away from `pairs` (sorted by
+/// size): one group one larger or one smaller, a group of size 1 added or removed.
+fn near_keys(pairs: &[(Size, Count)]) -> HashSet<String> {
+    let total = sum_of(pairs);
+    let count_at = |s: Size| -> Count {
+        pairs
+            .binary_search_by_key(&s, |p| p.0)
+            .map_or(0, |i| pairs[i].1)
+    };
+    // One group moves from size `from` to size `to` (0 is "no group": ignored).
+    let moved = |from: Size, to: Size| -> Sum {
+        let (cf, ct) = (count_at(from), count_at(to));
+        total
+            .sub(pair(from, cf))
+            .add(pair(from, cf.saturating_sub(1)))
+            .sub(pair(to, ct))
+            .add(pair(to, ct + 1))
+    };
+    let mut near = HashSet::with_capacity(2 * pairs.len() + 2);
+    near.insert(total.key());
+    // A new group of size 1 (an entity in an empty or a new group).
+    near.insert(moved(0, 1).key());
+    for &(s, c) in pairs {
+        if s == 0 || c == 0 {
+            continue;
+        }
+        if let Some(up) = s.checked_add(1) {
+            near.insert(moved(s, up).key());
+        }
+        near.insert(moved(s, s - 1).key());
+    }
+    near
+}
+
+impl Dataset {
+    /// The population key, its neighbours' and the first-level regions' keys (see the
+    /// module documentation). Confidential: for the agency's ledger only.
+    pub fn population_keys(&self) -> PopulationKeys {
+        let truth = self.truth().for_diagnostic(Diagnostic::Provenance);
+        let root = truth.node(NodeId::ROOT).pairs();
+        let h = &self.hierarchy;
+        let parts = if h.depth() > 1 && h.level_len(super::LevelId(1)) <= MAX_PARTS {
+            h.level_nodes(super::LevelId(1))
+                .map(|id| truth.node(id).pairs())
+                .filter(|p| p.iter().any(|&(s, c)| s > 0 && c > 0))
+                .map(key_of)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        PopulationKeys {
+            key: key_of(root),
+            parts,
+            near: near_keys(root),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::histogram::CountOfCounts;
+
+    fn pairs(sizes: &[Size]) -> Vec<(Size, Count)> {
+        CountOfCounts::from_sizes(sizes.iter().copied())
+            .pairs()
+            .to_vec()
+    }
+
+    #[test]
+    fn empty_groups_and_order_do_not_change_the_key() {
+        assert_eq!(
+            key_of(&pairs(&[1, 2, 2, 5])),
+            key_of(&pairs(&[0, 5, 2, 0, 1, 2]))
+        );
+        assert_ne!(key_of(&pairs(&[1, 2, 2, 5])), key_of(&pairs(&[1, 2, 3, 5])));
+        assert_ne!(key_of(&pairs(&[1, 2, 2])), key_of(&pairs(&[1, 2])));
+    }
+
+    /// The neighbours' keys by the sum's arithmetic are the keys of the neighbours
+    /// built and hashed from scratch, and nothing else.
+    #[test]
+    fn neighbour_keys_are_the_keys_of_the_neighbours() {
+        let base: Vec<Size> = vec![0, 1, 1, 2, 3, 3, 3, 7, 40];
+        let mut expected = HashSet::new();
+        expected.insert(key_of(&pairs(&base)));
+        let mut with_one = base.clone();
+        with_one.push(1);
+        expected.insert(key_of(&pairs(&with_one)));
+        for i in 0..base.len() {
+            for delta in [-1i64, 1] {
+                let s = i64::from(base[i]) + delta;
+                if s < 0 {
+                    continue;
+                }
+                let mut n = base.clone();
+                n[i] = s as Size;
+                expected.insert(key_of(&pairs(&n)));
+            }
+        }
+        assert_eq!(near_keys(&pairs(&base)), expected);
+        // Two entities away is not near.
+        let mut two = base.clone();
+        two[3] += 2;
+        assert!(!near_keys(&pairs(&base)).contains(&key_of(&pairs(&two))));
+    }
+
+    #[test]
+    fn sums_wrap_both_ways() {
+        let max = Sum([u64::MAX; 4]);
+        let one = Sum([1, 0, 0, 0]);
+        assert_eq!(max.add(one), Sum::default());
+        assert_eq!(Sum::default().sub(one), max);
+        let x = pair(3, 9);
+        assert_eq!(x.add(max).sub(max), x);
+    }
+}

@@ -1,0 +1,636 @@
+//! Caps on the ε spent on a dataset: `config.toml`, read strictly, and which caps cover
+//! a dataset.
+//!
+//! ```toml
+//! default_cap = 4                    # every dataset without a cap of its own
+//! [caps]
+//! "/data/census" = { epsilon = "2", content = "5be0…c1", population = "9f3a…07" }
+//! "/data/other" = 1                  # a directory (an absolute path) …
+//! "5be0…c1" = "1/2"                  # … or a digest: 64 lowercase hex digits
+//! ```
+//!
+//! A key is a dataset directory (an absolute path) or a full digest (a content digest,
+//! a population key or, for older keys, an input fingerprint); anything else — a
+//! shortened or upper-case digest, a relative path, `default_cap` written below
+//! `[caps]` — is an error naming the line, since such a key could never bind.
+//!
+//! A cap covers a dataset when
+//! - a directory key names the dataset's directory, or the data its value recorded when
+//!   `coco ledger set-cap` set it (`content`, `population`: copies of it anywhere, in any
+//!   form or hierarchy), or data the ledger recorded for a draw from that directory;
+//! - a digest key names the dataset's content, input files, population (or a neighbour,
+//!   or a first-level region), or data the ledger recorded with that digest.
+//!
+//! Every cap that covers a dataset applies and the strictest binds; the default applies
+//! only to datasets no cap covers.
+
+use std::path::Path;
+
+use serde::Serialize;
+use toml_edit::Document;
+
+use super::files::{ensure_private_dir, write_private};
+use super::keys::DatasetIdentity;
+use super::{
+    CapRefusal, DatasetRecord, Ledger, LedgerError, LedgerRead, Spend, Status, canonical_dir,
+    fraction, io,
+};
+use crate::privacy::Epsilon;
+
+/// A key of `[caps]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CapKey {
+    /// A dataset directory, absolute (canonical when `set-cap` wrote it).
+    Directory(String),
+    /// A full digest: content digest, population key or input fingerprint.
+    Digest(String),
+}
+
+impl CapKey {
+    /// The key as written in `config.toml`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            CapKey::Directory(k) | CapKey::Digest(k) => k,
+        }
+    }
+
+    /// A `[caps]` key: an absolute path or 64 lowercase hex digits; why not otherwise.
+    pub fn parse(key: &str) -> Result<CapKey, String> {
+        if Path::new(key).is_absolute() {
+            return Ok(CapKey::Directory(key.to_string()));
+        }
+        check_digest(key).map(|()| CapKey::Digest(key.to_string()))
+    }
+}
+
+/// Whether `key` is a full digest as coco writes them; why not otherwise.
+pub(super) fn check_digest(key: &str) -> Result<(), String> {
+    let hex = !key.is_empty() && key.bytes().all(|b| b.is_ascii_hexdigit());
+    if hex && key.len() == 64 && !key.bytes().any(|b| b.is_ascii_uppercase()) {
+        return Ok(());
+    }
+    Err(if hex && key.len() == 64 {
+        "a digest in upper case: coco writes and compares digests in lower case (copy it as `coco ledger --json` shows it)".into()
+    } else if hex {
+        format!(
+            "a digest of {} hex digits: expected all 64 (a shortened digest, as `coco ledger` shows, never matches; `coco ledger --json` shows it in full)",
+            key.len()
+        )
+    } else if key == "default_cap" {
+        "default_cap is not a dataset: it belongs above the [caps] line (a key below [caps] is a dataset directory or a digest)".into()
+    } else {
+        "neither a dataset directory (an absolute path) nor a digest (64 lowercase hex digits): such a key could never bind".into()
+    })
+}
+
+/// What a directory cap recorded of the data in its directory when it was set.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct CapData {
+    content: Option<String>,
+    population: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+struct ConfigCap {
+    key: CapKey,
+    cap: Epsilon,
+    data: CapData,
+}
+
+/// Why a cap covers a dataset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// The key names the dataset itself (its directory, or one of its digests).
+    Itself,
+    /// The directory's data as recorded when the cap was set: the dataset is a copy.
+    CapRecorded,
+    /// The ledger recorded this data for a draw under the key.
+    Ledger,
+}
+
+/// Which line of `config.toml` a cap comes from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum CapSource {
+    /// `default_cap`.
+    Default,
+    /// A `[caps]` key naming a dataset directory.
+    Directory { key: String, via: Via },
+    /// A `[caps]` key naming a digest (content, population or, for older keys, the
+    /// input files' fingerprint).
+    Content { key: String, via: Via },
+}
+
+/// A cap that applies to a dataset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapRule {
+    pub cap: Epsilon,
+    pub source: CapSource,
+}
+
+impl CapRule {
+    /// A short name for screens: `default cap`, `directory cap` or `content cap`.
+    pub fn kind(&self) -> &'static str {
+        match self.source {
+            CapSource::Default => "default cap",
+            CapSource::Directory { .. } => "directory cap",
+            CapSource::Content { .. } => "content cap",
+        }
+    }
+
+    /// Which cap this is, with its key and why it applies.
+    pub fn describe(&self) -> String {
+        let via = |via: Via| match via {
+            Via::Itself => "",
+            Via::CapRecorded => ", which held the same data when the cap was set",
+            Via::Ledger => ", for which the ledger records the same data",
+        };
+        match &self.source {
+            CapSource::Default => "default_cap".into(),
+            CapSource::Directory { key, via: v } => format!(
+                "the cap on directory {}{}",
+                crate::data::text::escape_controls(key),
+                via(*v)
+            ),
+            CapSource::Content { key, via: v } => format!(
+                "the cap on digest {}…{}",
+                key.chars().take(12).collect::<String>(),
+                via(*v)
+            ),
+        }
+    }
+}
+
+impl Serialize for CapRule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("CapRule", 3)?;
+        st.serialize_field("cap", &self.cap.to_string())?;
+        st.serialize_field("cap_exact", &fraction::to(&self.cap))?;
+        st.serialize_field("source", &self.source)?;
+        st.end()
+    }
+}
+
+/// The caps that apply to a dataset, the strictest first, and what is spent.
+#[derive(Clone, Debug)]
+pub struct CapStatus {
+    pub spent: Spend,
+    /// Every matching cap, strictest first: the first binds.
+    pub caps: Vec<CapRule>,
+}
+
+impl CapStatus {
+    pub fn binding(&self) -> Option<&CapRule> {
+        self.caps.first()
+    }
+
+    /// What is left under the binding cap (`None` without a cap, zero when used up).
+    pub fn remaining(&self) -> Option<Option<Epsilon>> {
+        let cap = &self.binding()?.cap;
+        Some(match &self.spent.epsilon {
+            None => Some(cap.clone()),
+            Some(s) => cap.checked_sub(s),
+        })
+    }
+}
+
+/// What `coco ledger` reports for one dataset.
+#[derive(Clone, Debug, Serialize)]
+pub struct DatasetSpend {
+    /// The content digest (or, for older lines, the fingerprint).
+    pub dataset: String,
+    pub dataset_dir: String,
+    pub draws: usize,
+    pub written: usize,
+    pub spent: String,
+    #[serde(serialize_with = "ser_opt_fraction")]
+    pub spent_exact: Option<Epsilon>,
+    /// The cap that binds, if any.
+    pub cap: Option<CapRule>,
+    /// Every cap that matches.
+    pub caps: Vec<CapRule>,
+}
+
+fn ser_opt_fraction<S: serde::Serializer>(e: &Option<Epsilon>, s: S) -> Result<S::Ok, S::Error> {
+    e.as_ref().map(fraction::to).serialize(s)
+}
+
+/// What a cap set with `coco ledger set-cap` covers, for the operator to read.
+#[derive(Clone, Debug, Serialize)]
+pub struct Coverage {
+    /// The key written.
+    pub key: String,
+    /// For a directory: its data's content digest and population key, recorded with
+    /// the cap (copies of the data anywhere are covered).
+    pub content: Option<String>,
+    pub population: Option<String>,
+    /// Draws the ledger records under the key (from the directory, or with the digest).
+    pub draws: usize,
+    /// The distinct content digests of those draws (each covered, wherever copied).
+    pub recorded_contents: Vec<String>,
+}
+
+/// Whether a ledger line's dataset is named by a digest key.
+fn record_named(record: &DatasetRecord, key: &str) -> bool {
+    record.content.as_deref() == Some(key)
+        || record.fingerprint.as_deref() == Some(key)
+        || record.population.as_ref().is_some_and(|p| p.key == key)
+}
+
+/// Whether a ledger line was drawn from the directory `dir` (canonical).
+fn record_in(record: &DatasetRecord, dir: &str) -> bool {
+    record.dir == dir || canonical_dir(Path::new(&record.dir)) == dir
+}
+
+impl Ledger {
+    /// Every cap that covers the dataset, the strictest first, and the ε spent on it.
+    pub fn cap_status(
+        &self,
+        read: &LedgerRead,
+        identity: &DatasetIdentity,
+    ) -> Result<CapStatus, LedgerError> {
+        let config = self.config()?;
+        let draws = read.draws();
+        let mut caps: Vec<CapRule> = config
+            .caps
+            .iter()
+            .filter_map(|c| {
+                let source = match &c.key {
+                    CapKey::Directory(key) => {
+                        let dir = canonical_dir(Path::new(key));
+                        let via = if identity.same_dir(key) {
+                            Via::Itself
+                        } else if c
+                            .data
+                            .content
+                            .as_deref()
+                            .is_some_and(|d| identity.named_by(d))
+                            || c.data
+                                .population
+                                .as_deref()
+                                .is_some_and(|d| identity.named_by(d))
+                        {
+                            Via::CapRecorded
+                        } else if draws
+                            .iter()
+                            .any(|e| record_in(&e.dataset, &dir) && identity.same_data(&e.dataset))
+                        {
+                            Via::Ledger
+                        } else {
+                            return None;
+                        };
+                        CapSource::Directory {
+                            key: key.clone(),
+                            via,
+                        }
+                    }
+                    CapKey::Digest(key) => {
+                        let via = if identity.named_by(key) {
+                            Via::Itself
+                        } else if draws.iter().any(|e| {
+                            record_named(&e.dataset, key) && identity.same_data(&e.dataset)
+                        }) {
+                            Via::Ledger
+                        } else {
+                            return None;
+                        };
+                        CapSource::Content {
+                            key: key.clone(),
+                            via,
+                        }
+                    }
+                };
+                Some(CapRule {
+                    cap: c.cap.clone(),
+                    source,
+                })
+            })
+            .collect();
+        if caps.is_empty()
+            && let Some(cap) = config.default_cap
+        {
+            caps.push(CapRule {
+                cap,
+                source: CapSource::Default,
+            });
+        }
+        caps.sort_by(|a, b| a.cap.cmp(&b.cap));
+        Ok(CapStatus {
+            spent: read.spent(identity),
+            caps,
+        })
+    }
+
+    /// Refuses a draw of `requested` if it would take the dataset past the strictest
+    /// cap that applies.
+    pub fn check_cap(
+        &self,
+        read: &LedgerRead,
+        identity: &DatasetIdentity,
+        requested: &Epsilon,
+    ) -> Result<CapStatus, LedgerError> {
+        let status = self.cap_status(read, identity)?;
+        if let Some(rule) = status.binding() {
+            let after = match &status.spent.epsilon {
+                Some(s) => s.add(requested),
+                None => requested.clone(),
+            };
+            if after > rule.cap {
+                return Err(LedgerError::CapExceeded(Box::new(CapRefusal {
+                    spent: status.spent.text(),
+                    draws: status.spent.draws,
+                    requested: requested.to_string(),
+                    cap: rule.cap.to_string(),
+                    rule: rule.describe(),
+                    config: self.config_path(),
+                })));
+            }
+        }
+        Ok(status)
+    }
+
+    /// Per-dataset totals, in order of first appearance, with the caps that apply.
+    pub fn summary(&self, read: &LedgerRead) -> Result<Vec<DatasetSpend>, LedgerError> {
+        let mut groups: Vec<(DatasetIdentity, usize, usize)> = Vec::new();
+        for e in read.draws() {
+            let key = e.dataset.key();
+            match groups
+                .iter_mut()
+                .find(|(id, _, _)| id.content == key || id.fingerprint == key)
+            {
+                Some((id, draws, written)) => {
+                    *draws += 1;
+                    *written += usize::from(e.status == Status::Written);
+                    id.dir = e.dataset.dir.clone();
+                }
+                None => groups.push((
+                    DatasetIdentity::recorded(&e.dataset),
+                    1,
+                    usize::from(e.status == Status::Written),
+                )),
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(identity, draws, written)| {
+                let status = self.cap_status(read, &identity)?;
+                Ok(DatasetSpend {
+                    dataset: if identity.content.is_empty() {
+                        identity.fingerprint.clone()
+                    } else {
+                        identity.content.clone()
+                    },
+                    dataset_dir: identity.dir.clone(),
+                    draws,
+                    written,
+                    spent: status.spent.text(),
+                    spent_exact: status.spent.epsilon.clone(),
+                    cap: status.binding().cloned(),
+                    caps: status.caps.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// The caps of `config.toml` and of an older version's `config.toml` beside the
+    /// ledger: every cap found applies (a moved file never loosens a cap), and the
+    /// stricter default binds.
+    fn config(&self) -> Result<Config, LedgerError> {
+        let mut config = Config::default();
+        for path in std::iter::once(self.config_path()).chain(self.legacy_config_path()) {
+            let found = match std::fs::read_to_string(&path) {
+                Ok(text) => Config::parse(&text, &path)?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(&path)(e)),
+            };
+            config.default_cap = match (config.default_cap, found.default_cap) {
+                (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+                (a, b) => a.or(b),
+            };
+            config.caps.extend(found.caps);
+        }
+        Ok(config)
+    }
+
+    /// Sets (or replaces) the cap on a key in config.toml. A directory's cap records
+    /// `data`, the content digest and population key of what it holds now, so that
+    /// copies of that data are covered wherever they are. When only an older version's
+    /// file exists (beside the ledger), its settings are carried into the new file.
+    /// Returns what the cap covers.
+    pub fn set_cap(
+        &self,
+        key: &CapKey,
+        cap: &Epsilon,
+        data: Option<(&str, &str)>,
+    ) -> Result<Coverage, LedgerError> {
+        if let CapKey::Digest(k) = key {
+            check_digest(k).map_err(|why| LedgerError::CapKey {
+                key: k.clone(),
+                why,
+            })?;
+        }
+        ensure_private_dir(&self.config_home)?;
+        let path = self.config_path();
+        let read = |path: &Path| match std::fs::read_to_string(path) {
+            Ok(t) => Ok(Some(t)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(path)(e)),
+        };
+        let text = match read(&path)? {
+            Some(t) => t,
+            None => match self.legacy_config_path() {
+                Some(old) => read(&old)?.unwrap_or_default(),
+                None => String::new(),
+            },
+        };
+        Config::parse(&text, &path)?;
+        let mut doc: toml_edit::DocumentMut = text.parse().expect("parsed above");
+        if !doc.contains_table("caps") {
+            doc["caps"] = toml_edit::table();
+        }
+        doc["caps"][key.as_str()] = match (key, data) {
+            (CapKey::Directory(_), Some((content, population))) => {
+                let mut t = toml_edit::InlineTable::new();
+                t.insert("epsilon", cap.to_string().into());
+                t.insert("content", content.into());
+                t.insert("population", population.into());
+                toml_edit::value(t)
+            }
+            _ => toml_edit::value(cap.to_string()),
+        };
+        write_private(&path, doc.to_string().as_bytes())?;
+        // What it covers, from the ledger as it is (read as shown: a ledger with a
+        // defect still says what it recorded).
+        let ledger = self.read()?;
+        let mine: Vec<&DatasetRecord> = ledger
+            .draws()
+            .into_iter()
+            .map(|e| &e.dataset)
+            .filter(|r| match key {
+                CapKey::Directory(d) => record_in(r, &canonical_dir(Path::new(d))),
+                CapKey::Digest(k) => record_named(r, k),
+            })
+            .collect();
+        let mut recorded_contents: Vec<String> = Vec::new();
+        for r in &mine {
+            if let Some(c) = &r.content
+                && !recorded_contents.contains(c)
+            {
+                recorded_contents.push(c.clone());
+            }
+        }
+        Ok(Coverage {
+            key: key.as_str().to_string(),
+            content: data.map(|d| d.0.to_string()),
+            population: data.map(|d| d.1.to_string()),
+            draws: mine.len(),
+            recorded_contents,
+        })
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct Config {
+    default_cap: Option<Epsilon>,
+    caps: Vec<ConfigCap>,
+}
+
+impl Config {
+    fn parse(text: &str, path: &Path) -> Result<Config, LedgerError> {
+        let err = |span: Option<std::ops::Range<usize>>, message: String| LedgerError::Config {
+            path: path.to_path_buf(),
+            line: span.map_or(1, |s| {
+                text[..s.start.min(text.len())].matches('\n').count() + 1
+            }),
+            message,
+        };
+        let doc = Document::parse(text).map_err(|e| {
+            err(
+                e.span(),
+                format!("not valid TOML: {}", e.message().replace('\n', " ")),
+            )
+        })?;
+        let mut config = Config::default();
+        let eps = |raw: Option<&str>, span: Option<std::ops::Range<usize>>| {
+            let raw = match raw {
+                Some(s) => s.to_string(),
+                None => span
+                    .clone()
+                    .and_then(|s| text.get(s))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string(),
+            };
+            Epsilon::parse(&raw).map_err(|e| err(span, e.to_string()))
+        };
+        for (key, item) in doc.as_table().iter() {
+            match key {
+                "default_cap" => config.default_cap = Some(eps(item.as_str(), item.span())?),
+                "caps" => {
+                    let Some(table) = item.as_table() else {
+                        return Err(err(
+                            item.span(),
+                            "caps must be a table: [caps] then \"dataset\" = epsilon".into(),
+                        ));
+                    };
+                    for (k, v) in table.iter() {
+                        let span = table.key(k).and_then(|k| k.span()).or(v.span());
+                        let key = CapKey::parse(k)
+                            .map_err(|why| err(span.clone(), format!("[caps] key {k:?}: {why}")))?;
+                        let (cap, data) = match v.as_inline_table() {
+                            Some(t) => cap_table(&key, t, &eps, &err)?,
+                            None => (eps(v.as_str(), v.span())?, CapData::default()),
+                        };
+                        config.caps.push(ConfigCap { key, cap, data });
+                    }
+                }
+                other => {
+                    return Err(err(
+                        item.span(),
+                        format!("unknown key {other:?}: expected default_cap or [caps]"),
+                    ));
+                }
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// Where a value is in `config.toml`'s text.
+type Span = Option<std::ops::Range<usize>>;
+
+/// Reads an ε from a value's text (or its quoted string), naming its line.
+type ReadEpsilon<'a> = &'a dyn Fn(Option<&str>, Span) -> Result<Epsilon, LedgerError>;
+
+/// A directory cap written as `{ epsilon = …, content = …, population = … }`.
+fn cap_table(
+    key: &CapKey,
+    t: &toml_edit::InlineTable,
+    eps: ReadEpsilon<'_>,
+    err: &dyn Fn(Span, String) -> LedgerError,
+) -> Result<(Epsilon, CapData), LedgerError> {
+    let mut cap = None;
+    let mut data = CapData::default();
+    if let CapKey::Digest(k) = key {
+        return Err(err(
+            t.span(),
+            format!(
+                "[caps] key {k:?}: a digest's cap is a number or a fraction like \"1/3\", not a table"
+            ),
+        ));
+    }
+    for (name, value) in t.iter() {
+        let digest = |what: &str| -> Result<String, LedgerError> {
+            let text = value
+                .as_str()
+                .ok_or_else(|| err(value.span(), format!("{what}: expected a digest in quotes")))?;
+            check_digest(text)
+                .map_err(|why| err(value.span(), format!("{what} {text:?}: {why}")))?;
+            Ok(text.to_string())
+        };
+        match name {
+            "epsilon" => cap = Some(eps(value.as_str(), value.span())?),
+            "content" => data.content = Some(digest("content")?),
+            "population" => data.population = Some(digest("population")?),
+            other => {
+                return Err(err(
+                    value.span(),
+                    format!(
+                        "[caps] key {:?}: unknown field {other:?}: expected epsilon, content and population",
+                        key.as_str()
+                    ),
+                ));
+            }
+        }
+    }
+    let cap = cap.ok_or_else(|| {
+        err(
+            t.span(),
+            format!(
+                "[caps] key {:?}: no epsilon: expected {{ epsilon = … }}",
+                key.as_str()
+            ),
+        )
+    })?;
+    Ok((cap, data))
+}
+
+#[cfg(test)]
+impl Ledger {
+    /// The caps of the configuration as (key, ε) texts.
+    pub(super) fn config_text_caps(&self) -> Vec<(String, String)> {
+        self.config()
+            .unwrap()
+            .caps
+            .iter()
+            .map(|c| (c.key.as_str().to_string(), c.cap.to_string()))
+            .collect()
+    }
+
+    /// Why the configuration cannot be read.
+    pub(super) fn config_text_error(&self) -> String {
+        self.config().unwrap_err().to_string()
+    }
+}
