@@ -275,7 +275,14 @@ fn ctrl_c_stops_a_release_with_status_130_and_leaves_no_release() {
     let plan = s(&tmp.path().join("plan.toml"));
     ok(
         &[
-            "plan", &s(&data), "--method", "hc", "--max-size", "100000", "--out", &plan,
+            "plan",
+            &s(&data),
+            "--method",
+            "hc",
+            "--max-size",
+            "100000",
+            "--out",
+            &plan,
         ],
         &home,
     );

@@ -664,7 +664,7 @@ fn budget_keys_step_toggle_and_estimate_k() {
     assert_eq!(s.plan.levels()[2].epsilon(), &e("0.35"));
     // The public default's tail, then hg, hc, and a tail again.
     let method = |rt: &Runtime| rt.app.session.as_ref().unwrap().plan.levels()[2].method();
-    let default_tail = coco::estimate::Method::HcTail(coco::estimate::Tail::DEFAULT);
+    let default_tail = coco::estimate::Method::HcTail(coco::estimate::Tail::AUTO);
     assert_eq!(method(&rt), default_tail);
     act(&mut rt, &[Action::ToggleMethod]);
     assert_eq!(method(&rt), coco::estimate::Method::Hg);
@@ -699,10 +699,23 @@ fn budget_keys_step_toggle_and_estimate_k() {
         tail(50, 200)
     );
     act(&mut rt, &[Action::SetTail]);
+    // L alone: each region's list sized from its own head, as the default's.
     answer(&mut rt, "30");
     assert_eq!(
         rt.app.session.as_ref().unwrap().plan.levels()[2].method(),
-        tail(30, coco::estimate::TailGroups::DEFAULT.get())
+        coco::estimate::Method::HcTail(coco::estimate::Tail {
+            above: 30,
+            groups: coco::estimate::TailLength::Auto
+        })
+    );
+    act(&mut rt, &[Action::SetTail]);
+    answer(&mut rt, "30,auto");
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().plan.levels()[2].method(),
+        coco::estimate::Method::HcTail(coco::estimate::Tail {
+            above: 30,
+            groups: coco::estimate::TailLength::Auto
+        })
     );
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "none");

@@ -200,7 +200,15 @@ pub fn run(args: PlanArgs) -> Result<()> {
             l.epsilon().short(Rounding::Nearest),
             share,
             l.method().label(),
-            preview::fmt_num(s as f64)
+            format!(
+                "{}{}",
+                if l.method().samples_are_a_bound() {
+                    "≤ "
+                } else {
+                    ""
+                },
+                preview::fmt_num(s as f64)
+            )
         );
     }
     if let Some(d) = &defaults {

@@ -104,6 +104,12 @@ impl Method {
         }
     }
 
+    /// Whether [`Method::noise_samples`] is the most measuring may cost rather than what
+    /// it costs: an `auto` tail chooses its second part from its noisy head.
+    pub fn samples_are_a_bound(self) -> bool {
+        matches!(self, Method::HcTail(t) if t.groups == TailLength::Auto)
+    }
+
     /// How many noise samples measuring one node costs (for an `auto` tail, the most it
     /// may cost).
     pub fn noise_samples(self, groups: Count, k: Size) -> u64 {

@@ -481,10 +481,10 @@ impl Session {
     }
 
     /// hc → hc + tail → hg → hc at one level (a naive level becomes hc). The tail
-    /// starts at [`Tail::DEFAULT`], or just below K when K is smaller.
+    /// starts at [`Tail::AUTO`] (the default plan's), or just below K when K is smaller.
     pub fn toggle_method(&mut self, level: LevelId) -> Result<(), String> {
         let method = match self.plan.levels()[level.0].method() {
-            Method::Hc => Method::HcTail(Tail::DEFAULT.below(self.plan.max_size().bound())),
+            Method::Hc => Method::HcTail(Tail::AUTO.below(self.plan.max_size().bound())),
             Method::HcTail(_) => Method::Hg,
             Method::Hg | Method::Naive => Method::Hc,
         };

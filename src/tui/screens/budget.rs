@@ -84,7 +84,7 @@ pub fn update(app: &mut App, action: Action) {
             let current = match session.plan.levels()[level.0].method().tail() {
                 Some(t) => format!("{},{}", t.above, t.groups),
                 None => {
-                    let t = Tail::DEFAULT.below(session.plan.max_size().bound());
+                    let t = Tail::AUTO.below(session.plan.max_size().bound());
                     format!("{},{}", t.above, t.groups)
                 }
             };
@@ -180,7 +180,7 @@ fn parse_tail(text: &str, level: &str) -> Result<Option<Tail>, String> {
         .and_then(|a| a.replace('_', "").parse::<Size>().ok())
         .ok_or_else(bad)?;
     let groups = match parts.next().filter(|g| !g.is_empty()) {
-        None => Tail::DEFAULT.groups,
+        None => Tail::AUTO.groups,
         // Out of range: the plan model's message, naming the level.
         Some(g) if g.eq_ignore_ascii_case("auto") => TailLength::Auto,
         Some(g) => {
@@ -515,8 +515,17 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 widgets::epsilon(app, lp.epsilon()),
                 format!("{:.1}%", f.share),
                 lp.method().label(),
-                f.noise_samples
-                    .map_or_else(|| "nodes × (K+1)".to_string(), int),
+                f.noise_samples.map_or_else(
+                    || "nodes × (K+1)".to_string(),
+                    |n| {
+                        let at_most = if lp.method().samples_are_a_bound() {
+                            "≤ "
+                        } else {
+                            ""
+                        };
+                        format!("{at_most}{}", int(n))
+                    },
+                ),
                 fmt_num(f.noise_sd),
             ]
         })
