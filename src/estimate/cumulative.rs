@@ -103,7 +103,6 @@ pub(super) fn estimate_keeping(
             head: NodeFit::head_from(&blocks, noisy.len()),
             from: noisy.len() as u32,
             steps: Vec::new(),
-            head_bound: None,
             saturated: false,
             noise_variance: var,
             raw: if keep_raw { noisy.to_vec() } else { Vec::new() },

@@ -327,9 +327,6 @@ pub struct NodeFit {
     /// The first cell described by the steps.
     pub from: u32,
     pub steps: Vec<StepRun>,
-    /// The head's fit is bounded above by `Hc[L]` (a tail's head): the cells close to it
-    /// are biased downward (the consistency step corrects for it).
-    pub head_bound: Option<f64>,
     /// All `n < G` listed groups lie above `L`: unlisted ones were put at `L`.
     pub saturated: bool,
     /// The variance of one noisy cell.

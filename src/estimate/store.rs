@@ -34,7 +34,6 @@ pub struct FitRef<'a> {
     pub head: &'a [HeadBlock],
     pub from: u32,
     pub steps: &'a [StepRun],
-    pub head_bound: Option<f64>,
     pub saturated: bool,
     pub noise_variance: f64,
     pub raw: &'a [i64],
@@ -60,8 +59,6 @@ struct FitMeta {
     from: u32,
     present: bool,
     saturated: bool,
-    /// NaN when there is no bound.
-    head_bound: f64,
     noise_variance: f64,
 }
 
@@ -96,7 +93,6 @@ impl FitSet {
                     from: f.from,
                     present: true,
                     saturated: f.saturated,
-                    head_bound: f.head_bound.unwrap_or(f64::NAN),
                     noise_variance: f.noise_variance,
                 }
             }
@@ -107,7 +103,6 @@ impl FitSet {
                 from: 0,
                 present: false,
                 saturated: false,
-                head_bound: f64::NAN,
                 noise_variance: 0.0,
             },
         };
@@ -132,7 +127,6 @@ impl FitSet {
             head: &self.heads[h0 as usize..m.head_end as usize],
             from: m.from,
             steps: &self.steps[s0 as usize..m.step_end as usize],
-            head_bound: (!m.head_bound.is_nan()).then_some(m.head_bound),
             saturated: m.saturated,
             noise_variance: m.noise_variance,
             raw: &self.raws[r0 as usize..m.raw_end as usize],
@@ -339,7 +333,6 @@ mod tests {
                         spread: 0.0,
                     })
                     .collect(),
-                head_bound: saturated.then_some(4.0),
                 saturated,
                 noise_variance: 2.0,
                 raw: Vec::new(),
@@ -374,7 +367,6 @@ mod tests {
                     (Some(f), Some(r)) => {
                         assert_eq!(r.head, f.head.as_slice());
                         assert_eq!(r.steps, f.steps.as_slice());
-                        assert_eq!(r.head_bound, f.head_bound);
                         assert_eq!(r.saturated, f.saturated);
                     }
                     (None, None) => {}

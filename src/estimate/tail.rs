@@ -526,7 +526,6 @@ pub fn estimate(
             head: NodeFit::head_from(&head_blocks, above as usize),
             from: above,
             steps,
-            head_bound: Some(at_l as f64),
             saturated,
             noise_variance: var,
             raw: if !options.keep_raw {

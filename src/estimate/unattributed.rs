@@ -165,7 +165,6 @@ pub(super) fn estimate_keeping(
             head: Vec::new(),
             from: 0,
             steps,
-            head_bound: None,
             saturated: false,
             noise_variance: var,
             raw: if keep_raw {
