@@ -81,17 +81,22 @@ impl Stat {
     }
 }
 
-/// One consistency variant: a consistency step and a merge rule.
+/// One consistency variant: a consistency step and a merge rule (and, for `wls`, with
+/// or without its check against the measurements).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Variant {
     pub consistency: Consistency,
     pub merge: MergeRule,
+    /// `wls` checked against the measurements (always, but in comparisons).
+    pub checked: bool,
 }
 
 impl Variant {
     pub fn name(&self) -> String {
         if self.consistency.uses_merge() {
             format!("{} ({})", self.consistency.name(), self.merge.name())
+        } else if !self.checked {
+            format!("{} (unchecked)", self.consistency.name())
         } else {
             self.consistency.name().to_string()
         }
@@ -182,6 +187,7 @@ pub fn variants(plan: &ReleasePlan, compare: bool) -> Vec<Variant> {
     let own = Variant {
         consistency: plan.consistency(),
         merge: plan.merge(),
+        checked: true,
     };
     let mut out = vec![own];
     if compare {
@@ -195,9 +201,17 @@ pub fn variants(plan: &ReleasePlan, compare: bool) -> Vec<Variant> {
                 let v = Variant {
                     consistency: c,
                     merge: m,
+                    checked: true,
                 };
                 if !out.iter().any(|o| o.name() == v.name()) {
                     out.push(v);
+                }
+                // What the check buys: wls on the variance model alone.
+                if c == Consistency::Wls {
+                    out.push(Variant {
+                        checked: false,
+                        ..v
+                    });
                 }
             }
         }
@@ -277,6 +291,7 @@ pub fn preview(
         for (i, variant) in variants.iter().enumerate() {
             let options = ConsistencyOptions {
                 merge: variant.merge,
+                checked: variant.checked,
                 ..run::consistency_options(plan, dataset)
             };
             let result = consistency::make_consistent(

@@ -40,7 +40,7 @@ pub struct PreviewArgs {
     /// Seed for reproducible trials (default: fresh randomness).
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Also run the other consistency steps and merge rules on the same measurements.
+    /// Also run the other consistency steps and merge rules on the same measurements, and wls without its check against the measurements.
     #[arg(long)]
     pub compare: bool,
     /// Search instead: per-level error as the leaves' share of the plan's total ε
