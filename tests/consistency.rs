@@ -283,7 +283,7 @@ mod wls {
 #[test]
 fn the_largest_group_count_the_loader_accepts_is_released_exactly() {
     use coco::noise::NoiseSource;
-    use coco::release::plan::{MaxSize, ReleasePlan};
+    use coco::release::plan::MaxSize;
     let tmp = tempfile::tempdir().unwrap();
     let write = |dir: &std::path::Path, big: u64| {
         std::fs::create_dir_all(dir).unwrap();
