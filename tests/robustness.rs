@@ -340,3 +340,51 @@ fn the_test_catches_the_unchecked_combination() {
             .collect::<Vec<_>>()
     );
 }
+
+/// Where most groups are large (the dense shape, taxi-like): the default plan's tails
+/// never run out (no saturation in any trial), and its consistent release is within 2×
+/// of plain `hc`'s at every level.
+#[test]
+fn the_default_plan_never_saturates_on_dense_sizes_and_keeps_up_with_plain_hc() {
+    let d = Shape::Dense.build(11, 0.5).unwrap().to_dataset().unwrap();
+    let h = &d.hierarchy;
+    let truth = d.truth().for_diagnostic(Diagnostic::Preview);
+    let mean_errors = |p: &ReleasePlan| {
+        let mut out = vec![0.0; h.depth()];
+        for t in 0..TRIALS {
+            let source = NoiseSource::seeded(900 + t as u64);
+            let est =
+                run::estimate_plan(&d, p, &source, None, None, run::keep_for(p, false, false))
+                    .unwrap();
+            assert!(
+                run::saturated_tails(h, p, &est.estimates).is_empty(),
+                "a saturated tail in trial {t}"
+            );
+            let r = consistency::make_consistent(
+                p.consistency(),
+                h,
+                &est.estimates,
+                d.public().groups,
+                est.max_size,
+                &p.consistency_options(),
+            )
+            .unwrap();
+            for l in h.levels() {
+                let total: u128 = h
+                    .level_range(l)
+                    .map(|i| u128::from(emd(r.histograms.hist(i as usize), truth.node(NodeId(i)))))
+                    .sum();
+                out[l.0] += total as f64 / h.level_len(l) as f64 / TRIALS as f64;
+            }
+        }
+        out
+    };
+    let default = mean_errors(&plan(&d, Family::Default, 10_000));
+    let hc = mean_errors(&plan(&d, Family::Hc, 10_000));
+    for (l, (a, b)) in default.iter().zip(&hc).enumerate() {
+        assert!(
+            a <= &(2.0 * b),
+            "level {l}: default {a:.1} against plain hc {b:.1}"
+        );
+    }
+}
