@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use coco::data::Dataset;
 use coco::privacy::Epsilon;
-use coco::release::checks::check_counts;
 use coco::release::ledger::{Ledger, LedgerEntry, Status, Tool};
 use coco::release::manifest::Manifest;
+use coco::release::outputs::read_back::check_counts;
 use coco::release::plan::ReleasePlan;
 use coco::release::transaction::Reservation;
 use coco::release::tuning::Tuning;

@@ -1,21 +1,28 @@
-//! Release plans, drawing a release, checks, export, manifest and the privacy ledger.
+//! A release, by job:
+//!
+//! * [`plan`]: the plan model (rules, TOML, coco's public default, how it was tuned, how
+//!   ε is split);
+//! * [`pipeline`]: drawing a release (measure every region, estimate, make consistent),
+//!   what it needs of the machine, and the checks a release must pass;
+//! * [`outputs`]: the release directory (tables in CSV and Parquet behind one writer
+//!   interface, `manifest.json`, read-back) and `coco verify`;
+//! * [`ledger`]: the privacy-loss ledger (records, the hash chain, caps, the anchor) and
+//!   the transaction every draw goes through.
+//!
+//! The older paths (`release::run`, `release::export`, …) name the same modules.
 
-pub mod checks;
-mod counts_in;
-mod csv_out;
-pub mod defaults;
-pub mod export;
 pub mod ledger;
-pub mod manifest;
-mod parquet_out;
+pub mod outputs;
+pub mod pipeline;
 pub mod plan;
-pub mod resources;
-pub mod run;
-pub mod transaction;
-pub mod tuning;
-pub mod verify;
 
-pub use parquet_out::properties as parquet_properties;
+pub use ledger::transaction;
+pub use outputs::{export, manifest, verify};
+pub use pipeline::{checks, draw as run, resources};
+pub use plan::{defaults, tuning};
 
-pub use checks::{Checks, check_counts, check_release};
+pub use outputs::parquet::properties as parquet_properties;
+
+pub use checks::{Checks, check_release};
+pub use outputs::read_back::check_counts;
 pub use plan::{Allocation, LevelPlan, MaxSize, PlanError, PlanErrorKind, ReleasePlan, allocate};

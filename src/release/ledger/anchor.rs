@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::files::{ensure_private_dir, write_private};
-use super::{GENESIS, Ledger, LedgerError, LedgerRead, cut, format_time, io, now};
+use super::{GENESIS, Ledger, LedgerError, LedgerRead, chain::cut, format_time, io, now};
 
 /// The anchor's file name, in coco's configuration directory.
 pub const ANCHOR_FILE: &str = "ledger.anchor";

@@ -26,8 +26,8 @@
 //! `tuning = "public-default"` ([`Tuning`]): the ledger and the manifest of a release
 //! drawn with it say it was chosen from public information only.
 
-use super::plan::{Allocation, MaxSize, PlanRuleError, ReleasePlan, allocate};
 use super::tuning::Tuning;
+use super::{Allocation, MaxSize, PlanRuleError, ReleasePlan, allocate};
 use crate::data::{Hierarchy, NodeId};
 use crate::estimate::{Method, Tail};
 use crate::histogram::{Count, Size};
@@ -73,7 +73,7 @@ impl PublicDefault {
                 "ε is split over the levels as the operator chose (coco plan's flags).".into()
             }
         );
-        for line in super::plan::wrap_comment(&header, 88) {
+        for line in super::wrap_comment(&header, 88) {
             s.push_str(&format!("# {line}\n"));
         }
         s.push_str(&self.plan.to_toml_with_notes(&notes));

@@ -31,14 +31,16 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use super::checks::Checks;
-use super::counts_in::{ReadCounts, read_counts};
-use super::ledger::{DatasetRecord, Ledger, LedgerEntry, LedgerError, Status, canonical_dir};
-use super::manifest::{FileDigest, Manifest};
-use super::parquet_out;
 use crate::data::{Dataset, hex};
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;
+use crate::release::ledger::{
+    DatasetRecord, Ledger, LedgerEntry, LedgerError, Status, canonical_dir,
+};
+use crate::release::outputs::manifest::{FileDigest, Manifest};
+use crate::release::outputs::parquet as parquet_out;
+use crate::release::outputs::read_back::{ReadCounts, read_counts};
+use crate::release::pipeline::checks::Checks;
 
 /// The largest `manifest.json` read (a manifest coco writes is a few kilobytes, plus
 /// about 100 bytes per level).
@@ -431,7 +433,7 @@ pub fn verify_release(
                 )),
             }
             Some(Recorded {
-                time: super::ledger::format_time(e.time),
+                time: crate::release::ledger::format_time(e.time),
                 status: e.status,
                 output: e.output.clone(),
                 total_epsilon: e.total_epsilon.to_string(),
@@ -757,7 +759,7 @@ fn cross_check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool)
     for (i, level) in manifest.levels.iter().enumerate() {
         let tables: Vec<String> = ["csv", "parquet"]
             .into_iter()
-            .map(|ext| super::export::table_file(i, &level.name, ext))
+            .map(|ext| crate::release::outputs::export::table_file(i, &level.name, ext))
             .filter(|t| lists(t))
             .collect();
         // The first table against this level's regions in the counts, streamed (the

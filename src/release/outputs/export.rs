@@ -5,7 +5,7 @@
 //! more"), and `manifest.json`. Rows are formatted in parallel chunks and written in
 //! order, byte for byte as `csv::Writer` writes them. Each file is `fsync`ed (on a
 //! thread of its own, while the next is written); `counts.csv` is read back and checked
-//! ([`check_counts`](super::checks::check_counts)) while the tables are written; once
+//! ([`check_counts`](crate::release::pipeline::checks::check_counts)) while the tables are written; once
 //! every `fsync` is done, the directory is renamed into place and its parent `fsync`ed.
 //! The release transaction records the outcome in the ledger afterwards. A crash at any
 //! point leaves either no destination or a complete, verified one (plus at most a stray
@@ -19,16 +19,16 @@ use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use super::checks::Checks;
-use super::counts_in::read_counts;
-use super::csv_out::{push_field, push_number, write_chunks};
-use super::ledger::{new_id, sync_dir};
-use super::manifest::{self, FileDigest, Manifest};
-use super::parquet_out;
-use super::plan::ReleasePlan;
-use super::run::Draw;
 use crate::data::{Dataset, Hierarchy, NodeId, hex};
 use crate::histogram::{Count, HistogramSet, Histograms, Size};
+use crate::release::ledger::{new_id, sync_dir};
+use crate::release::outputs::csv::{push_field, push_number, write_chunks};
+use crate::release::outputs::manifest::{self, FileDigest, Manifest};
+use crate::release::outputs::parquet as parquet_out;
+use crate::release::outputs::read_back::read_counts;
+use crate::release::pipeline::checks::Checks;
+use crate::release::pipeline::draw::Draw;
+use crate::release::plan::ReleasePlan;
 
 #[derive(Debug, Error)]
 pub enum ExportError {

@@ -2,17 +2,17 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::checks::Checks;
-use super::ledger::MethodKind;
-use super::plan::{MaxSize, ReleasePlan};
-use super::run::Draw;
-use super::tuning::Tuning;
 use crate::consistency::{Consistency, MergeRule};
 use crate::data::Dataset;
 use crate::estimate::{IsotonicFit, TailLength};
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;
+use crate::release::ledger::MethodKind;
+use crate::release::pipeline::checks::Checks;
+use crate::release::pipeline::draw::Draw;
+use crate::release::plan::tuning::Tuning;
+use crate::release::plan::{MaxSize, ReleasePlan};
 
 /// The manifest's format version. Version 2 dropped `inputs` and `dataset` (digests of
 /// the confidential input files and the operator's directory): a published file holds
@@ -192,7 +192,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
     Manifest {
         version: MANIFEST_VERSION,
         coco_version: env!("CARGO_PKG_VERSION").to_string(),
-        created: super::ledger::format_time(super::ledger::now()),
+        created: crate::release::ledger::format_time(crate::release::ledger::now()),
         total_epsilon: draw.epsilon().to_f64(),
         total_epsilon_exact: draw.epsilon().to_string(),
         privacy: ManifestPrivacy {

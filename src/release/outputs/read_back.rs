@@ -19,9 +19,9 @@ use std::sync::mpsc;
 use rayon::prelude::*;
 use sha2::{Digest, Sha256};
 
-use super::checks::{Checks, CountRows, check_counts};
 use crate::data::{Hierarchy, NodeId, PublicData, hex};
-use crate::histogram::{Count, Size};
+use crate::histogram::{Count, CountOfCounts, HistogramSet, Size};
+use crate::release::pipeline::checks::{Checks, check_release};
 
 /// The size a chunk is filled to before it is cut at its last line end.
 const CHUNK: usize = 4 << 20;
@@ -379,6 +379,272 @@ fn join(rows: &mut CountRows<'_>, last: &mut Option<String>, chunk: &Chunk) -> b
     }
     *last = Some(chunk.last.clone());
     true
+}
+
+// ---------------------------------------------------------------------------------
+// The checks of published rows, whatever their form.
+
+/// Checks published rows `(level, region, size, count)` as text, the form they are
+/// written in: every count must parse as a nonnegative integer, every region and level
+/// must exist, then the histograms they describe are checked with [`check_release`].
+/// The rows are read once, as they come (a file can be streamed through): memory
+/// follows the cells, not the text. Rows of one region are expected together (as
+/// `counts.csv` writes them); a region found again later is reported.
+pub fn check_counts<S: AsRef<str>>(
+    public: PublicData<'_>,
+    rows: impl IntoIterator<Item = [S; 4]>,
+    max_size: Size,
+) -> Checks {
+    let mut checker = CountChecker::new(public);
+    for row in rows {
+        checker.push(&row);
+    }
+    checker.finish(max_size)
+}
+
+/// One published row of `counts.csv` or `counts.parquet`, as read: the level and the
+/// region as text, the size and the count as written (text, or typed integers).
+pub(crate) trait CountRow {
+    fn level(&self) -> &str;
+    fn region(&self) -> &str;
+    /// The size, or `None` where it is not a whole number from 0 to `Size::MAX`.
+    fn size(&self) -> Option<Size>;
+    /// The count as a whole number (of any sign), or `None` where it is not one.
+    fn count(&self) -> Option<i128>;
+    /// The size and the count as they read, for messages.
+    fn size_text(&self) -> String;
+    fn count_text(&self) -> String;
+}
+
+impl<S: AsRef<str>> CountRow for [S; 4] {
+    fn level(&self) -> &str {
+        self[0].as_ref()
+    }
+    fn region(&self) -> &str {
+        self[1].as_ref()
+    }
+    fn size(&self) -> Option<Size> {
+        self[2].as_ref().parse().ok()
+    }
+    fn count(&self) -> Option<i128> {
+        self[3].as_ref().parse().ok()
+    }
+    fn size_text(&self) -> String {
+        self[2].as_ref().to_string()
+    }
+    fn count_text(&self) -> String {
+        self[3].as_ref().to_string()
+    }
+}
+
+/// [`check_counts`] a row at a time, for rows of any form ([`CountRow`]): text rows
+/// of `counts.csv`, typed rows of `counts.parquet`, the same checks and messages.
+pub(crate) struct CountChecker<'a> {
+    gathered: CountRows<'a>,
+    /// The region of the last row and its node.
+    current: Option<(String, Option<NodeId>)>,
+}
+
+impl<'a> CountChecker<'a> {
+    pub(crate) fn new(public: PublicData<'a>) -> Self {
+        Self {
+            gathered: CountRows::new(public),
+            current: None,
+        }
+    }
+
+    pub(crate) fn push(&mut self, row: &impl CountRow) {
+        let h = self.gathered.public.hierarchy;
+        let gathered = &mut self.gathered;
+        let (level, region) = (row.level(), row.region());
+        let id = match &mut self.current {
+            Some((name, id)) if name == region => *id,
+            current => {
+                let before = current
+                    .as_ref()
+                    .and_then(|(name, id)| id.map(|id| (name.as_str(), id)));
+                let id = crate::release::outputs::read_back::find_region(h, region, before);
+                match current {
+                    Some((name, slot)) => {
+                        name.clear();
+                        name.push_str(region);
+                        *slot = id;
+                    }
+                    None => *current = Some((region.to_string(), id)),
+                }
+                if let Some(id) = id
+                    && !gathered.start_run(id)
+                {
+                    gathered.checks.consistent = false;
+                    gathered
+                        .checks
+                        .fail(format!("{region}: its rows are not together"));
+                    gathered.runs.push((id, gathered.cells.len()));
+                }
+                id
+            }
+        };
+        let checks = &mut gathered.checks;
+        let Some(id) = id else {
+            checks.group_totals = false;
+            checks.fail(format!("unknown region {region:?}"));
+            return;
+        };
+        if h.level_name(h.node(id).level) != level {
+            checks.consistent = false;
+            checks.fail(format!("{region}: listed at level {level:?}"));
+        }
+        let count_value = match row.count() {
+            Some(c) if c < 0 => {
+                checks.nonnegative = false;
+                checks.fail(format!(
+                    "{region} size {}: negative count {}",
+                    row.size_text(),
+                    row.count_text()
+                ));
+                return;
+            }
+            Some(c) => match Count::try_from(c) {
+                Ok(c) => c,
+                Err(_) => {
+                    checks.group_totals = false;
+                    checks.fail(format!(
+                        "{region} size {}: count {} out of range",
+                        row.size_text(),
+                        row.count_text()
+                    ));
+                    return;
+                }
+            },
+            None => {
+                checks.integral = false;
+                checks.fail(format!(
+                    "{region} size {}: count {:?} is not a whole number",
+                    row.size_text(),
+                    row.count_text()
+                ));
+                return;
+            }
+        };
+        let Some(size_value) = row.size() else {
+            checks.integral = false;
+            checks.fail(format!(
+                "{region}: size {:?} is not a whole number",
+                row.size_text()
+            ));
+            return;
+        };
+        gathered.cells.push((size_value, count_value));
+    }
+
+    pub(crate) fn finish(self, max_size: Size) -> Checks {
+        self.gathered.finish(max_size)
+    }
+
+    /// [`CountChecker::finish`], with the histograms the rows describe (in node
+    /// order), to compare with what was written.
+    pub(crate) fn finish_with_histograms(self, max_size: Size) -> (Checks, HistogramSet) {
+        self.gathered.finish_with_histograms(max_size)
+    }
+}
+
+/// The rows of a `counts.csv` gathered for [`check_counts`], as they are read: each
+/// region's run of cells, and what failed on the way.
+pub(crate) struct CountRows<'a> {
+    public: PublicData<'a>,
+    checks: Checks,
+    /// Each region's rows, as read: runs of (node, first cell).
+    runs: Vec<(NodeId, usize)>,
+    cells: Vec<(Size, Count)>,
+    seen: Vec<bool>,
+}
+
+impl<'a> CountRows<'a> {
+    pub(crate) fn new(public: PublicData<'a>) -> Self {
+        Self {
+            public,
+            checks: Checks::all_passed(),
+            runs: Vec::new(),
+            cells: Vec::new(),
+            seen: vec![false; public.hierarchy.len()],
+        }
+    }
+
+    /// Starts the run of rows of region `id`, whose rows are to follow. Returns false,
+    /// and starts nothing, when the region had rows before (its rows are not together).
+    pub(crate) fn start_run(&mut self, id: NodeId) -> bool {
+        if std::mem::replace(&mut self.seen[id.index()], true) {
+            return false;
+        }
+        self.runs.push((id, self.cells.len()));
+        true
+    }
+
+    /// Adds cells `(size, count)` of valid rows to the current run.
+    pub(crate) fn extend_cells(&mut self, cells: &[(Size, Count)]) {
+        self.cells.extend_from_slice(cells);
+    }
+
+    /// Checks the histograms the rows describe ([`check_release`]) and returns all that
+    /// failed.
+    pub(crate) fn finish(self, max_size: Size) -> Checks {
+        self.finish_with_histograms(max_size).0
+    }
+
+    /// [`CountRows::finish`], with the histograms the rows describe.
+    pub(crate) fn finish_with_histograms(self, max_size: Size) -> (Checks, HistogramSet) {
+        let Self {
+            public,
+            mut checks,
+            runs,
+            cells,
+            seen,
+        } = self;
+        let h = public.hierarchy;
+        drop(seen);
+        // In node order; a region's sizes must be strictly increasing.
+        let mut order: Vec<usize> = (0..runs.len()).collect();
+        if !runs.windows(2).all(|w| w[0].0 < w[1].0) {
+            order.sort_unstable_by_key(|&r| runs[r].0);
+        }
+        let mut histograms = HistogramSet::with_capacity(h.len(), cells.len());
+        let mut next = order.iter().peekable();
+        for i in 0..h.len() as u32 {
+            match next.peek() {
+                Some(&&r) if runs[r].0 == NodeId(i) => {
+                    next.next();
+                    let end = runs.get(r + 1).map_or(cells.len(), |&(_, s)| s);
+                    let run = &cells[runs[r].1..end];
+                    if run.windows(2).all(|w| w[0].0 < w[1].0) {
+                        histograms.push_sorted_pairs(run.iter().copied().filter(|p| p.1 > 0));
+                    } else {
+                        match CountOfCounts::from_pairs(run.iter().copied()) {
+                            Ok(hist) => histograms.push(hist.as_ref()),
+                            Err(e) => {
+                                checks.consistent = false;
+                                checks.fail(format!("{}: {e}", h.display_id(NodeId(i))));
+                                histograms.push_sorted_pairs(std::iter::empty());
+                            }
+                        }
+                    }
+                }
+                _ => histograms.push_sorted_pairs(std::iter::empty()),
+            }
+            // A region listed twice was reported above; its later rows are ignored.
+            while next.peek().is_some_and(|&&r| runs[r].0 == NodeId(i)) {
+                next.next();
+            }
+        }
+        drop(cells);
+        let structural = check_release(public, &histograms, max_size);
+        checks.group_totals &= structural.group_totals;
+        checks.consistent &= structural.consistent;
+        checks.within_max_size &= structural.within_max_size;
+        for p in structural.problems {
+            checks.fail(p);
+        }
+        (checks, histograms)
+    }
 }
 
 #[cfg(test)]

@@ -6,22 +6,22 @@
 //! levels are processed in parallel. The privacy guarantee of the draw is computed from
 //! the measurements actually made ([`crate::privacy::guarantee`]) and must equal the
 //! plan's total ε, or nothing is returned. Before anything is measured, the memory the
-//! plan needs is checked against the memory available ([`super::resources`]).
+//! plan needs is checked against the memory available ([`crate::release::pipeline::resources`]).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use rayon::prelude::*;
 use thiserror::Error;
 
-use super::checks::{Checks, check_release};
-use super::plan::{MaxSize, ReleasePlan};
-use super::resources::{self, ResourceError};
 use crate::consistency::{self, Consistency, ConsistencyError};
 use crate::data::{Dataset, NodeId};
 use crate::estimate::{self, EstimateOptions, Estimates, Keep, Method, max_size};
 use crate::histogram::{HistogramSet, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseSource, Randomness, StreamId};
 use crate::privacy::{Charge, Charges, Epsilon};
+use crate::release::pipeline::checks::{Checks, check_release};
+use crate::release::pipeline::resources::{self, ResourceError};
+use crate::release::plan::{MaxSize, ReleasePlan};
 
 /// Stream purposes: the release's own measurements, the bottom-up baseline's, and `K`'s.
 pub const PURPOSE_RELEASE: u8 = 0;
@@ -352,7 +352,7 @@ pub fn estimate_plan(
 ///
 /// Constructible only by [`draw`], the measurement path: its histograms are the
 /// consistent post-processing of noisy measurements, never of the truth. Only a `Draw`
-/// is written ([`super::export::write_release_dir`]) or recorded in the ledger.
+/// is written ([`crate::release::outputs::export::write_release_dir`]) or recorded in the ledger.
 #[derive(Clone, Debug)]
 pub struct Draw {
     max_size: Size,
@@ -470,7 +470,7 @@ pub fn draw(
         warnings,
         leaning: consistent.leaning,
         runs_joined: consistent.capped,
-        id: super::ledger::new_id(),
+        id: crate::release::ledger::new_id(),
     })
 }
 

@@ -26,10 +26,11 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
 
-use super::checks::{Checks, CountChecker, CountRow};
-use super::export::{CHUNK_REGIONS, DisplayIds, chunks_of};
 use crate::data::{Hierarchy, NodeId, PublicData};
 use crate::histogram::{Count, HistogramSet, Histograms, Size};
+use crate::release::outputs::export::{CHUNK_REGIONS, DisplayIds, chunks_of};
+use crate::release::outputs::read_back::{CountChecker, CountRow};
+use crate::release::pipeline::checks::Checks;
 
 /// Rows per row group (about 20 MB of `counts.csv` text).
 pub(super) const ROW_GROUP_ROWS: usize = 1 << 20;

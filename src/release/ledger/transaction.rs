@@ -23,17 +23,17 @@ use std::sync::atomic::AtomicBool;
 
 use thiserror::Error;
 
-use super::export::{self, ExportError};
-use super::ledger::{
-    CapStatus, DatasetIdentity, DrawSpend, Ledger, LedgerEntry, LedgerError, LedgerLock,
-    LockHolder, Status, Tool, new_id,
-};
-use super::manifest::Manifest;
-use super::plan::ReleasePlan;
-use super::run::{self, Draw, Progress, RunError};
 use crate::data::Dataset;
 use crate::noise::NoiseSource;
 use crate::privacy::Epsilon;
+use crate::release::ledger::{
+    CapStatus, DatasetIdentity, DrawSpend, Ledger, LedgerEntry, LedgerError, LedgerLock,
+    LockHolder, Status, Tool, new_id,
+};
+use crate::release::outputs::export::{self, ExportError};
+use crate::release::outputs::manifest::Manifest;
+use crate::release::pipeline::draw::{self as run, Draw, Progress, RunError};
+use crate::release::plan::ReleasePlan;
 
 /// What the ledger recorded about a draw.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -440,7 +440,7 @@ impl PendingDraw {
             .take()
             .expect("a pending draw is decided only once");
         let entry = LedgerEntry {
-            time: super::ledger::now(),
+            time: crate::release::ledger::now(),
             status,
             output,
             note,

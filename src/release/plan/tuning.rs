@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::plan::{MaxSize, ReleasePlan};
+use super::{MaxSize, ReleasePlan};
 use crate::data::Dataset;
 use crate::histogram::Size;
 use crate::privacy::Epsilon;

@@ -1,0 +1,914 @@
+use super::*;
+
+fn dataset(sizes: &[u32]) -> Dataset {
+    use crate::data::{GroupsForm, Hierarchy};
+    use crate::histogram::CountOfCounts;
+    let h = Hierarchy::from_leaf_paths(
+        vec!["nation".into(), "county".into()],
+        &[vec!["N".into(), "a".into()], vec!["N".into(), "b".into()]],
+    )
+    .unwrap();
+    Dataset::from_leaf_histograms(
+        PathBuf::new(),
+        h,
+        GroupsForm::Histograms,
+        vec![],
+        vec![
+            CountOfCounts::from_sizes(sizes.iter().copied()),
+            CountOfCounts::from_sizes([1, 2]),
+        ],
+    )
+}
+
+fn entry(d: &Dataset, eps: &str, status: Status) -> LedgerEntry {
+    let plan = ReleasePlan::uniform(
+        &d.hierarchy,
+        &Epsilon::parse(eps).unwrap(),
+        Method::Hc,
+        crate::release::plan::MaxSize::Fixed(100),
+    )
+    .unwrap();
+    let id = new_id();
+    LedgerEntry::for_draw(
+        d,
+        &plan,
+        DrawSpend {
+            id: &id,
+            epsilon: &plan.total_epsilon().unwrap(),
+            randomness: Randomness::Os,
+            levels: true,
+        },
+        status,
+        Tool::Release,
+    )
+}
+
+#[test]
+fn append_read_and_sum_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path().join("home"));
+    let d = dataset(&[1, 1, 3]);
+    let id = DatasetIdentity::of(&d);
+    let lock = ledger.lock().unwrap();
+    // Totals beyond what an operator may type are kept exactly.
+    for eps in ["0.30000000000000004", "1/3", "0.12345678901234567"] {
+        ledger
+            .append(&lock, entry(&d, eps, Status::Written))
+            .unwrap();
+    }
+    drop(lock);
+    let read = ledger.read_strict().unwrap();
+    let spent = read.spent(&id);
+    let expected = Epsilon::parse_unbounded("0.30000000000000004")
+        .unwrap()
+        .add(&Epsilon::parse("1/3").unwrap())
+        .add(&Epsilon::parse("0.12345678901234567").unwrap());
+    assert_eq!(spent.epsilon.unwrap(), expected);
+    assert_eq!(spent.draws, 3);
+    // Another dataset is not charged.
+    assert_eq!(read.spent(&DatasetIdentity::of(&dataset(&[5]))).draws, 0);
+}
+
+#[test]
+fn the_content_key_ignores_codes_and_order() {
+    use crate::data::{GroupsForm, Hierarchy};
+    use crate::histogram::CountOfCounts;
+    let a = dataset(&[1, 1, 3]);
+    let h = Hierarchy::from_leaf_paths(
+        vec!["country".into(), "district".into()],
+        &[vec!["X".into(), "q".into()], vec!["X".into(), "p".into()]],
+    )
+    .unwrap();
+    let b = Dataset::from_leaf_histograms(
+        PathBuf::new(),
+        h,
+        GroupsForm::GroupSizes,
+        vec![],
+        vec![
+            CountOfCounts::from_sizes([2, 1]),
+            CountOfCounts::from_sizes([3, 1, 1]),
+        ],
+    );
+    assert_eq!(a.content_digest(), b.content_digest());
+    assert_ne!(a.content_digest(), dataset(&[1, 1, 4]).content_digest());
+}
+
+#[test]
+fn every_defect_but_a_torn_tail_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let d = dataset(&[1]);
+    let lock = ledger.lock().unwrap();
+    for _ in 0..3 {
+        ledger
+            .append(&lock, entry(&d, "1", Status::Written))
+            .unwrap();
+    }
+    let good = std::fs::read_to_string(ledger.path()).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    // An edited ε: the line still parses, the chain breaks at the next line.
+    let edited = good.replacen("\"num\":\"1\"", "\"num\":\"0\"", 1);
+    std::fs::write(ledger.path(), &edited).unwrap();
+    let e = ledger.read_strict().unwrap_err().to_string();
+    assert!(
+        e.contains("ledger.jsonl:1: not a ledger entry: ε 0/2 is not positive"),
+        "{e}"
+    );
+    let edited = good.replacen("\"num\":\"1\"", "\"num\":\"2\"", 1);
+    std::fs::write(ledger.path(), &edited).unwrap();
+    let e = ledger.read_strict().unwrap_err().to_string();
+    assert!(
+        e.contains("ledger.jsonl:2: the hash chain is broken"),
+        "{e}"
+    );
+    // A removed line.
+    std::fs::write(ledger.path(), format!("{}\n{}\n", lines[0], lines[2])).unwrap();
+    assert!(
+        ledger
+            .read_strict()
+            .unwrap_err()
+            .to_string()
+            .contains(":2: the hash chain")
+    );
+    // A stray byte.
+    std::fs::write(ledger.path(), format!("{}\nx\n{}\n", lines[0], lines[1])).unwrap();
+    let e = ledger.read_strict().unwrap_err();
+    assert!(e.is_policy());
+    assert!(e.to_string().contains("ledger.jsonl:2: not JSON"), "{e}");
+    // After an unreadable line, the next one chains to that line as it is (so the
+    // message names its real digest), and every line is counted once.
+    let read = ledger.read().unwrap();
+    assert_eq!(read.line_count, 3);
+    assert_eq!(read.problems.len(), 2);
+    assert!(read.problems[1].message.contains(&cut(&sha256_hex(b"x"))));
+    assert_eq!(ledger.verify().unwrap().lines, 3);
+    // Non-ASCII text in a field is read, not sliced.
+    std::fs::write(
+        ledger.path(),
+        format!("{}\n", lines[0].replacen("\"dir\":\"", "\"dir\":\"é/", 1)),
+    )
+    .unwrap();
+    assert!(ledger.read().unwrap().problems.is_empty());
+    // … but it holds fewer lines than the anchor records: draws stop.
+    assert!(matches!(
+        ledger.read_strict(),
+        Err(LedgerError::AnchorLost { anchored: 3, .. })
+    ));
+    // A torn last line: readers go on, draws stop until it is repaired.
+    std::fs::write(ledger.path(), format!("{good}{{\"v\":2,\"id\":\"ab")).unwrap();
+    let read = ledger.read().unwrap();
+    assert_eq!((read.lines.len(), read.torn_tail), (3, Some(4)));
+    assert!(matches!(
+        ledger.read_strict(),
+        Err(LedgerError::TornTail { line: 4, .. })
+    ));
+    assert!(
+        ledger
+            .append(&lock, entry(&d, "1", Status::Written))
+            .is_err()
+    );
+    drop(lock);
+    assert!(matches!(
+        ledger.repair().unwrap(),
+        Repair::SetAsideTornTail { line: 4, .. }
+    ));
+    assert_eq!(std::fs::read_to_string(ledger.path()).unwrap(), good);
+    assert!(ledger.read_strict().is_ok());
+    assert!(matches!(ledger.repair().unwrap(), Repair::NothingToRepair));
+    // Anything else is not repaired.
+    std::fs::write(ledger.path(), format!("x\n{good}")).unwrap();
+    assert!(matches!(
+        ledger.repair(),
+        Err(LedgerError::NotRepairable { .. })
+    ));
+}
+
+#[test]
+fn a_pending_draw_and_its_decision_count_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let d = dataset(&[1]);
+    let id = DatasetIdentity::of(&d);
+    let lock = ledger.lock().unwrap();
+    let shown = entry(&d, "1/2", Status::Pending);
+    ledger.append(&lock, shown.clone()).unwrap();
+    ledger
+        .append(&lock, entry(&d, "1/4", Status::Written))
+        .unwrap();
+    assert_eq!(ledger.read().unwrap().spent(&id).draws, 2);
+    let decided = LedgerEntry {
+        status: Status::Discarded,
+        ..shown.clone()
+    };
+    ledger.append(&lock, decided.clone()).unwrap();
+    let read = ledger.read_strict().unwrap();
+    let spent = read.spent(&id);
+    assert_eq!((spent.text(), spent.draws), ("0.75".to_string(), 2));
+    assert_eq!(read.draws()[0].status, Status::Discarded);
+    // A second decision is a defect: the line is written, then the ledger refuses.
+    ledger.append(&lock, decided).unwrap();
+    let e = ledger.read_strict().unwrap_err().to_string();
+    assert!(
+        e.contains(":4: draw") && e.contains("was already decided"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_pending_draw_reads_as_awaiting_while_its_session_runs_and_counts_as_pending() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let d = dataset(&[1]);
+    let id = DatasetIdentity::of(&d);
+    let lock = ledger.lock().unwrap();
+    ledger
+        .append(&lock, entry(&d, "1/4", Status::Written))
+        .unwrap();
+    let stale = entry(&d, "1/8", Status::Pending);
+    ledger.append(&lock, stale.clone()).unwrap();
+    let live = entry(&d, "1/2", Status::Pending);
+    ledger.append(&lock, live.clone()).unwrap();
+    let read = ledger.read().unwrap();
+    let spent = read.spent(&id);
+    assert_eq!(spent.text(), "0.875");
+    assert_eq!(spent.pending, Some(Epsilon::parse("5/8").unwrap()));
+    // The session holding the lock awaits its decision on the last line; an older
+    // pending line is a session that stopped.
+    assert!(ledger.held_elsewhere());
+    assert!(
+        ledger
+            .describe(&read, &live)
+            .starts_with("pending: drawn, awaiting the operator's decision")
+    );
+    assert!(
+        ledger
+            .describe(&read, &stale)
+            .starts_with("pending: drawn, no decision recorded (the session stopped")
+    );
+    drop(lock);
+    assert!(!ledger.held_elsewhere());
+    assert!(
+        ledger
+            .describe(&read, &live)
+            .contains("the session stopped before deciding")
+    );
+    assert_eq!(
+        ledger.describe(&read, read.draws()[0]),
+        read.draws()[0].note.clone().unwrap_or_default()
+    );
+}
+
+#[test]
+fn the_strictest_matching_cap_binds() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let data_dir = tempfile::tempdir().unwrap();
+    let mut d = dataset(&[1]);
+    d.dir = data_dir.path().to_path_buf();
+    let id = DatasetIdentity::of(&d);
+    ledger
+        .set_cap(
+            &CapKey::Digest(id.content.clone()),
+            &Epsilon::parse("4").unwrap(),
+            None,
+        )
+        .unwrap();
+    ledger
+        .set_cap(
+            &CapKey::Directory(id.dir.clone()),
+            &Epsilon::parse("0.5").unwrap(),
+            None,
+        )
+        .unwrap();
+    std::fs::write(
+        ledger.config_path(),
+        format!(
+            "default_cap = 0.1\n{}",
+            std::fs::read_to_string(ledger.config_path()).unwrap()
+        ),
+    )
+    .unwrap();
+    let read = ledger.read().unwrap();
+    let status = ledger.cap_status(&read, &id).unwrap();
+    assert_eq!(
+        status.caps.len(),
+        2,
+        "the default does not apply: {status:?}"
+    );
+    assert_eq!(status.binding().unwrap().cap.to_string(), "0.5");
+    assert!(matches!(
+        status.binding().unwrap().source,
+        CapSource::Directory { .. }
+    ));
+    let e = ledger
+        .check_cap(&read, &id, &Epsilon::parse("1").unwrap())
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("cap 0.5 (the cap on directory"),
+        "{e}"
+    );
+    // A dataset without a cap of its own gets the default.
+    let other = DatasetIdentity::of(&dataset(&[9]));
+    let status = ledger.cap_status(&read, &other).unwrap();
+    assert_eq!(status.binding().unwrap().source, CapSource::Default);
+}
+
+#[test]
+fn caps_in_an_older_versions_place_still_bind_and_move_on_the_next_set() {
+    let data = tempfile::tempdir().unwrap();
+    let config = tempfile::tempdir().unwrap();
+    let config_home = config.path().join("coco");
+    let ledger = Ledger::with_config(data.path(), &config_home);
+    let a = DatasetIdentity::of(&dataset(&[1]));
+    let b = DatasetIdentity::of(&dataset(&[2]));
+    // An older version wrote config.toml beside the ledger.
+    std::fs::write(
+        data.path().join(CONFIG_FILE),
+        format!("default_cap = 3\n[caps]\n\"{}\" = 0.5\n", a.content),
+    )
+    .unwrap();
+    let read = ledger.read().unwrap();
+    let cap = |id: &DatasetIdentity| {
+        ledger
+            .cap_status(&read, id)
+            .unwrap()
+            .binding()
+            .map(|r| r.cap.to_string())
+    };
+    assert_eq!(cap(&a).as_deref(), Some("0.5"));
+    assert_eq!(cap(&b).as_deref(), Some("3"));
+    // Setting a cap writes the new place, carrying the old settings over.
+    ledger
+        .set_cap(
+            &CapKey::Digest(b.content.clone()),
+            &Epsilon::parse("2").unwrap(),
+            None,
+        )
+        .unwrap();
+    assert_eq!(ledger.config_path(), config_home.join(CONFIG_FILE));
+    let text = std::fs::read_to_string(ledger.config_path()).unwrap();
+    assert!(
+        text.contains("default_cap = 3") && text.contains(&a.content),
+        "{text}"
+    );
+    assert_eq!(cap(&a).as_deref(), Some("0.5"));
+    assert_eq!(cap(&b).as_deref(), Some("2"));
+    // Both files are read: a looser cap in the new one never lifts the old one's.
+    ledger
+        .set_cap(
+            &CapKey::Digest(a.content.clone()),
+            &Epsilon::parse("9").unwrap(),
+            None,
+        )
+        .unwrap();
+    assert_eq!(cap(&a).as_deref(), Some("0.5"));
+    std::fs::remove_file(data.path().join(CONFIG_FILE)).unwrap();
+    assert_eq!(cap(&a).as_deref(), Some("9"));
+}
+
+#[test]
+fn older_lines_are_read_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let fp = "ab".repeat(32);
+    let line = format!(
+        r#"{{"id":"0123456789abcdef","time":"2026-11-22T01:02:03Z","dataset":"{fp}","dataset_dir":"/d","levels":[{{"name":"n","epsilon":"0.30000000000000004","method":"hc+tail>20"}}],"total_epsilon":"1.00000000000000004","output":null,"written":true,"randomness":"seeded (7)","tool":"release"}}"#
+    );
+    std::fs::write(ledger.path(), format!("{line}\n")).unwrap();
+    let read = ledger.read_strict().unwrap();
+    let e = &read.lines[0];
+    assert_eq!(
+        e.total_epsilon,
+        Epsilon::parse_unbounded("1.00000000000000004").unwrap()
+    );
+    assert_eq!(e.status, Status::Written);
+    assert_eq!(e.randomness, Randomness::Seeded { seed: 7 });
+    assert_eq!(
+        e.levels[0].tail,
+        Some(TailRecord {
+            above: 20,
+            groups: None
+        })
+    );
+    // A chained line may follow; an old-format line may not follow a chained one.
+    let lock = ledger.lock().unwrap();
+    ledger
+        .append(&lock, entry(&dataset(&[1]), "1", Status::Written))
+        .unwrap();
+    assert!(ledger.read_strict().is_ok());
+    let mut f = OpenOptions::new().append(true).open(ledger.path()).unwrap();
+    f.write_all(format!("{}\n", line.replace("0123456789abcdef", "fedcba9876543210")).as_bytes())
+        .unwrap();
+    let e = ledger.read_strict().unwrap_err().to_string();
+    assert!(
+        e.contains(":3: a line in the old format after chained lines"),
+        "{e}"
+    );
+}
+
+#[test]
+fn tails_are_recorded_as_numbers_and_checked_on_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path().join("home"));
+    let d = dataset(&[1, 1, 3]);
+    let tail = crate::estimate::Tail::DEFAULT;
+    let plan = ReleasePlan::uniform(
+        &d.hierarchy,
+        &Epsilon::parse("1").unwrap(),
+        Method::HcTail(tail),
+        crate::release::plan::MaxSize::Fixed(100),
+    )
+    .unwrap();
+    let id = new_id();
+    let e = LedgerEntry::for_draw(
+        &d,
+        &plan,
+        DrawSpend {
+            id: &id,
+            epsilon: &plan.total_epsilon().unwrap(),
+            randomness: Randomness::Os,
+            levels: true,
+        },
+        Status::Written,
+        Tool::Release,
+    );
+    let lock = ledger.lock().unwrap();
+    ledger.append(&lock, e).unwrap();
+    drop(lock);
+    let text = std::fs::read_to_string(ledger.path()).unwrap();
+    assert_eq!(
+        text.matches(r#""method":"hc","tail":{"above":20,"groups":1000}}"#)
+            .count(),
+        2,
+        "{text}"
+    );
+    let read = ledger.read_strict().unwrap();
+    for level in &read.lines[0].levels {
+        assert_eq!(
+            level.tail,
+            Some(TailRecord {
+                above: 20,
+                groups: Some(TailLength::Fixed(crate::estimate::TailGroups::DEFAULT))
+            })
+        );
+    }
+    // Read back, the line is written again byte for byte.
+    let mut again = serde_json::to_string(&read.lines[0]).unwrap();
+    again.push('\n');
+    assert_eq!(again, text);
+    // coco never writes m out of range: such a line is a defect.
+    std::fs::write(
+        ledger.path(),
+        text.replacen(r#""groups":1000"#, r#""groups":0"#, 1),
+    )
+    .unwrap();
+    let e = ledger.read_strict().unwrap_err().to_string();
+    assert!(
+        e.contains(
+            ":1: not a ledger entry: a tail of 0 groups: expected a whole number from 1 to 10000000"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn files_are_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path().join("home"));
+    let lock = ledger.lock().unwrap();
+    ledger
+        .append(&lock, entry(&dataset(&[1]), "1", Status::Written))
+        .unwrap();
+    ledger
+        .set_cap(
+            &CapKey::Digest("ab".repeat(32)),
+            &Epsilon::parse("1").unwrap(),
+            None,
+        )
+        .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for name in [LEDGER_FILE, LOCK_FILE, CONFIG_FILE, ANCHOR_FILE] {
+            let mode = std::fs::metadata(ledger.home().join(name))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600, "{name}");
+        }
+    }
+}
+
+#[test]
+fn config_caps() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let key = "ab".repeat(32);
+    let digest = CapKey::Digest(key.clone());
+    ledger
+        .set_cap(&digest, &Epsilon::parse("1/2").unwrap(), None)
+        .unwrap();
+    ledger
+        .set_cap(&digest, &Epsilon::parse("2").unwrap(), None)
+        .unwrap();
+    let config = ledger.config_text_caps();
+    assert_eq!(config, vec![(key.clone(), "2".to_string())]);
+    std::fs::write(
+        ledger.config_path(),
+        format!("default_cap = 3\n[caps]\n\"{key}\" = 0.5\n\"/d\" = \"x\"\n"),
+    )
+    .unwrap();
+    let e = ledger.config_text_error();
+    assert!(e.ends_with("config.toml:4: ε \"x\" is not a number: expected a decimal like 0.25 or a fraction like \"1/3\""), "{e}");
+    std::fs::write(ledger.config_path(), "defaultcap = 3\n").unwrap();
+    assert!(
+        ledger
+            .config_text_error()
+            .contains("config.toml:1: unknown key \"defaultcap\"")
+    );
+}
+
+/// Issue 23: a key that could never bind is an error naming its line: a shortened
+/// or upper-case digest, a relative path, `default_cap` written below `[caps]`, a
+/// directory cap's table with an unknown field.
+#[test]
+fn config_keys_are_read_strictly() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let full = "ab".repeat(32);
+    for (text, line, expected) in [
+        (
+            "[caps]\n\"/d\" = 1\ndefault_cap = 4\n".to_string(),
+            3,
+            "default_cap is not a dataset: it belongs above the [caps] line",
+        ),
+        (
+            format!("[caps]\n\"{}\" = 1\n", &full[..12]),
+            2,
+            "a digest of 12 hex digits: expected all 64",
+        ),
+        (
+            format!("[caps]\n\"{}\" = 1\n", full.to_uppercase()),
+            2,
+            "a digest in upper case",
+        ),
+        (
+            "[caps]\n\"some/dir\" = 1\n".to_string(),
+            2,
+            "neither a dataset directory (an absolute path) nor a digest",
+        ),
+        (
+            "[caps]\n\"/d\" = { epsilon = 1, colour = \"red\" }\n".to_string(),
+            2,
+            "unknown field \"colour\"",
+        ),
+        (
+            format!(
+                "[caps]\n\"/d\" = {{ epsilon = 1, content = \"{}\" }}\n",
+                &full[..10]
+            ),
+            2,
+            "content \"abababab",
+        ),
+    ] {
+        std::fs::write(ledger.config_path(), &text).unwrap();
+        let e = ledger.config_text_error();
+        assert!(
+            e.contains(&format!("config.toml:{line}:")) && e.contains(expected),
+            "{text}: {e}"
+        );
+    }
+    // The table a directory cap is written as reads back.
+    std::fs::write(
+        ledger.config_path(),
+        format!("[caps]\n\"/d\" = {{ epsilon = \"1/2\", content = \"{full}\", population = \"{full}\" }}\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        ledger.config_text_caps(),
+        vec![("/d".to_string(), "0.5".to_string())]
+    );
+}
+
+/// Issue 23: a directory cap covers the data the ledger recorded for that directory
+/// and the data it held when the cap was set, wherever that data is copied.
+#[test]
+fn a_directory_cap_follows_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path().join("home"));
+    let a_dir = tempfile::tempdir().unwrap();
+    let b_dir = tempfile::tempdir().unwrap();
+    let mut a = dataset(&[1, 2, 3]);
+    a.dir = a_dir.path().to_path_buf();
+    let mut copy = a.clone();
+    copy.dir = b_dir.path().to_path_buf();
+    let (ia, ib) = (DatasetIdentity::of(&a), DatasetIdentity::of(&copy));
+    // Set with the data's keys: the copy is covered before any draw.
+    let keys = a.population_keys();
+    ledger
+        .set_cap(
+            &CapKey::Directory(ia.dir.clone()),
+            &Epsilon::parse("0.5").unwrap(),
+            Some((&ia.content, &keys.key)),
+        )
+        .unwrap();
+    let read = ledger.read().unwrap();
+    let rule = |id: &DatasetIdentity| {
+        ledger
+            .cap_status(&read, id)
+            .unwrap()
+            .binding()
+            .map(CapRule::describe)
+    };
+    assert!(rule(&ia).unwrap().starts_with("the cap on directory"));
+    assert!(
+        rule(&ib)
+            .unwrap()
+            .contains("which held the same data when the cap was set"),
+        "{:?}",
+        rule(&ib)
+    );
+    // Written by hand, without the data: the ledger's record of the directory binds.
+    std::fs::write(
+        ledger.config_path(),
+        format!("[caps]\n\"{}\" = 0.5\n", ia.dir),
+    )
+    .unwrap();
+    assert_eq!(rule(&ib), None);
+    let lock = ledger.lock().unwrap();
+    ledger
+        .append(&lock, entry(&a, "0.4", Status::Written))
+        .unwrap();
+    drop(lock);
+    let read = ledger.read().unwrap();
+    let status = ledger.cap_status(&read, &ib).unwrap();
+    assert!(
+        status
+            .binding()
+            .unwrap()
+            .describe()
+            .contains("for which the ledger records the same data"),
+        "{status:?}"
+    );
+    // The copy's spending includes the original's, by content.
+    assert_eq!(status.spent.text(), "0.4");
+    let e = ledger
+        .check_cap(&read, &ib, &Epsilon::parse("0.2").unwrap())
+        .unwrap_err();
+    assert!(e.is_policy(), "{e}");
+}
+
+/// Issue 23: restructured copies of the same people are charged for each other's
+/// draws by the population key; other data is not.
+#[test]
+fn spending_follows_the_population_across_hierarchies() {
+    use crate::data::{GroupsForm, Hierarchy};
+    use crate::histogram::CountOfCounts;
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    // Two provinces, two leaves each.
+    let h = Hierarchy::from_leaf_paths(
+        vec!["n".into(), "p".into(), "l".into()],
+        &[
+            vec!["N".into(), "A".into(), "a1".into()],
+            vec!["N".into(), "A".into(), "a2".into()],
+            vec!["N".into(), "B".into(), "b1".into()],
+            vec!["N".into(), "B".into(), "b2".into()],
+        ],
+    )
+    .unwrap();
+    let leaves = |l: Vec<Vec<u32>>| -> Vec<CountOfCounts> {
+        l.into_iter().map(CountOfCounts::from_sizes).collect()
+    };
+    let d = Dataset::from_leaf_histograms(
+        PathBuf::new(),
+        h.clone(),
+        GroupsForm::GroupSizes,
+        vec![],
+        leaves(vec![vec![1, 2], vec![3, 0], vec![2, 2, 5], vec![1]]),
+    );
+    let lock = ledger.lock().unwrap();
+    ledger
+        .append(&lock, entry(&d, "1", Status::Written))
+        .unwrap();
+    drop(lock);
+    let read = ledger.read_strict().unwrap();
+    let charged = |x: &Dataset| read.spent(&DatasetIdentity::of(x)).draws;
+    let flat = |sizes: Vec<Vec<u32>>| {
+        let names: Vec<String> = (0..sizes.len()).map(|i| format!("x{i}")).collect();
+        let h = Hierarchy::from_leaf_paths(
+            vec!["n".into(), "l".into()],
+            &names
+                .iter()
+                .map(|c| vec!["N".to_string(), c.clone()])
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        Dataset::from_leaf_histograms(
+            PathBuf::new(),
+            h,
+            GroupsForm::GroupSizes,
+            vec![],
+            leaves(sizes),
+        )
+    };
+    // The leaf level dropped (provinces as leaves), a leaf split, an empty leaf, a
+    // group of size 0 or 1 more, one entity more: charged.
+    assert_eq!(charged(&flat(vec![vec![1, 2, 3, 0], vec![2, 2, 5, 1]])), 1);
+    assert_eq!(
+        charged(&flat(vec![
+            vec![1],
+            vec![2],
+            vec![3, 0],
+            vec![2, 2, 5, 1],
+            vec![]
+        ])),
+        1
+    );
+    assert_eq!(
+        charged(&flat(vec![vec![1, 2, 3, 0, 0], vec![2, 2, 5, 1]])),
+        1
+    );
+    assert_eq!(charged(&flat(vec![vec![1, 2, 3, 1], vec![2, 2, 5, 1]])), 1);
+    assert_eq!(charged(&flat(vec![vec![1, 2, 3], vec![2, 3, 5, 1]])), 1);
+    // One province alone: charged (a first-level region, cut whole).
+    assert_eq!(charged(&flat(vec![vec![2, 2, 5], vec![1]])), 1);
+    // Two entities more, or another population: not.
+    assert_eq!(charged(&flat(vec![vec![1, 2, 3, 0], vec![2, 2, 7, 1]])), 0);
+    assert_eq!(charged(&flat(vec![vec![9, 9], vec![4]])), 0);
+}
+
+/// Issue 23: a ledger deleted, truncated or replaced by an older copy stops draws
+/// until the operator restores it or accepts the loss; a ledger with no anchor yet
+/// (an upgrade) gets one.
+#[test]
+fn a_lost_ledger_is_noticed_by_its_anchor() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let d = dataset(&[1]);
+    let lock = ledger.lock().unwrap();
+    // First use: no ledger, no anchor.
+    assert_eq!(ledger.read_checked().unwrap().1, AnchorState::Fresh);
+    for _ in 0..3 {
+        ledger
+            .append(&lock, entry(&d, "1", Status::Written))
+            .unwrap();
+    }
+    drop(lock);
+    let good = std::fs::read(ledger.path()).unwrap();
+    assert_eq!(
+        ledger.read_checked().unwrap().1,
+        AnchorState::Holds {
+            anchored: 3,
+            lines: 3
+        }
+    );
+    // Deleted, or its last line removed: refused, naming the command.
+    let older: Vec<u8> = {
+        let text = String::from_utf8(good.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        format!("{}\n{}\n", lines[0], lines[1]).into_bytes()
+    };
+    for bytes in [Vec::new(), older.clone()] {
+        std::fs::write(ledger.path(), &bytes).unwrap();
+        let e = ledger.read_strict().unwrap_err();
+        assert!(e.is_policy());
+        assert!(
+            e.to_string().contains("coco ledger reanchor --accept-loss"),
+            "{e}"
+        );
+    }
+    std::fs::remove_file(ledger.path()).unwrap();
+    assert!(matches!(
+        ledger.read_strict(),
+        Err(LedgerError::AnchorLost { .. })
+    ));
+    // Another chain of the same length put in its place.
+    let other = Ledger::at(dir.path().join("other"));
+    let lock = other.lock().unwrap();
+    for _ in 0..3 {
+        other
+            .append(&lock, entry(&d, "1", Status::Written))
+            .unwrap();
+    }
+    drop(lock);
+    std::fs::copy(other.path(), ledger.path()).unwrap();
+    assert!(
+        ledger
+            .read_strict()
+            .unwrap_err()
+            .to_string()
+            .contains("is not the line anchored")
+    );
+    // Restored from a backup: draws go on; reanchor without --accept-loss refuses
+    // a loss.
+    std::fs::write(ledger.path(), &older).unwrap();
+    assert!(matches!(
+        ledger.reanchor(false),
+        Err(LedgerError::AnchorLost { .. })
+    ));
+    std::fs::write(ledger.path(), &good).unwrap();
+    assert!(ledger.read_strict().is_ok());
+    assert!(matches!(
+        ledger.reanchor(false).unwrap(),
+        Reanchored::InAgreement { lines: 3 }
+    ));
+    // Accepting the loss keeps the old anchor.
+    std::fs::write(ledger.path(), &older).unwrap();
+    let Reanchored::Replaced {
+        lines,
+        anchored,
+        kept,
+    } = ledger.reanchor(true).unwrap()
+    else {
+        panic!("replaced")
+    };
+    assert_eq!((lines, anchored), (2, 3));
+    assert!(kept.exists());
+    assert!(ledger.read_strict().is_ok());
+    // Upgrade: a ledger with no anchor is read, and anchored at the next draw.
+    std::fs::remove_file(ledger.anchor_path()).unwrap();
+    let lock = ledger.lock().unwrap();
+    let (read, state) = ledger.read_checked().unwrap();
+    assert_eq!(state, AnchorState::Missing { lines: 2 });
+    let note = ledger
+        .anchor_if_missing(&lock, &read, &state)
+        .unwrap()
+        .unwrap();
+    assert!(note.contains("created"), "{note}");
+    assert_eq!(
+        ledger.read_checked().unwrap().1,
+        AnchorState::Holds {
+            anchored: 2,
+            lines: 2
+        }
+    );
+    // An anchor one line behind (coco stopped between the line and its anchor).
+    ledger
+        .write_anchor(1, &ledger.read().unwrap().line_hashes[0])
+        .unwrap();
+    assert_eq!(
+        ledger.read_checked().unwrap().1,
+        AnchorState::Holds {
+            anchored: 1,
+            lines: 2
+        }
+    );
+    // An unreadable anchor stops draws too.
+    std::fs::write(ledger.anchor_path(), "{").unwrap();
+    assert!(matches!(
+        ledger.read_strict(),
+        Err(LedgerError::AnchorUnreadable { .. })
+    ));
+    drop(lock);
+}
+
+/// Issue 23: only a line cut short is torn: lines joined into one are a defect
+/// `repair` refuses, and so is a cut anchored line.
+#[test]
+fn only_a_line_cut_short_is_repaired() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let d = dataset(&[1]);
+    let lock = ledger.lock().unwrap();
+    for _ in 0..2 {
+        ledger
+            .append(&lock, entry(&d, "1", Status::Written))
+            .unwrap();
+    }
+    drop(lock);
+    let good = std::fs::read_to_string(ledger.path()).unwrap();
+    let joined = good.replace('\n', "");
+    std::fs::write(ledger.path(), &joined).unwrap();
+    let read = ledger.read().unwrap();
+    assert_eq!(read.torn_tail, None);
+    assert!(
+        read.problems[0].message.contains("not a line cut short"),
+        "{:?}",
+        read.problems
+    );
+    assert!(matches!(
+        ledger.repair(),
+        Err(LedgerError::NotRepairable { .. })
+    ));
+    assert_eq!(std::fs::read_to_string(ledger.path()).unwrap(), joined);
+    // The last anchored line cut: not torn, the ledger was truncated.
+    std::fs::write(ledger.path(), &good[..good.len() - 10]).unwrap();
+    let e = ledger.repair().unwrap_err().to_string();
+    assert!(e.contains("truncated, not torn"), "{e}");
+    // A line cut inside a character is torn.
+    std::fs::write(
+        ledger.path(),
+        format!("{good}{{\"v\":2,\"dir\":\"\u{e9}")
+            .as_bytes()
+            .split_last()
+            .unwrap()
+            .1,
+    )
+    .unwrap();
+    assert!(ledger.read().unwrap().torn_tail.is_some());
+    assert!(matches!(
+        ledger.repair().unwrap(),
+        Repair::SetAsideTornTail { line: 3, .. }
+    ));
+}

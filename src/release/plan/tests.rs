@@ -1,0 +1,286 @@
+use super::*;
+use crate::data::tests::tiny;
+
+fn parse(text: &str) -> Result<ReleasePlan, PlanError> {
+    ReleasePlan::parse(text, Path::new("plan.toml"))
+}
+
+const GOOD: &str = r#"max_size = 100  # K
+[[level]]
+name = "nation"
+epsilon = 0.1
+method = "hc"
+
+[[level]]
+name = "state"
+epsilon = "1/3"
+method = "hg"
+
+[[level]]
+name = "county"
+epsilon = 0.3333333333333333
+method = "hc"
+"#;
+
+#[test]
+fn parses_the_contract_example() {
+    let plan = parse(GOOD).unwrap();
+    assert_eq!(plan.max_size, MaxSize::Fixed(100));
+    assert_eq!(plan.levels.len(), 3);
+    assert_eq!(plan.levels[0].epsilon, Epsilon::from_ratio(1, 10).unwrap());
+    assert_eq!(plan.levels[1].epsilon, Epsilon::from_ratio(1, 3).unwrap());
+    assert_eq!(plan.levels[2].epsilon.to_string(), "0.3333333333333333");
+    assert_eq!(plan.levels[1].method, Method::Hg);
+    assert_eq!(plan.levels[1].line, 7);
+    plan.validate(&tiny().hierarchy, Path::new("plan.toml"))
+        .unwrap();
+    let total = plan.total_epsilon().unwrap();
+    assert_eq!(
+        total,
+        Epsilon::parse("0.1")
+            .unwrap()
+            .add(&Epsilon::parse("1/3").unwrap())
+            .add(&Epsilon::parse("0.3333333333333333").unwrap())
+    );
+    // Round trip through text.
+    let again = parse(&plan.to_toml()).unwrap();
+    assert_eq!(
+        again
+            .levels
+            .iter()
+            .map(|l| (&l.name, &l.epsilon, l.method))
+            .collect::<Vec<_>>(),
+        plan.levels
+            .iter()
+            .map(|l| (&l.name, &l.epsilon, l.method))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(again.max_size, plan.max_size);
+}
+
+#[test]
+fn extensions() {
+    let text = "max_size = { epsilon = 0.001 }\nconsistency = \"topdown\"\nmerge = \"average\"\nhc_fit = \"l2\"\n[[level]]\nname = \"nation\"\nepsilon = 1\nmethod = \"naive\"\n";
+    let plan = parse(text).unwrap();
+    assert_eq!(
+        plan.max_size,
+        MaxSize::Estimate {
+            epsilon: Epsilon::from_ratio(1, 1000).unwrap()
+        }
+    );
+    assert_eq!(plan.merge, MergeRule::Average);
+    assert_eq!(plan.hc_fit, IsotonicFit::L2);
+    assert_eq!(plan.levels[0].method, Method::Naive);
+    assert_eq!(
+        plan.total_epsilon().unwrap(),
+        Epsilon::parse("1.001").unwrap()
+    );
+    let again = parse(&plan.to_toml()).unwrap();
+    assert_eq!(
+        again,
+        ReleasePlan {
+            levels: again.levels.clone(),
+            ..plan.clone()
+        }
+    );
+}
+
+#[test]
+fn tuning_is_read_written_and_defaults_to_unknown() {
+    let text = "max_size = 100\n[[level]]\nname = \"nation\"\nepsilon = 1\nmethod = \"hc\"\n";
+    let mut plan = parse(text).unwrap();
+    assert_eq!(plan.tuning(), Tuning::Unknown);
+    assert!(!plan.to_toml().contains("tuning"));
+    for t in Tuning::ALL {
+        plan.set_tuning(t);
+        assert_eq!(parse(&plan.to_toml()).unwrap().tuning(), t);
+    }
+    let m = parse(&format!("tuning = \"confidential\"\n{text}"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        m.starts_with("plan.toml:1: tuning = \"confidential\": expected \"public-default\""),
+        "{m}"
+    );
+}
+
+#[test]
+fn tails() {
+    let text = GOOD.replace(
+        "epsilon = 0.1\nmethod = \"hc\"",
+        "epsilon = 0.1\nmethod = \"hc\"\ntail = { above = 20, groups = 500 }",
+    );
+    let plan = parse(&text).unwrap();
+    assert_eq!(
+        plan.levels[0].method,
+        Method::HcTail(Tail {
+            above: 20,
+            groups: TailLength::Fixed(TailGroups::new(500).unwrap())
+        })
+    );
+    assert_eq!(parse(&plan.to_toml()).unwrap().levels, {
+        let mut l = plan.levels.clone();
+        // Lines differ after rewriting; compare the rest.
+        for (a, b) in l.iter_mut().zip(&parse(&plan.to_toml()).unwrap().levels) {
+            a.line = b.line;
+        }
+        l
+    });
+    // `groups` has a default.
+    let plan = parse(&GOOD.replace(
+        "method = \"hc\"\n\n[[level]]\nname = \"state\"",
+        "method = \"hc\"\ntail = { above = 7 }\n\n[[level]]\nname = \"state\"",
+    ))
+    .unwrap();
+    assert_eq!(
+        plan.levels[0].method,
+        Method::HcTail(Tail {
+            above: 7,
+            groups: Tail::DEFAULT.groups
+        })
+    );
+    let with = |tail: &str| {
+        message(&GOOD.replace(
+            "epsilon = 0.1\nmethod = \"hc\"",
+            &format!("epsilon = 0.1\nmethod = \"hc\"\n{tail}"),
+        ))
+    };
+    assert_eq!(
+        with("tail = { above = 100 }"),
+        "plan.toml:2: level \"nation\": a tail above L = 100 with K = 100: expected L below K (the tail holds the sizes above L; tail.above below max_size)"
+    );
+    assert!(with("tail = { groups = 5 }").starts_with("plan.toml:6: missing key \"tail.above\""));
+    assert!(
+        with("tail = { above = 5, groups = 0 }").starts_with(
+            "plan.toml:6: tail.groups = 0: expected a whole number from 1 to 10000000"
+        ),
+        "{}",
+        with("tail = { above = 5, groups = 0 }")
+    );
+    assert!(
+        with("tail = { above = -1 }")
+            .starts_with("plan.toml:6: tail.above = -1: expected a whole number from 0")
+    );
+    assert!(
+        with("tail = { above = 5, size = 2 }").starts_with("plan.toml:6: unknown key \"size\"")
+    );
+    assert!(with("tail = 20").starts_with("plan.toml:6: tail = 20: expected tail = { above = 20"));
+    let m = message(&GOOD.replace("method = \"hg\"", "method = \"hg\"\ntail = { above = 5 }"));
+    assert_eq!(
+        m,
+        "plan.toml:11: tail = { above = 5 } with method = \"hg\": expected method = \"hc\" (the tail extends the cumulative histogram)"
+    );
+}
+
+fn message(text: &str) -> String {
+    match parse(text) {
+        Err(e) => e.to_string(),
+        Ok(plan) => plan
+            .validate(&tiny().hierarchy, Path::new("plan.toml"))
+            .unwrap_err()
+            .to_string(),
+    }
+}
+
+#[test]
+fn errors_name_the_line() {
+    let m = message(&GOOD.replace("method = \"hg\"", "method = \"hx\""));
+    assert_eq!(
+        m,
+        "plan.toml:10: method = \"hx\": expected \"hc\" (cumulative) or \"hg\" (unattributed)"
+    );
+    let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = -0.1"));
+    assert!(
+        m.starts_with("plan.toml:4: ε \"-0.1\" is not positive"),
+        "{m}"
+    );
+    let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = 0"));
+    assert!(m.starts_with("plan.toml:4: ε \"0\" is not positive"), "{m}");
+    let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = nan"));
+    assert!(
+        m.starts_with("plan.toml:4: ε \"nan\" is not a number"),
+        "{m}"
+    );
+    let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = inf"));
+    assert!(
+        m.starts_with("plan.toml:4: ε \"inf\" is not a number"),
+        "{m}"
+    );
+    let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = 1e-300"));
+    assert!(
+        m.starts_with("plan.toml:4: ε \"1e-300\" is out of range"),
+        "{m}"
+    );
+    let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = \"1/0\""));
+    assert!(
+        m.starts_with("plan.toml:4: ε \"1/0\" has a zero denominator"),
+        "{m}"
+    );
+    let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = 0.1\nepsilom = 2"));
+    assert!(m.starts_with("plan.toml:5: unknown key \"epsilom\""), "{m}");
+    let m = message(&GOOD.replace("max_size = 100", "max_size = 0"));
+    assert_eq!(
+        m,
+        "plan.toml:1: max_size = 0: expected a whole number from 1 to 100000000"
+    );
+    let m = message(&GOOD.replace("max_size = 100", "max_size = 100000001"));
+    assert!(m.starts_with("plan.toml:1: max_size = 100000001"), "{m}");
+    let m = message(&GOOD.replace("max_size = 100  # K", "maxsize = 100"));
+    assert!(m.starts_with("plan.toml:1: unknown key \"maxsize\""), "{m}");
+    let m = message(&GOOD.replace("name = \"state\"", "name = \"nation\""));
+    assert_eq!(
+        m,
+        "plan.toml:7: level \"nation\" appears twice (first at line 2)"
+    );
+    let m = message(&GOOD.replace("name = \"state\"", "name = \"province\""));
+    assert_eq!(
+        m,
+        "plan.toml:7: level \"province\" is not in the hierarchy: expected one of nation, state, county"
+    );
+    let cut = GOOD.split("[[level]]\nname = \"county\"").next().unwrap();
+    let m = message(cut);
+    assert_eq!(
+        m,
+        "plan.toml: level \"county\" is missing: every level needs an ε and a method (nation, state, county)"
+    );
+    let swapped = GOOD
+        .replace("name = \"nation\"", "name = \"X\"")
+        .replace("name = \"state\"", "name = \"nation\"")
+        .replace("name = \"X\"", "name = \"state\"");
+    assert!(message(&swapped).starts_with("plan.toml:2: level \"state\" is out of order"));
+    let m = message("max_size = 5\n[[level]\n");
+    assert!(m.starts_with("plan.toml:2: not valid TOML"), "{m}");
+    let m = message("max_size = 5\n");
+    assert!(m.contains("no [[level]] tables"), "{m}");
+    let m = message("[[level]]\nname = \"nation\"\nepsilon = 1\nmethod = \"hc\"\n");
+    assert!(m.contains("missing key \"max_size\""), "{m}");
+}
+
+#[test]
+fn allocations_sum_exactly() {
+    let total = Epsilon::parse("1").unwrap();
+    let u = allocate(&total, 3, Allocation::Uniform);
+    assert_eq!(u, vec![Epsilon::from_ratio(1, 3).unwrap(); 3]);
+    let g = allocate(
+        &total,
+        3,
+        Allocation::Geometric {
+            ratio: Epsilon::parse("2").unwrap(),
+        },
+    );
+    assert_eq!(Epsilon::sum(&g).unwrap(), total);
+    assert_eq!(g[0].to_string(), "0.142857");
+    assert_eq!(g[1].to_string(), "0.285714");
+    assert_eq!(g[2].to_string(), "0.571429");
+    let third = Epsilon::parse("1/3").unwrap();
+    let g = allocate(
+        &third,
+        4,
+        Allocation::Geometric {
+            ratio: Epsilon::parse("1.26").unwrap(),
+        },
+    );
+    assert_eq!(Epsilon::sum(&g).unwrap(), third);
+    assert!(g.iter().all(Epsilon::within_text_bounds));
+    assert!(g.windows(2).all(|w| w[0] < w[1]));
+}
