@@ -215,6 +215,60 @@ fn edit_preview_draw_approve_and_export() {
 }
 
 #[test]
+fn a_draw_waiting_for_another_sessions_ledger_says_so_and_goes_on_when_released() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    // Another coco holds the ledger (as a release under way would).
+    let ledger = Ledger::at(home.path());
+    let held = ledger.lock().unwrap();
+    act(&mut rt, &[Action::ScreenRelease]);
+    rt.act(Action::Draw);
+    // Event-driven: pump until the worker has said it waits (no sleeping on a guess).
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut frame = String::new();
+    while std::time::Instant::now() < deadline {
+        rt.pump();
+        frame = rt.text(140, 30);
+        if frame.contains("waiting for the ledger") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(
+        frame.contains("waiting for the ledger: another coco session holds it (pid "),
+        "{frame}"
+    );
+    assert!(rt.busy(), "the draw waits");
+    drop(held);
+    settle(&mut rt);
+    assert!(
+        rt.app.undecided_draw(),
+        "the draw went on once the ledger was released"
+    );
+    assert_one_pending_draw(home.path());
+}
+
+#[test]
+fn a_directory_named_with_format_characters_is_shown_escaped() {
+    let home = tempfile::tempdir().unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    // A right-to-left override in the name would reorder what the screen says.
+    let dir = parent.path().join("sample\u{202e}txt.exe");
+    std::fs::create_dir(&dir).unwrap();
+    for entry in std::fs::read_dir(SAMPLE).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    let mut rt = runtime(home.path(), dir.to_str().unwrap());
+    act(&mut rt, &[Action::ScreenDataset]);
+    let frame = rt.text(200, 40);
+    assert!(frame.contains("sample\\u{202e}txt.exe"), "{frame}");
+    assert!(!frame.contains('\u{202e}'), "{frame}");
+}
+
+#[test]
 fn a_discard_is_confirmed_recorded_and_said_to_spend_epsilon() {
     let home = tempfile::tempdir().unwrap();
     let mut rt = runtime(home.path(), SAMPLE);
@@ -1071,6 +1125,7 @@ fn a_draw_in_progress_says_how_long_it_has_left() {
     rt.act(Action::ScreenRelease);
     rt.app.release.busy = Some(Busy::Drawing {
         progress: Some((250, 1_000)),
+        waiting: None,
         cancelled: false,
     });
     rt.app.release.drawing_since = Some(std::time::Instant::now() - Duration::from_secs(10));

@@ -540,12 +540,15 @@ impl App {
                 self.remember(&dir);
                 // A warning (a bad keymap) stays up until the next key.
                 if !matches!(self.message, Some((Tone::Warning | Tone::Error, _))) {
-                    self.info(format!("opened {}", dir.display()));
+                    self.info(format!("opened {}", crate::tui::widgets::path_text(&dir)));
                 }
             }
             Update::Loaded(Err(message)) => {
                 if self.session.is_some() {
-                    self.error(format!("could not open {}: {message}", dir.display()));
+                    self.error(format!(
+                        "could not open {}: {message}",
+                        crate::tui::widgets::path_text(&dir)
+                    ));
                 }
                 self.load = LoadState::Failed { dir, message };
             }
@@ -584,7 +587,7 @@ impl App {
             if let Err(e) = written {
                 self.warn(format!(
                     "{}: cannot remember recent datasets: {e}",
-                    path.display()
+                    crate::tui::widgets::path_text(&path)
                 ));
             }
         }

@@ -760,3 +760,10 @@ mod tests {
         assert_eq!(wrap_words("", 10), [""]);
     }
 }
+
+/// A path as shown on screen: control and format characters (a bidirectional override,
+/// a zero-width space) escaped, so a directory's name cannot rearrange what the screen says.
+pub fn path_text(path: impl AsRef<std::path::Path>) -> String {
+    let path = path.as_ref();
+    crate::data::text::escape_controls(&path.display().to_string()).into_owned()
+}

@@ -28,7 +28,7 @@ use crate::release::export::OutputFormat;
 use crate::release::ledger::{Ledger, Tool};
 use crate::release::plan::ReleasePlan;
 use crate::release::transaction::{
-    ApproveError, Approved, PendingDraw, Recorded, Reservation, TransactionError,
+    ApproveError, Approved, PendingDraw, Recorded, Reservation, ReserveOptions, TransactionError,
 };
 use crate::tradeoff::{self, AllocationPoint, Frontier, PreviewData, Priority, SweepProgress};
 
@@ -254,6 +254,8 @@ pub enum Update {
         done: usize,
         total: usize,
     },
+    /// Another coco session holds the ledger: the draw waits for it (who holds it).
+    DrawWaiting(String),
     Drawn(Result<Box<PendingDraw>, DrawFailure>),
     Exported(Result<Box<Approved>, ExportFailure>),
     Discarded(Result<Recorded, String>),
@@ -294,6 +296,7 @@ impl Update {
                 | Update::SweepProgress(..)
                 | Update::FrontierProgress(..)
                 | Update::DrawProgress { .. }
+                | Update::DrawWaiting(_)
         )
     }
 }
@@ -650,11 +653,18 @@ fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
             plan,
             ledger,
         } => {
-            let result = draw(dataset, plan, &ledger, cancel, &|done, total| {
-                if throttle.due(done == total) {
-                    send(Update::DrawProgress { done, total });
-                }
-            });
+            let result = draw(
+                dataset,
+                plan,
+                &ledger,
+                cancel,
+                &|done, total| {
+                    if throttle.due(done == total) {
+                        send(Update::DrawProgress { done, total });
+                    }
+                },
+                &|holder| send(Update::DrawWaiting(holder.to_string())),
+            );
             send(Update::Drawn(result.map(Box::new)));
         }
         Job::Export {
@@ -725,6 +735,7 @@ fn draw(
     ledger: &Ledger,
     cancel: &AtomicBool,
     progress: &(dyn Fn(usize, usize) + Sync),
+    waiting: &dyn Fn(&str),
 ) -> Result<PendingDraw, DrawFailure> {
     let failed = |e: TransactionError| DrawFailure {
         cancelled: matches!(
@@ -738,7 +749,19 @@ fn draw(
         },
         message: e.to_string(),
     };
-    let reservation = Reservation::open(ledger, dataset, plan, Tool::Tui, None).map_err(failed)?;
+    let mut heard = |holder: &crate::release::ledger::LockHolder| waiting(&holder.text);
+    let reservation = Reservation::open_with(
+        ledger,
+        dataset,
+        plan,
+        Tool::Tui,
+        None,
+        ReserveOptions {
+            waiting: Some(&mut heard),
+            ..ReserveOptions::default()
+        },
+    )
+    .map_err(failed)?;
     let source = NoiseSource::from_os().map_err(|e| DrawFailure {
         message: e.to_string(),
         recorded: None,

@@ -47,6 +47,7 @@ pub fn inject_draw(rt: &mut Runtime, home: &Path) {
     // As if the operator had pressed d.
     rt.app.release.busy = Some(Busy::Drawing {
         progress: None,
+        waiting: None,
         cancelled: false,
     });
     rt.app.receive(WorkerEvent {

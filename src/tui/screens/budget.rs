@@ -248,7 +248,7 @@ fn submit_to(
             if path.is_dir() {
                 return Err(format!(
                     "{} is a directory: expected a file name",
-                    path.display()
+                    crate::tui::widgets::path_text(&path)
                 ));
             }
             if path.exists() {
@@ -264,7 +264,10 @@ fn submit_to(
             plan.validate(&session.dataset.hierarchy, &path)
                 .map_err(|e| e.to_string())?;
             session.replace_plan(plan, path.clone());
-            app.info(format!("plan loaded from {}", path.display()));
+            app.info(format!(
+                "plan loaded from {}",
+                crate::tui::widgets::path_text(&path)
+            ));
             Ok(())
         }
         _ => Ok(()),
@@ -289,12 +292,15 @@ pub fn save(app: &mut App, path: &Path) {
     match std::fs::write(path, session.plan.to_toml()) {
         Ok(()) => {
             session.plan_file = Some(path.to_path_buf());
-            app.info(format!("plan saved to {}", path.display()));
+            app.info(format!(
+                "plan saved to {}",
+                crate::tui::widgets::path_text(&path)
+            ));
         }
         Err(e) => {
             ask_save(app, &path.display().to_string());
             if let Some(Overlay::Input(i)) = &mut app.overlay {
-                i.error = Some(format!("{}: {e}", path.display()));
+                i.error = Some(format!("{}: {e}", crate::tui::widgets::path_text(&path)));
             }
         }
     }

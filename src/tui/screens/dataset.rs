@@ -81,7 +81,10 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                     format!("Dataset {}", summary.dataset),
                     theme::heading(),
                 )],
-                widgets::field("  directory", session.dataset.dir.display().to_string()),
+                widgets::field(
+                    "  directory",
+                    crate::tui::widgets::path_text(&session.dataset.dir),
+                ),
             ]
             .concat(),
         ),

@@ -63,6 +63,8 @@ pub struct DrawnRelease {
 pub enum Busy {
     Drawing {
         progress: Option<(usize, usize)>,
+        /// Another coco session holds the ledger (who): the draw waits for it.
+        waiting: Option<String>,
         /// The operator cancelled: a draw that still completes is never shown.
         cancelled: bool,
     },
@@ -197,6 +199,7 @@ fn draw(app: &mut App) {
     }));
     app.release.busy = Some(Busy::Drawing {
         progress: None,
+        waiting: None,
         cancelled: false,
     });
     app.release.drawing_since = Some(Instant::now());
@@ -253,8 +256,17 @@ pub fn discard(app: &mut App, note: &str) -> bool {
 pub fn receive(app: &mut App, update: Update) {
     match update {
         Update::DrawProgress { done, total } => {
-            if let Some(Busy::Drawing { progress, .. }) = &mut app.release.busy {
+            if let Some(Busy::Drawing {
+                progress, waiting, ..
+            }) = &mut app.release.busy
+            {
                 *progress = Some((done, total));
+                *waiting = None;
+            }
+        }
+        Update::DrawWaiting(holder) => {
+            if let Some(Busy::Drawing { waiting, .. }) = &mut app.release.busy {
+                *waiting = Some(holder);
             }
         }
         Update::Drawn(result) => {
@@ -325,13 +337,13 @@ pub fn receive(app: &mut App, update: Update) {
                     match approved.recorded {
                         Ok(r) => app.info(format!(
                             "exported to {} and recorded in the ledger as {} (draw {})",
-                            out.display(),
+                            crate::tui::widgets::path_text(&out),
                             r.status.label(),
                             r.id
                         )),
                         Err(e) => app.warn(format!(
                             "exported to {}, but the ledger could not record it as written ({e}); its pending line keeps the ε counted",
-                            out.display()
+                            crate::tui::widgets::path_text(&out)
                         )),
                     }
                 }
@@ -515,7 +527,10 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
 /// The progress of the draw under way.
 fn render_progress(frame: &mut Frame, area: Rect, app: &App) {
     let state = &app.release;
-    if let Some(Busy::Drawing { progress, .. }) = &state.busy {
+    if let Some(Busy::Drawing {
+        progress, waiting, ..
+    }) = &state.busy
+    {
         let spent = state.drawing_since.map(|t| t.elapsed());
         let elapsed = spent.map_or(String::new(), |t| format!(" · {}", widgets::duration(t)));
         let (ratio, label) = match progress {
@@ -535,10 +550,17 @@ fn render_progress(frame: &mut Frame, area: Rect, app: &App) {
             }
             None => (
                 0.0,
-                format!(
-                    "taking the ledger lock and checking the cap… · {} cancels",
-                    key(app, Action::Cancel)
-                ),
+                match waiting {
+                    Some(holder) => format!(
+                        "waiting for the ledger: another coco session holds it ({}); the draw goes on when it is released · {} cancels",
+                        crate::data::text::escape_controls(holder),
+                        key(app, Action::Cancel)
+                    ),
+                    None => format!(
+                        "taking the ledger lock and checking the cap… · {} cancels",
+                        key(app, Action::Cancel)
+                    ),
+                },
             ),
         };
         frame.render_widget(widgets::progress(ratio, label), Rect { height: 1, ..area });
@@ -561,7 +583,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
     let line = match (&state.busy, &state.drawn) {
         (Some(Busy::Exporting { out }), _) => Line::raw(format!(
             "exporting to {} and recording in the ledger…",
-            out.display()
+            crate::tui::widgets::path_text(&out)
         )),
         (Some(Busy::Discarding), _) => Line::raw("recording the discard in the ledger…"),
         (_, None) => match &state.error {
@@ -584,7 +606,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
                 Span::styled("EXPORTED ", theme::ok()),
                 Span::raw(format!(
                     "to {} in {} · manifest checks {} · recorded in the ledger",
-                    out.display(),
+                    crate::tui::widgets::path_text(&out),
                     exported_format(manifest).label(),
                     if manifest.checks.passed() {
                         "all passed"
