@@ -45,6 +45,9 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
+    if std::env::var_os("COCO_TIMING").is_some() {
+        coco::timing::report_to_stderr();
+    }
     let scale: f64 = std::env::var("COCO_BENCH_SCALE")
         .ok()
         .and_then(|s| s.parse().ok())

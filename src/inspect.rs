@@ -134,18 +134,7 @@ impl Summary {
     }
 }
 
-/// `1234567` → `1,234,567`.
-pub fn thousands(n: u128) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::units::thousands;
 
 #[cfg(test)]
 mod tests {

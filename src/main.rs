@@ -59,6 +59,10 @@ fn cut_message(message: &str) -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Each phase's wall time and peak memory on standard error (docs/performance.md).
+    if std::env::var_os("COCO_TIMING").is_some() {
+        coco::timing::report_to_stderr();
+    }
     let json = matches!(
         &cli.command,
         Some(Command::Release(cli::release::ReleaseArgs {

@@ -1,59 +1,36 @@
-//! Where the time of a long run goes, for operators and benchmarks: with the
-//! environment variable `COCO_TIMING` set, each phase of a release (loading, measuring,
-//! the consistency step's passes, checks, writing) prints its wall time and the
-//! process's peak memory so far on standard error. Without it, nothing is printed.
+//! Where the time of a long run goes, for operators and benchmarks. Each phase of a
+//! release (loading, measuring, the consistency step's passes, checks, writing) is a
+//! `tracing` span with target [`TARGET`], and figures about a phase (sizes, counts) are
+//! events with that target. The library prints nothing: a program that wants the
+//! report installs [`report_to_stderr`] (the `coco` binary does when the environment
+//! variable `COCO_TIMING` is set), which prints each phase's wall time and the process's
+//! peak memory so far when the phase ends.
 
-use std::time::{Duration, Instant};
+use std::borrow::Cow;
+use std::time::Instant;
 
-/// A duration as an operator reads it: `0.31 s`, `2.5 s`, `25 s`, `3 min 5 s`,
-/// `1 h 2 min`.
-pub fn readable(d: Duration) -> String {
-    let secs = d.as_secs_f64();
-    let whole = d.as_secs();
-    if secs < 1.0 {
-        format!("{secs:.2} s")
-    } else if secs < 10.0 {
-        format!("{secs:.1} s")
-    } else if whole < 60 {
-        format!("{whole} s")
-    } else if whole < 3600 {
-        format!("{} min {} s", whole / 60, whole % 60)
-    } else {
-        format!("{} h {} min", whole / 3600, whole % 3600 / 60)
-    }
-}
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
 
-/// The time the rest of a job takes at the pace so far, when `done` of it (a share, 0
-/// to 1) took `spent`: `None` before a second has passed or while nothing is done, when
-/// the figure would be noise.
-pub fn time_left(spent: Duration, done: f64) -> Option<Duration> {
-    (done > 0.0 && done < 1.0 && spent >= Duration::from_secs(1))
-        .then(|| Duration::from_secs_f64((spent.as_secs_f64() * (1.0 - done) / done).min(1e9)))
-}
+pub use crate::units::{readable, time_left};
 
-/// A phase being timed; reports when dropped (or at [`Phase::done`]).
+/// The target of coco's phase spans and timing events.
+pub const TARGET: &str = "coco::timing";
+
+/// A phase being timed: it ends when dropped (or at [`Phase::done`]).
 pub struct Phase {
-    name: &'static str,
-    start: Option<Instant>,
+    _span: tracing::Span,
 }
 
-/// Whether `COCO_TIMING` is set.
-pub fn enabled() -> bool {
-    std::env::var_os("COCO_TIMING").is_some()
-}
-
-/// A figure about a phase (sizes, counts), printed only when `COCO_TIMING` is set.
-pub fn note(text: &str) {
-    if enabled() {
-        eprintln!("timing: {text}");
-    }
-}
-
-/// Starts timing a phase (a no-op unless `COCO_TIMING` is set).
-pub fn phase(name: &'static str) -> Phase {
+/// Starts a phase (nothing is measured unless a subscriber listens).
+pub fn phase(name: impl Into<Cow<'static, str>>) -> Phase {
+    let name = name.into();
     Phase {
-        name,
-        start: std::env::var_os("COCO_TIMING").map(|_| Instant::now()),
+        _span: tracing::info_span!(target: TARGET, "phase", name = %name),
     }
 }
 
@@ -62,16 +39,93 @@ impl Phase {
     pub fn done(self) {}
 }
 
-impl Drop for Phase {
-    fn drop(&mut self) {
-        if let Some(start) = self.start {
+/// Whether anyone listens to timing figures (to skip computing a costly one).
+pub fn enabled() -> bool {
+    tracing::enabled!(target: TARGET, tracing::Level::INFO)
+}
+
+/// A figure about a phase (sizes, counts).
+pub fn note(text: &str) {
+    tracing::info!(target: TARGET, "{text}");
+}
+
+/// Prints coco's phases and figures on standard error: `timing: <phase> <seconds> s
+/// peak <memory>` as each phase ends, `timing: <figure>` for each figure. Installs a
+/// process-wide subscriber; does nothing if one is installed already.
+pub fn report_to_stderr() {
+    let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry().with(Report));
+}
+
+/// The subscriber layer of [`report_to_stderr`].
+struct Report;
+
+/// When a phase started, and its name.
+struct Started {
+    name: String,
+    at: Instant,
+}
+
+/// Reads one field of a span or event as text.
+struct FieldText {
+    field: &'static str,
+    text: String,
+}
+
+impl Visit for FieldText {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == self.field {
+            self.text = format!("{value:?}");
+        }
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == self.field {
+            self.text = value.to_string();
+        }
+    }
+}
+
+impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Report {
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        if attrs.metadata().target() != TARGET {
+            return;
+        }
+        let mut name = FieldText {
+            field: "name",
+            text: String::new(),
+        };
+        attrs.record(&mut name);
+        if let Some(span) = ctx.span(id) {
+            span.extensions_mut().insert(Started {
+                name: name.text,
+                at: Instant::now(),
+            });
+        }
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(&id) else { return };
+        let extensions = span.extensions();
+        if let Some(started) = extensions.get::<Started>() {
             eprintln!(
                 "timing: {:<28} {:>9.3} s   peak {}",
-                self.name,
-                start.elapsed().as_secs_f64(),
-                peak_memory().map_or("?".into(), crate::release::resources::bytes)
+                started.name,
+                started.at.elapsed().as_secs_f64(),
+                peak_memory().map_or("?".into(), crate::units::bytes)
             );
         }
+    }
+
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        if event.metadata().target() != TARGET {
+            return;
+        }
+        let mut message = FieldText {
+            field: "message",
+            text: String::new(),
+        };
+        event.record(&mut message);
+        eprintln!("timing: {}", message.text);
     }
 }
 
@@ -85,4 +139,48 @@ pub fn peak_memory() -> Option<u64> {
         .parse()
         .ok()?;
     kb.checked_mul(1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_and_figures_reach_a_listening_subscriber_and_nothing_else() {
+        use std::sync::{Arc, Mutex};
+        // A layer that keeps what Report would print, for this thread only.
+        struct Keep(Arc<Mutex<Vec<String>>>);
+        impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Keep {
+            fn on_new_span(&self, attrs: &Attributes<'_>, _: &Id, _: Context<'_, S>) {
+                let mut name = FieldText {
+                    field: "name",
+                    text: String::new(),
+                };
+                attrs.record(&mut name);
+                self.0.lock().unwrap().push(format!("phase {}", name.text));
+            }
+            fn on_event(&self, event: &Event<'_>, _: Context<'_, S>) {
+                let mut message = FieldText {
+                    field: "message",
+                    text: String::new(),
+                };
+                event.record(&mut message);
+                self.0.lock().unwrap().push(message.text);
+            }
+        }
+        // Nobody listens: nothing to compute.
+        assert!(!enabled());
+        let kept = Arc::new(Mutex::new(Vec::new()));
+        let subscriber = tracing_subscriber::registry().with(Keep(kept.clone()));
+        tracing::subscriber::with_default(subscriber, || {
+            assert!(enabled());
+            let p = phase(format!("write counts.{}", "csv"));
+            note("12 runs joined");
+            p.done();
+        });
+        assert_eq!(
+            *kept.lock().unwrap(),
+            ["phase write counts.csv", "12 runs joined"]
+        );
+    }
 }

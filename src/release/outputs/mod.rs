@@ -7,4 +7,6 @@ pub mod export;
 pub mod manifest;
 pub(crate) mod parquet;
 pub mod read_back;
+pub(crate) mod rows;
 pub mod verify;
+pub(crate) mod writer;

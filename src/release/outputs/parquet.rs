@@ -28,8 +28,8 @@ use rayon::prelude::*;
 
 use crate::data::{Hierarchy, NodeId, PublicData};
 use crate::histogram::{Count, HistogramSet, Histograms, Size};
-use crate::release::outputs::export::{CHUNK_REGIONS, DisplayIds, chunks_of};
 use crate::release::outputs::read_back::{CountChecker, CountRow};
+use crate::release::outputs::rows::{CHUNK_REGIONS, DisplayIds, chunks_of};
 use crate::release::pipeline::checks::Checks;
 
 /// Rows per row group (about 20 MB of `counts.csv` text).

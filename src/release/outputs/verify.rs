@@ -759,7 +759,7 @@ fn cross_check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool)
     for (i, level) in manifest.levels.iter().enumerate() {
         let tables: Vec<String> = ["csv", "parquet"]
             .into_iter()
-            .map(|ext| crate::release::outputs::export::table_file(i, &level.name, ext))
+            .map(|ext| crate::release::outputs::rows::table_file(i, &level.name, ext))
             .filter(|t| lists(t))
             .collect();
         // The first table against this level's regions in the counts, streamed (the

@@ -410,21 +410,7 @@ pub fn plan_needs(
     )
 }
 
-/// Bytes for people: `512 B`, `1.5 KB`, `12.3 GB` (powers of 1024).
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
+pub use crate::units::bytes;
 
 fn parts(parts: &[(String, u64)]) -> String {
     parts

@@ -1,0 +1,243 @@
+//! How a release's files are written: each through a hashing, buffered writer
+//! ([`write_unsynced`]), and each table format ([`TableFormat`]) knowing how to write
+//! `counts` and a level's wide table, and how to read them back. CSV and Parquet are
+//! the formats today; a third is one more implementation and one more
+//! [`OutputFormat`](super::export::OutputFormat) name.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::data::{Dataset, Hierarchy, NodeId, hex};
+use crate::histogram::HistogramSet;
+use crate::release::outputs::export::ExportError;
+use crate::release::outputs::manifest::FileDigest;
+use crate::release::outputs::read_back::read_counts;
+use crate::release::outputs::{csv, parquet};
+use crate::release::pipeline::checks::Checks;
+use crate::release::pipeline::draw::Draw;
+
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
+    move |source| ExportError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// A writer that hashes what passes through it.
+pub(crate) struct Hashing<W: Write> {
+    inner: W,
+    hasher: Sha256,
+}
+
+impl<W: Write> Write for Hashing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Where a file's bytes go: buffered, hashed, to the file.
+pub(crate) type Out = Hashing<BufWriter<File>>;
+
+/// A file written and closed for writing, whose `fsync` is still to come.
+pub(crate) struct Unsynced {
+    digest: FileDigest,
+    path: PathBuf,
+    file: File,
+}
+
+impl Unsynced {
+    pub(crate) fn sync(self) -> Result<FileDigest, ExportError> {
+        self.file.sync_all().map_err(io(&self.path))?;
+        Ok(self.digest)
+    }
+}
+
+/// Creates `path`, lets `fill` write it and returns its digest, not yet `fsync`ed.
+pub(crate) fn write_unsynced(
+    dir: &Path,
+    name: &str,
+    fill: impl FnOnce(&mut Out) -> std::io::Result<()>,
+) -> Result<Unsynced, ExportError> {
+    let path = dir.join(name);
+    let file = File::create(&path).map_err(io(&path))?;
+    let mut w = Hashing {
+        inner: BufWriter::with_capacity(1 << 16, file),
+        hasher: Sha256::new(),
+    };
+    fill(&mut w).map_err(io(&path))?;
+    w.flush().map_err(io(&path))?;
+    let Hashing { inner, hasher } = w;
+    let file = inner.into_inner().map_err(|e| io(&path)(e.into_error()))?;
+    Ok(Unsynced {
+        digest: FileDigest {
+            path: name.to_string(),
+            sha256: hex(&hasher.finalize()),
+        },
+        path,
+        file,
+    })
+}
+
+/// Creates `path`, lets `fill` write it, `fsync`s it and returns its digest.
+pub(crate) fn write_file(
+    dir: &Path,
+    name: &str,
+    fill: impl FnOnce(&mut Out) -> std::io::Result<()>,
+) -> Result<FileDigest, ExportError> {
+    write_unsynced(dir, name, fill)?.sync()
+}
+
+/// One file format of a release's tables: `counts.<ext>` (the rows of `counts.csv`) and
+/// `tables/<i>-<level>.<ext>` (the census-style wide tables), each written in the order
+/// of [`super::rows`], and read back before the release is renamed into place.
+pub(crate) trait TableFormat: Sync {
+    /// The files' extension: `csv`, `parquet`.
+    fn extension(&self) -> &'static str;
+
+    /// Writes `counts.<ext>`: `level, region, size, count`, zero counts left out.
+    fn write_counts(
+        &self,
+        w: &mut Out,
+        h: &Hierarchy,
+        hists: &HistogramSet,
+        levels: &[Vec<NodeId>],
+    ) -> std::io::Result<()>;
+
+    /// Writes a level's wide table: `region, name, groups, size_0 … size_6,
+    /// size_7_or_more`.
+    fn write_wide(
+        &self,
+        w: &mut Out,
+        h: &Hierarchy,
+        hists: &HistogramSet,
+        ids: &[NodeId],
+    ) -> std::io::Result<()>;
+
+    /// Reads `counts.<ext>` back: the release checks, and whatever else the format
+    /// can tell of the rows being the ones drawn.
+    fn read_back_counts(
+        &self,
+        path: &Path,
+        dataset: &Dataset,
+        draw: &Draw,
+    ) -> Result<Checks, ExportError>;
+
+    /// Reads a written wide table back, where the format needs it (a binary format is
+    /// compared with what it should hold; CSV rows are formatted by the code that
+    /// `counts.csv`'s read-back checks).
+    fn read_back_wide(
+        &self,
+        _path: &Path,
+        _h: &Hierarchy,
+        _hists: &HistogramSet,
+        _ids: &[NodeId],
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `counts.csv` and `tables/*.csv`, byte for byte what `csv::Writer` writes.
+pub(crate) struct Csv;
+
+impl TableFormat for Csv {
+    fn extension(&self) -> &'static str {
+        "csv"
+    }
+
+    fn write_counts(
+        &self,
+        w: &mut Out,
+        h: &Hierarchy,
+        hists: &HistogramSet,
+        levels: &[Vec<NodeId>],
+    ) -> std::io::Result<()> {
+        csv::write_counts(w, h, hists, levels)
+    }
+
+    fn write_wide(
+        &self,
+        w: &mut Out,
+        h: &Hierarchy,
+        hists: &HistogramSet,
+        ids: &[NodeId],
+    ) -> std::io::Result<()> {
+        csv::write_wide(w, h, hists, ids)
+    }
+
+    fn read_back_counts(
+        &self,
+        path: &Path,
+        dataset: &Dataset,
+        draw: &Draw,
+    ) -> Result<Checks, ExportError> {
+        match read_counts(path, dataset.public(), draw.max_size(), false) {
+            Ok(read) => Ok(read.checks),
+            Err(e) => Err(io(path)(std::io::Error::other(e))),
+        }
+    }
+}
+
+/// `counts.parquet` and `tables/*.parquet`: the same columns and rows.
+pub(crate) struct Parquet;
+
+impl TableFormat for Parquet {
+    fn extension(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn write_counts(
+        &self,
+        w: &mut Out,
+        h: &Hierarchy,
+        hists: &HistogramSet,
+        levels: &[Vec<NodeId>],
+    ) -> std::io::Result<()> {
+        parquet::write_counts(w, h, hists, levels)
+    }
+
+    fn write_wide(
+        &self,
+        w: &mut Out,
+        h: &Hierarchy,
+        hists: &HistogramSet,
+        ids: &[NodeId],
+    ) -> std::io::Result<()> {
+        parquet::write_wide(w, h, hists, ids)
+    }
+
+    /// The checks of `counts.csv`, and its rows must describe exactly the histograms
+    /// drawn.
+    fn read_back_counts(
+        &self,
+        path: &Path,
+        dataset: &Dataset,
+        draw: &Draw,
+    ) -> Result<Checks, ExportError> {
+        let (checks, read) =
+            parquet::read_counts(path, dataset.public(), draw.max_size()).map_err(io(path))?;
+        match parquet::first_difference(&dataset.hierarchy, &read, draw.histograms()) {
+            Some(problem) => Err(io(path)(std::io::Error::other(format!(
+                "read back, it is not the release written: {problem}"
+            )))),
+            None => Ok(checks),
+        }
+    }
+
+    fn read_back_wide(
+        &self,
+        path: &Path,
+        h: &Hierarchy,
+        hists: &HistogramSet,
+        ids: &[NodeId],
+    ) -> std::io::Result<()> {
+        parquet::check_wide(path, h, hists, ids)
+    }
+}
