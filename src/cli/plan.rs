@@ -156,7 +156,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
     // coco's default plan (its split, methods and K) is `public-default`.
     let default_k = matches!(
         plan.max_size(),
-        MaxSize::Fixed(k) if *k == coco::release::tuning::DEFAULT_MAX_SIZE
+        MaxSize::Fixed(k) if *k == coco::release::defaults::DEFAULT_MAX_SIZE
     );
     plan.set_tuning(if defaults.is_some() && !own_split && default_k {
         Tuning::PublicDefault

@@ -83,7 +83,7 @@ impl TunedArg {
 /// says `public-default` must be coco's default: its levels, K, consistency and fits),
 /// and the operator's `--tuned`, the worse of the two when both say something.
 fn recorded_tuning(plan: &ReleasePlan, dataset: &Dataset, tuned: Option<TunedArg>) -> Tuning {
-    let own = coco::release::tuning::checked(plan, dataset);
+    let own = coco::release::defaults::checked(plan, dataset);
     if own != plan.tuning() {
         eprintln!(
             "note: the plan says tuning = \"public-default\" but is not coco's default plan for this dataset (its levels, K, consistency step or fits were set or edited by hand): recorded as unknown; --tuned public|proxy|confidential says how it was chosen"

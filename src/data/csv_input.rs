@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use csv::ByteRecord;
 use sha2::{Digest, Sha256};
 
-use super::load::{LoadError, LoadErrorKind, LoadProgress};
+use super::load_error::{LoadError, LoadErrorKind, LoadProgress};
 use super::text::MAX_FIELD_BYTES;
 use super::{InputFile, hex};
 

@@ -14,6 +14,7 @@ mod groups;
 pub mod hierarchy;
 mod ids;
 pub mod load;
+pub mod load_error;
 mod names;
 mod parquet_input;
 pub mod population;

@@ -579,7 +579,7 @@ pub(crate) fn rows_error(
     LoadError {
         file: path.to_path_buf(),
         line: Some(row),
-        column: column.map(|c| super::load::field_number(c + 1)),
+        column: column.map(|c| super::load_error::field_number(c + 1)),
         kind,
         position: Position::Rows {
             column_name: column

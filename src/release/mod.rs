@@ -6,8 +6,13 @@
 //!   what it needs of the machine, and the checks a release must pass;
 //! * [`outputs`]: the release directory (tables in CSV and Parquet behind one writer
 //!   interface, `manifest.json`, read-back) and `coco verify`;
-//! * [`ledger`]: the privacy-loss ledger (records, the hash chain, caps, the anchor) and
-//!   the transaction every draw goes through.
+//! * [`ledger`]: the privacy-loss ledger (records, legacy lines, the hash chain, the
+//!   store and its anchor, caps);
+//! * [`transaction`]: the transaction every draw goes through, which ties the other
+//!   four together (reserve in the ledger, draw, write, record).
+//!
+//! The modules form layers without cycles, each using only those before it: `plan`,
+//! `ledger`, `pipeline`, `outputs`, `transaction`.
 //!
 //! The older paths (`release::run`, `release::export`, …) name the same modules.
 
@@ -15,8 +20,8 @@ pub mod ledger;
 pub mod outputs;
 pub mod pipeline;
 pub mod plan;
+pub mod transaction;
 
-pub use ledger::transaction;
 pub use outputs::{export, manifest, verify};
 pub use pipeline::{checks, draw as run, resources};
 pub use plan::{defaults, tuning};

@@ -20,7 +20,7 @@ use crate::tradeoff::PreviewData;
 use super::overview::Overview;
 
 /// The K of a new plan (the same default as `coco plan`).
-pub const DEFAULT_MAX_SIZE: Size = crate::release::tuning::DEFAULT_MAX_SIZE;
+pub const DEFAULT_MAX_SIZE: Size = crate::release::defaults::DEFAULT_MAX_SIZE;
 
 /// The ε that estimating K gets when the operator first asks for it.
 pub const DEFAULT_MAX_SIZE_EPSILON: &str = "0.01";
@@ -566,7 +566,7 @@ impl Session {
     /// records, made no better than this session's previews allow).
     pub fn replace_plan(&mut self, plan: ReleasePlan, file: PathBuf) {
         // A file that says public-default is believed only if it is coco's default.
-        let tuning = crate::release::tuning::checked(&plan, &self.dataset);
+        let tuning = crate::release::defaults::checked(&plan, &self.dataset);
         self.plan = plan;
         self.preset = Preset::Custom;
         self.plan_file = Some(file);

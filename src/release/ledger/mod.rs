@@ -36,7 +36,7 @@
 //!
 //! # Failing closed
 //! The reader returns an error for any line it cannot read, a break in the hash chain,
-//! or an id whose lines disagree; [`super::transaction::Reservation::open`] (the first step
+//! or an id whose lines disagree; [`crate::release::transaction::Reservation::open`] (the first step
 //! of every draw) refuses to go on until the operator repairs the ledger. The one tolerated defect is
 //! a torn last line (coco stopped while appending it): readers report it, draws are
 //! refused until `coco ledger repair` sets it aside. A torn line never hides spent ε:
@@ -72,7 +72,6 @@ mod anchor;
 mod caps;
 mod files;
 mod keys;
-pub mod transaction;
 
 pub use anchor::{ANCHOR_FILE, Anchor, AnchorState, Reanchored};
 pub use caps::{CapKey, CapRule, CapSource, CapStatus, Coverage, DatasetSpend};

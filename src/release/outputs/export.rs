@@ -16,7 +16,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use thiserror::Error;
 
 use crate::data::{Dataset, hex};
 use crate::release::ledger::{new_id, sync_dir};
@@ -29,22 +28,7 @@ use crate::release::pipeline::checks::Checks;
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
-#[derive(Debug, Error)]
-pub enum ExportError {
-    #[error(
-        "{path} already exists and is not an empty directory: choose a new output directory (a release is never written over another)"
-    )]
-    OutputExists { path: PathBuf },
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("the release failed its checks and was not written: {problems}")]
-    ChecksFailed { problems: String, checks: Checks },
-    #[error("{path}: cannot write a release there: {why}")]
-    BadOutput { path: PathBuf, why: String },
-}
+pub use crate::release::outputs::writer::ExportError;
 
 /// Refuses an output path that exists and is not an empty directory.
 pub fn check_output_free(out: &Path) -> Result<(), ExportError> {

@@ -9,15 +9,33 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
+use thiserror::Error;
 
 use crate::data::{Dataset, Hierarchy, NodeId, hex};
 use crate::histogram::HistogramSet;
-use crate::release::outputs::export::ExportError;
 use crate::release::outputs::manifest::FileDigest;
 use crate::release::outputs::read_back::read_counts;
 use crate::release::outputs::{csv, parquet};
 use crate::release::pipeline::checks::Checks;
 use crate::release::pipeline::draw::Draw;
+
+/// Why a release directory was not written.
+#[derive(Debug, Error)]
+pub enum ExportError {
+    #[error(
+        "{path} already exists and is not an empty directory: choose a new output directory (a release is never written over another)"
+    )]
+    OutputExists { path: PathBuf },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the release failed its checks and was not written: {problems}")]
+    ChecksFailed { problems: String, checks: Checks },
+    #[error("{path}: cannot write a release there: {why}")]
+    BadOutput { path: PathBuf, why: String },
+}
 
 pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
     move |source| ExportError::Io {

@@ -4,7 +4,7 @@
 //! Each node is measured with its own noise stream ([`StreamId::node`]) and estimated at
 //! once, so only one noisy vector per worker thread is alive at a time; the nodes of all
 //! levels are processed in parallel. The privacy guarantee of the draw is computed from
-//! the measurements actually made ([`crate::privacy::guarantee`]) and must equal the
+//! the measurements actually made ([`crate::release::pipeline::accounting::guarantee`]) and must equal the
 //! plan's total ε, or nothing is returned. Before anything is measured, the memory the
 //! plan needs is checked against the memory available ([`crate::release::pipeline::resources`]).
 
@@ -18,7 +18,8 @@ use crate::data::{Dataset, NodeId};
 use crate::estimate::{self, EstimateOptions, Estimates, Keep, Method, max_size};
 use crate::histogram::{HistogramSet, Size};
 use crate::noise::{DiscreteLaplace, NoiseError, NoiseSource, Randomness, StreamId};
-use crate::privacy::{Charge, Charges, Epsilon};
+use crate::privacy::Epsilon;
+use crate::release::pipeline::accounting::{Charge, Charges};
 use crate::release::pipeline::checks::{Checks, check_release};
 use crate::release::pipeline::resources::{self, ResourceError};
 use crate::release::plan::{MaxSize, ReleasePlan};
@@ -101,12 +102,7 @@ pub fn resolve_max_size(
     }
 }
 
-/// One level's measurement settings.
-#[derive(Clone, Debug)]
-pub struct LevelSetting {
-    pub method: Method,
-    pub epsilon: Epsilon,
-}
+pub use super::LevelSetting;
 
 /// What a batch of measurements measures: each level's setting (`None` for a level not
 /// measured), the public bound `K`, and the post-processing options.

@@ -1,7 +1,19 @@
 //! Drawing a release: every region measured and estimated, the estimates made
 //! consistent ([`draw`]), what that needs of the machine ([`resources`]), and the checks
-//! a release must pass before anything is written ([`checks`]).
+//! a release must pass before anything is written ([`checks`]), and the privacy
+//! accounting of the measurements made ([`accounting`]).
 
+pub mod accounting;
 pub mod checks;
 pub mod draw;
 pub mod resources;
+
+use crate::estimate::Method;
+use crate::privacy::Epsilon;
+
+/// One level's measurement settings.
+#[derive(Clone, Debug)]
+pub struct LevelSetting {
+    pub method: Method,
+    pub epsilon: Epsilon,
+}

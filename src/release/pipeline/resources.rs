@@ -51,7 +51,7 @@ use crate::consistency::Consistency;
 use crate::data::{Dataset, NodeId};
 use crate::estimate::{EstimateOptions, IsotonicFit, Method};
 use crate::histogram::{Count, Size};
-use crate::release::pipeline::draw::LevelSetting;
+use crate::release::pipeline::LevelSetting;
 
 /// What coco assumes is available when the operating system does not say.
 pub const ASSUMED_AVAILABLE: u64 = 8 << 30;

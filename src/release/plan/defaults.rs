@@ -28,6 +28,7 @@
 
 use super::tuning::Tuning;
 use super::{Allocation, MaxSize, PlanRuleError, ReleasePlan, allocate};
+use crate::data::Dataset;
 use crate::data::{Hierarchy, NodeId};
 use crate::estimate::{Method, Tail};
 use crate::histogram::{Count, Size};
@@ -202,6 +203,38 @@ pub fn geometric_ratio(hierarchy: &Hierarchy) -> Epsilon {
     let branching = (hierarchy.len() - 1) as f64 / internal as f64;
     let r = branching.max(1.0).cbrt();
     Epsilon::parse(&format!("{r:.2}")).unwrap_or_else(|_| Epsilon::from_ratio(1, 1).expect("1"))
+}
+
+/// The K of coco's default plan (`coco plan` without `--max-size`, the plan the TUI
+/// opens with).
+pub const DEFAULT_MAX_SIZE: Size = 10_000;
+
+/// Whether `plan` is coco's public default for `dataset` at its own levels' total: ε
+/// split evenly, each level's default method, K = [`DEFAULT_MAX_SIZE`] fixed, and the
+/// default consistency step, merge rule and fits. Only such a plan is `public-default`:
+/// a K set by hand (say, the largest true size `coco inspect` shows) is not coco's
+/// default, whatever the levels say.
+pub fn is_coco_default(plan: &ReleasePlan, dataset: &Dataset) -> bool {
+    let Some(total) = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon())) else {
+        return false;
+    };
+    public_default(
+        &dataset.hierarchy,
+        |id| dataset.groups(id),
+        &total,
+        MaxSize::Fixed(DEFAULT_MAX_SIZE),
+    )
+    .is_ok_and(|d| d.plan == *plan)
+}
+
+/// The label a plan file's `tuning` earns: `public-default` only for coco's default
+/// ([`is_coco_default`]); a plan that says so and is not (edited after coco wrote it)
+/// is `unknown`.
+pub fn checked(plan: &ReleasePlan, dataset: &Dataset) -> Tuning {
+    match plan.tuning() {
+        Tuning::PublicDefault if !is_coco_default(plan, dataset) => Tuning::Unknown,
+        t => t,
+    }
 }
 
 #[cfg(test)]

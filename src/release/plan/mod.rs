@@ -475,7 +475,7 @@ impl ReleasePlan {
     }
 
     /// Total ε: the levels' budgets plus the budget for estimating `K`, if any
-    /// (sequential composition; see [`crate::privacy::guarantee`]).
+    /// (sequential composition; see [`crate::release::pipeline::accounting::guarantee`]).
     pub fn total_epsilon(&self) -> Option<Epsilon> {
         let k = match &self.max_size {
             MaxSize::Estimate { epsilon } => Some(epsilon),

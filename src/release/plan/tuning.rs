@@ -11,43 +11,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{MaxSize, ReleasePlan};
-use crate::data::Dataset;
-use crate::histogram::Size;
-use crate::privacy::Epsilon;
-
-/// The K of coco's default plan (`coco plan` without `--max-size`, the plan the TUI
-/// opens with).
-pub const DEFAULT_MAX_SIZE: Size = 10_000;
-
-/// Whether `plan` is coco's public default for `dataset` at its own levels' total: ε
-/// split evenly, each level's default method, K = [`DEFAULT_MAX_SIZE`] fixed, and the
-/// default consistency step, merge rule and fits. Only such a plan is `public-default`:
-/// a K set by hand (say, the largest true size `coco inspect` shows) is not coco's
-/// default, whatever the levels say.
-pub fn is_coco_default(plan: &ReleasePlan, dataset: &Dataset) -> bool {
-    let Some(total) = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon())) else {
-        return false;
-    };
-    super::defaults::public_default(
-        &dataset.hierarchy,
-        |id| dataset.groups(id),
-        &total,
-        MaxSize::Fixed(DEFAULT_MAX_SIZE),
-    )
-    .is_ok_and(|d| d.plan == *plan)
-}
-
-/// The label a plan file's `tuning` earns: `public-default` only for coco's default
-/// ([`is_coco_default`]); a plan that says so and is not (edited after coco wrote it)
-/// is `unknown`.
-pub fn checked(plan: &ReleasePlan, dataset: &Dataset) -> Tuning {
-    match plan.tuning() {
-        Tuning::PublicDefault if !is_coco_default(plan, dataset) => Tuning::Unknown,
-        t => t,
-    }
-}
-
 /// How a plan was tuned, from the most to the least private.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
