@@ -14,6 +14,7 @@
 //! `COCO_TIMING=1` adds the release's phases. Then the release directory is written
 //! again from the same draw, once in CSV and once in Parquet, each timed alone.
 
+use coco::wire::Named;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;

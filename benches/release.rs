@@ -9,6 +9,7 @@
 //!
 //! Run: `cargo bench --bench release -- --warm-up-time 1 --measurement-time 10`
 
+use coco::wire::Named;
 use std::path::Path;
 use std::time::Duration;
 

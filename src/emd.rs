@@ -58,22 +58,7 @@ pub struct LevelEmd {
     pub nodes: usize,
 }
 
-impl LevelEmd {
-    pub fn from_distances(distances: impl IntoIterator<Item = u64>) -> Self {
-        let (mut sum, mut max, mut n) = (0u128, 0u64, 0usize);
-        for d in distances {
-            sum += u128::from(d);
-            max = max.max(d);
-            n += 1;
-        }
-        let mean = if n == 0 { 0.0 } else { sum as f64 / n as f64 };
-        Self {
-            mean,
-            max,
-            nodes: n,
-        }
-    }
-}
+impl LevelEmd {}
 
 #[cfg(test)]
 mod tests {

@@ -27,3 +27,4 @@ pub mod tradeoff;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod units;
+pub mod wire;

@@ -15,6 +15,7 @@
 //! These figures compare noisy output with confidential data: they are for the
 //! operator's decision only and are not covered by the privacy guarantee.
 
+use crate::wire::Named;
 use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
@@ -26,7 +27,7 @@ use rayon::prelude::*;
 
 use crate::histogram::{HistogramSet, Histograms, Size};
 use crate::noise::{NoiseSource, OsRandomnessError};
-use crate::privacy::Diagnostic;
+use crate::privacy::{Diagnostic, Epsilon};
 use crate::release::plan::{MaxSize, ReleasePlan};
 use crate::release::run::{self, RunError};
 
@@ -114,7 +115,7 @@ pub struct VariantStat {
 pub struct LevelDiagnostics {
     pub level: String,
     pub nodes: usize,
-    pub epsilon: String,
+    pub epsilon: Epsilon,
     pub method: String,
     pub independent: Stat,
     /// The plan's own consistency first, then the alternatives when compared.
@@ -149,7 +150,8 @@ pub struct PreviewReport {
     /// CONFIDENTIAL, or what the proxy previewed is (set by the caller).
     pub notice: String,
     pub dataset: String,
-    pub total_epsilon: String,
+    /// `None` for an empty plan.
+    pub total_epsilon: Option<Epsilon>,
     /// `K` (the last trial's, when it is estimated).
     pub max_size: Size,
     pub max_size_estimated: bool,
@@ -191,7 +193,7 @@ pub fn variants(plan: &ReleasePlan, compare: bool) -> Vec<Variant> {
     };
     let mut out = vec![own];
     if compare {
-        for &c in Consistency::all() {
+        for c in <Consistency as Named>::all() {
             let merges: &[MergeRule] = if c.uses_merge() {
                 &[MergeRule::Weighted, MergeRule::Average]
             } else {
@@ -355,7 +357,7 @@ pub fn preview(
             LevelDiagnostics {
                 level: lp.name().to_string(),
                 nodes: h.level_len(l),
-                epsilon: lp.epsilon().to_string(),
+                epsilon: lp.epsilon().clone(),
                 method: lp.method().label(),
                 independent: Stat::of(&independent[l.0]),
                 consistent: ran
@@ -377,10 +379,7 @@ pub fn preview(
     Ok(PreviewReport {
         notice: CONFIDENTIAL_NOTICE.to_string(),
         dataset: dataset.name(),
-        total_epsilon: plan
-            .total_epsilon()
-            .map(|e| e.to_string())
-            .unwrap_or_default(),
+        total_epsilon: plan.total_epsilon(),
         max_size,
         max_size_estimated: matches!(plan.max_size(), MaxSize::Estimate { .. }),
         trials,
@@ -414,15 +413,6 @@ pub fn omniscient(
         })
         .sum();
     total / h.level_len(level).max(1) as f64
-}
-
-/// An ε a report holds exactly, as a short decimal for reading (`≈` when rounded);
-/// `--json` keeps the exact text.
-pub fn short_epsilon(text: &str) -> String {
-    crate::privacy::Epsilon::parse_unbounded(text).map_or_else(
-        |_| text.to_string(),
-        |e| e.short(crate::privacy::Rounding::Nearest),
-    )
 }
 
 /// A number with thousands separators and sensible precision.

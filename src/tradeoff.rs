@@ -33,7 +33,7 @@ use crate::release::tuning::Tuning;
 #[derive(Clone, Debug, Serialize)]
 pub struct AllocationPoint {
     /// The budget of each level, root first.
-    pub budgets: Vec<String>,
+    pub budgets: Vec<Epsilon>,
     /// What is varied: the swept level's ε, or the leaves' share of the total.
     pub x: f64,
     /// Mean per-node EMD of the consistent release, per level.
@@ -116,7 +116,7 @@ pub fn sweep_level(
             })
         })?;
         points.push(AllocationPoint {
-            budgets: p.levels().iter().map(|l| l.epsilon().to_string()).collect(),
+            budgets: p.levels().iter().map(|l| l.epsilon().clone()).collect(),
             x: eps.to_f64(),
             consistent,
         });
@@ -223,7 +223,7 @@ pub fn method_text(method: Method) -> String {
 pub struct Candidate {
     /// The leaves' share of the total.
     pub x: f64,
-    pub budgets: Vec<String>,
+    pub budgets: Vec<Epsilon>,
     /// Each level's method ([`method_text`]).
     pub methods: Vec<String>,
     /// Mean per-node EMD of the consistent release, per level.
@@ -274,7 +274,7 @@ impl PreviewData {
 pub struct Frontier {
     pub notice: String,
     pub data: PreviewData,
-    pub total_epsilon: String,
+    pub total_epsilon: Epsilon,
     pub levels: Vec<String>,
     /// The plan's own methods at each leaf share (the frontier drawn).
     pub points: Vec<AllocationPoint>,
@@ -363,7 +363,7 @@ pub fn frontier(
         Ok((
             Candidate {
                 x,
-                budgets: p.levels().iter().map(|l| l.epsilon().to_string()).collect(),
+                budgets: p.levels().iter().map(|l| l.epsilon().clone()).collect(),
                 methods: p.levels().iter().map(|l| method_text(l.method())).collect(),
                 consistent: report.levels.iter().map(|l| l.consistent[0].emd).collect(),
                 independent: report.levels.iter().map(|l| l.independent).collect(),
@@ -455,7 +455,7 @@ pub fn frontier(
     Ok(Frontier {
         notice: data.notice(),
         data,
-        total_epsilon: total.to_string(),
+        total_epsilon: total.clone(),
         levels: h.level_names().to_vec(),
         points,
         point_candidates,
@@ -508,7 +508,7 @@ pub struct Recommendation {
     pub candidate: usize,
     /// The leaves' share of the total.
     pub x: f64,
-    pub budgets: Vec<String>,
+    pub budgets: Vec<Epsilon>,
     pub methods: Vec<String>,
     pub consistent: Vec<Stat>,
     /// Error relative to bottom-up, per level, and its standard error (delta method).
@@ -744,7 +744,7 @@ mod tests {
         Frontier {
             notice: String::new(),
             data: PreviewData::Confidential,
-            total_epsilon: "1".into(),
+            total_epsilon: e("1"),
             levels: vec!["a".into(), "b".into()],
             points: vec![],
             point_candidates: vec![],

@@ -57,3 +57,69 @@ pub fn time_left(spent: Duration, done: f64) -> Option<Duration> {
     (done > 0.0 && done < 1.0 && spent >= Duration::from_secs(1))
         .then(|| Duration::from_secs_f64((spent.as_secs_f64() * (1.0 - done) / done).min(1e9)))
 }
+
+/// `text` (one line) broken into rows of at most `width` columns at word boundaries,
+/// each character `char_width` columns wide: words are separated by one space, and a
+/// word wider than a row is broken across rows when `break_long` (as a terminal lays it
+/// out), else left whole on a row of its own (a path in a comment). Empty text is one
+/// empty row.
+pub fn wrap_words(
+    text: &str,
+    width: usize,
+    char_width: impl Fn(char) -> usize,
+    break_long: bool,
+) -> Vec<String> {
+    let width = width.max(1);
+    let mut rows = vec![String::new()];
+    let mut used = 0;
+    for word in text.split_whitespace() {
+        let w: usize = word.chars().map(&char_width).sum();
+        if used > 0 && used + 1 + w > width {
+            rows.push(String::new());
+            used = 0;
+        }
+        let row = rows.last_mut().expect("one row at least");
+        if used > 0 {
+            row.push(' ');
+            used += 1;
+        }
+        if !break_long {
+            rows.last_mut().expect("one row at least").push_str(word);
+            used += w;
+            continue;
+        }
+        for c in word.chars() {
+            let cw = char_width(c);
+            if used + cw > width {
+                rows.push(String::new());
+                used = 0;
+            }
+            rows.last_mut().expect("one row at least").push(c);
+            used += cw;
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_wrap_at_the_width_and_long_ones_break_only_when_asked() {
+        let one = |_| 1;
+        assert_eq!(wrap_words("", 10, one, true), [""]);
+        assert_eq!(wrap_words("a bb ccc", 4, one, true), ["a bb", "ccc"]);
+        assert_eq!(
+            wrap_words("a abcdefgh b", 4, one, true),
+            ["a", "abcd", "efgh", "b"]
+        );
+        assert_eq!(
+            wrap_words("a abcdefgh b", 4, one, false),
+            ["a", "abcdefgh", "b"]
+        );
+        // Wide characters count as two columns where the caller says so.
+        let wide = |c: char| if c == '東' { 2 } else { 1 };
+        assert_eq!(wrap_words("東京 x", 4, wide, true), ["東京", "x"]);
+    }
+}

@@ -64,6 +64,7 @@
 //! * Ding, Wang, Wang, Zhang, Kifer, "Detecting Violations of Differential Privacy",
 //!   CCS 2018 (events chosen on a separate sample).
 
+use coco::wire::Named;
 use std::path::{Path, PathBuf};
 
 use coco::consistency::Consistency;

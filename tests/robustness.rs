@@ -32,6 +32,7 @@ use coco::privacy::{Diagnostic, Epsilon};
 use coco::release::defaults;
 use coco::release::plan::{MaxSize, ReleasePlan};
 use coco::release::run;
+use coco::wire::Named;
 
 /// Trials per shape and plan.
 const TRIALS: usize = 12;

@@ -116,7 +116,7 @@ fn edit_preview_draw_approve_and_export() {
     let result = rt.app.preview.result.as_ref().expect("a preview result");
     assert!(!rt.app.preview.stale(session));
     assert_eq!(result.report.trials, 10);
-    assert_eq!(result.report.levels[2].epsilon, "0.5");
+    assert_eq!(result.report.levels[2].epsilon, e("0.5"));
     assert!(result.report.last_trial.is_some());
     assert!(
         result
@@ -393,11 +393,7 @@ fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
     assert_eq!(rt.app.session.as_ref().unwrap().plan, before);
     act(&mut rt, &[Action::ApplyRecommendation, Action::Yes]);
     let plan = &rt.app.session.as_ref().unwrap().plan;
-    let now: Vec<String> = plan
-        .levels()
-        .iter()
-        .map(|l| l.epsilon().to_string())
-        .collect();
+    let now: Vec<Epsilon> = plan.levels().iter().map(|l| l.epsilon().clone()).collect();
     assert_eq!(now, budgets);
     assert_eq!(
         plan.levels().iter().map(|l| l.method()).collect::<Vec<_>>(),

@@ -1,6 +1,7 @@
 //! `coco ledger`: the privacy-loss ledger — show it, verify it, repair it, re-anchor it,
 //! set caps. What it prints (digests, directories) is as confidential as the ledger.
 
+use coco::wire::Named;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use coco::data::Dataset;
-use coco::estimate::Method;
+use coco::estimate::{Method, MethodKind};
 use coco::preview;
 use coco::privacy::{Epsilon, Rounding};
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
@@ -32,7 +32,7 @@ pub struct PlanArgs {
     /// K): hc with a tail listing at least 1% of the largest region's groups; the plan's
     /// comments and the table say why.
     #[arg(long, value_enum)]
-    pub method: Option<MethodArg>,
+    pub method: Option<MethodKind>,
     /// With hc: measure sizes above N as the sorted sizes of the largest groups, at no
     /// extra ε (for a few large groups, e.g. group quarters among households).
     #[arg(long, value_name = "N")]
@@ -56,12 +56,6 @@ pub struct PlanArgs {
 pub enum AllocationArg {
     Uniform,
     Geometric,
-}
-
-#[derive(Clone, Copy, Debug, ValueEnum)]
-pub enum MethodArg {
-    Hc,
-    Hg,
 }
 
 pub fn run(args: PlanArgs) -> Result<()> {
@@ -94,16 +88,18 @@ pub fn run(args: PlanArgs) -> Result<()> {
     // None: each level's method from public figures (release::defaults).
     let method = match (method, tail) {
         (None, None) => None,
-        (Some(MethodArg::Hc), None) => Some(Method::Hc),
-        (Some(MethodArg::Hg), None) => Some(Method::Hg),
-        (None | Some(MethodArg::Hc), Some(above)) => Some(Method::HcTail(coco::estimate::Tail {
+        (Some(MethodKind::Hc), None) => Some(Method::Hc),
+        (Some(MethodKind::Hg), None) => Some(Method::Hg),
+        (None | Some(MethodKind::Hc), Some(above)) => Some(Method::HcTail(coco::estimate::Tail {
             above,
             groups: parse_tail_groups(&tail_groups)
                 .map_err(|expected| anyhow!("--tail-groups {tail_groups}: {expected}"))?,
         })),
-        (Some(MethodArg::Hg), Some(_)) => {
+        (Some(MethodKind::Hg), Some(_)) => {
             bail!("--tail goes with --method hc (it extends the cumulative histogram)")
         }
+        // Not offered by `--method` (clap refuses it first); a plan file may name it.
+        (Some(MethodKind::Naive), _) => bail!("--method: expected hc or hg"),
     };
     // The default's own split, or one the operator chose (public either way).
     let own_split = budgets.is_some() || !matches!(allocation, Allocation::Uniform);

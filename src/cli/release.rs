@@ -16,6 +16,7 @@ use coco::release::transaction::{
     ApproveError, LARGE_EPSILON, Reservation, ReserveOptions, is_large,
 };
 use coco::release::tuning::Tuning;
+use coco::wire::Named;
 
 use super::progress::Progress;
 use super::{load_plan, shown};
@@ -48,48 +49,35 @@ pub struct ReleaseArgs {
     /// information, on a public proxy, or after previews of the confidential data.
     /// Default: what the plan file says (`tuning`), else unknown.
     #[arg(long, value_enum)]
-    pub tuned: Option<TunedArg>,
+    pub tuned: Option<Tuning>,
     /// Draw a total ε above 20 (refused without it: at such an ε the release is close
     /// to the confidential data itself). A warning is printed either way.
     #[arg(long)]
     pub allow_large_epsilon: bool,
 }
 
+/// The tuning to record: the plan's own label, checked where it can be (a plan that
+/// says `public-default` must be coco's default: its levels, K, consistency and fits),
+/// and the operator's `--tuned`, the worse of the two when both say something.
+/// `--format`: a format's name, or a message listing every one.
 fn parse_format(name: &str) -> Result<OutputFormat, String> {
     OutputFormat::parse(name).ok_or_else(|| {
-        let names: Vec<&str> = OutputFormat::ALL.iter().map(|(n, _)| *n).collect();
+        let names: Vec<&str> = OutputFormat::all()
+            .into_iter()
+            .map(OutputFormat::name)
+            .collect();
         format!("expected one of {}", names.join(", "))
     })
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum TunedArg {
-    Public,
-    Proxy,
-    Confidential,
-}
-
-impl TunedArg {
-    fn tuning(self) -> Tuning {
-        match self {
-            TunedArg::Public => Tuning::Public,
-            TunedArg::Proxy => Tuning::Proxy,
-            TunedArg::Confidential => Tuning::ConfidentialPreviews,
-        }
-    }
-}
-
-/// The tuning to record: the plan's own label, checked where it can be (a plan that
-/// says `public-default` must be coco's default: its levels, K, consistency and fits),
-/// and the operator's `--tuned`, the worse of the two when both say something.
-fn recorded_tuning(plan: &ReleasePlan, dataset: &Dataset, tuned: Option<TunedArg>) -> Tuning {
+fn recorded_tuning(plan: &ReleasePlan, dataset: &Dataset, tuned: Option<Tuning>) -> Tuning {
     let own = coco::release::defaults::checked(plan, dataset);
     if own != plan.tuning() {
         eprintln!(
             "note: the plan says tuning = \"public-default\" but is not coco's default plan for this dataset (its levels, K, consistency step or fits were set or edited by hand): recorded as unknown; --tuned public|proxy|confidential says how it was chosen"
         );
     }
-    match (own, tuned.map(TunedArg::tuning)) {
+    match (own, tuned) {
         (own, None) => own,
         (Tuning::Unknown, Some(t)) => t,
         (own, Some(t)) => {

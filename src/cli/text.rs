@@ -6,7 +6,8 @@ use std::fmt::Write;
 
 use coco::histogram::Size;
 use coco::inspect::{Summary, thousands};
-use coco::preview::{PreviewReport, Stat, fmt_num, short_epsilon};
+use coco::preview::{PreviewReport, Stat, fmt_num};
+use coco::privacy::{Epsilon, Rounding};
 use coco::tradeoff::Frontier;
 
 /// Rows of cells as aligned columns separated by two spaces, each as wide as its
@@ -49,10 +50,10 @@ fn stat(s: &Stat) -> String {
 }
 
 /// Budgets held exactly, root first, as short decimals (`--json` keeps them exact).
-fn short_budgets(budgets: &[String]) -> String {
+fn short_budgets(budgets: &[Epsilon]) -> String {
     budgets
         .iter()
-        .map(|b| short_epsilon(b))
+        .map(short_epsilon)
         .collect::<Vec<_>>()
         .join(" / ")
 }
@@ -80,7 +81,10 @@ pub fn preview(report: &PreviewReport) -> String {
         s,
         "dataset {}   total ε = {}   K = {}{}   {} trial(s), {}",
         report.dataset,
-        short_epsilon(&report.total_epsilon),
+        report
+            .total_epsilon
+            .as_ref()
+            .map_or_else(String::new, short_epsilon),
         report.max_size,
         if report.max_size_estimated {
             " (estimated, last trial)"
@@ -404,4 +408,9 @@ mod tests {
             text.contains("  level     nodes  empty  groups  entities  max size  distinct sizes\n")
         );
     }
+}
+
+/// An ε as a short decimal for reading (`≈` when rounded); `--json` keeps the exact text.
+fn short_epsilon(e: &Epsilon) -> String {
+    e.short(Rounding::Nearest)
 }

@@ -18,8 +18,11 @@ use serde::{Deserialize, Serialize};
 use crate::histogram::Size;
 
 /// How a parent's and a child's estimate of one group's size are combined.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum MergeRule {
     /// Inverse-variance weighting (Eq. 5 and 6); the paper's choice.
     #[default]
@@ -29,21 +32,6 @@ pub enum MergeRule {
 }
 
 impl MergeRule {
-    pub fn name(self) -> &'static str {
-        match self {
-            MergeRule::Weighted => "weighted",
-            MergeRule::Average => "average",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<MergeRule> {
-        match s {
-            "weighted" => Some(MergeRule::Weighted),
-            "average" => Some(MergeRule::Average),
-            _ => None,
-        }
-    }
-
     /// The merged estimate and its variance.
     pub fn merge(
         self,

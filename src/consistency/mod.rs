@@ -27,11 +27,15 @@ use crate::estimate::{Estimates, IsotonicFit};
 use crate::histogram::{Count, HistRef, HistogramSet, Size};
 
 /// Which consistency step a release uses.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,
+)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum Consistency {
     /// Kuo et al. Algorithm 1.
     #[serde(rename = "topdown")]
+    #[value(name = "topdown")]
     TopDown,
     /// Isotonic fits, tree-wide weighted least squares, optimal top-down splitting
     /// ([`wls`]); the default, as it beat `topdown` at every level on every dataset
@@ -42,25 +46,6 @@ pub enum Consistency {
 }
 
 impl Consistency {
-    pub fn name(self) -> &'static str {
-        match self {
-            Consistency::TopDown => "topdown",
-            Consistency::Wls => "wls",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Consistency> {
-        match s {
-            "topdown" => Some(Consistency::TopDown),
-            "wls" => Some(Consistency::Wls),
-            _ => None,
-        }
-    }
-
-    pub fn all() -> &'static [Consistency] {
-        &[Consistency::TopDown, Consistency::Wls]
-    }
-
     /// Whether the merge rule matters to this step.
     pub fn uses_merge(self) -> bool {
         matches!(self, Consistency::TopDown)

@@ -25,8 +25,6 @@ use rayon::slice::ParallelSliceMut;
 use thiserror::Error;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::histogram::CountOfCounts;
-
 /// Index of a node in [`Hierarchy::nodes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NodeId(pub u32);
@@ -368,18 +366,6 @@ impl Hierarchy {
     /// Node ids from the leaves up to the root (every child before its parent).
     pub fn bottom_up(&self) -> impl Iterator<Item = NodeId> {
         (0..self.nodes.len() as u32).rev().map(NodeId)
-    }
-
-    /// Sets every non-leaf node's histogram to the sum of its children's, from the
-    /// leaves up (`per_node` is indexed by [`NodeId`]; leaves are left as they are).
-    pub fn aggregate(&self, per_node: &mut [CountOfCounts]) {
-        for id in self.bottom_up() {
-            let node = &self.nodes[id.index()];
-            if !node.is_leaf() {
-                let sum = CountOfCounts::sum(node.children().map(|c| &per_node[c.index()]));
-                per_node[id.index()] = sum;
-            }
-        }
     }
 
     /// The bytes the hierarchy holds, roughly (for resource estimates and tests).

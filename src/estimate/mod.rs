@@ -55,15 +55,34 @@ pub enum Method {
     HcTail(Tail),
 }
 
-impl Method {
-    pub fn name(self) -> &'static str {
-        match self {
-            Method::Hc => "hc",
-            Method::Hg => "hg",
-            Method::Naive => "naive",
-            // The plan writes `method = "hc"` with a `tail` table.
-            Method::HcTail(_) => "hc",
+/// A level's method, one spelling (in the ledger and the manifest; a tail is recorded
+/// beside it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum MethodKind {
+    Hc,
+    Hg,
+    /// Not offered on the command line (`coco plan --method`); plans may name it.
+    #[value(skip)]
+    Naive,
+}
+
+impl MethodKind {
+    pub fn of(method: Method) -> MethodKind {
+        match method {
+            Method::Hc | Method::HcTail(_) => MethodKind::Hc,
+            Method::Hg => MethodKind::Hg,
+            Method::Naive => MethodKind::Naive,
         }
+    }
+}
+
+impl Method {
+    /// The method's name in plans and on the command line (`hc` with a tail is `hc`: the
+    /// plan writes `method = "hc"` with a `tail` table).
+    pub fn name(self) -> &'static str {
+        crate::wire::Named::name(MethodKind::of(self))
     }
 
     /// A short description for screens and reports, e.g. `hc+tail>20`.
@@ -82,18 +101,12 @@ impl Method {
         }
     }
 
-    /// Whether the method measures a cumulative histogram (all of it, or its head).
-    pub fn is_cumulative(self) -> bool {
-        matches!(self, Method::Hc | Method::HcTail(_))
-    }
-
     pub fn parse(s: &str) -> Option<Method> {
-        match s {
-            "hc" => Some(Method::Hc),
-            "hg" => Some(Method::Hg),
-            "naive" => Some(Method::Naive),
-            _ => None,
-        }
+        Some(match <MethodKind as crate::wire::Named>::parse(s)? {
+            MethodKind::Hc => Method::Hc,
+            MethodKind::Hg => Method::Hg,
+            MethodKind::Naive => Method::Naive,
+        })
     }
 
     /// The L1 sensitivity of the measured vector (Lemma 3, Lemma 4.2, Hay et al.).

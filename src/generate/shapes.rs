@@ -17,6 +17,7 @@
 //! | `many-tiny` | thousands of regions of 0 to 3 groups under one parent |
 //! | `sparse` | most regions empty, the others small: fits bounded by small `G` |
 
+use crate::wire::Named;
 use libm::{exp, log as ln};
 
 use super::random::GenRng;
@@ -24,7 +25,11 @@ use super::{GenerateError, Generated, Groups};
 use crate::histogram::{CountOfCounts, Size};
 
 /// A shape of the robustness corpus (see the module docs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+#[value(rename_all = "kebab-case")]
 pub enum Shape {
     GroupQuarters,
     Dense,
@@ -37,30 +42,6 @@ pub enum Shape {
 }
 
 impl Shape {
-    pub const ALL: [Shape; 8] = [
-        Shape::GroupQuarters,
-        Shape::Dense,
-        Shape::Skewed,
-        Shape::Chain,
-        Shape::Giant,
-        Shape::HeavyTail,
-        Shape::ManyTiny,
-        Shape::Sparse,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Shape::GroupQuarters => "group-quarters",
-            Shape::Dense => "dense",
-            Shape::Skewed => "skewed",
-            Shape::Chain => "chain",
-            Shape::Giant => "giant",
-            Shape::HeavyTail => "heavy-tail",
-            Shape::ManyTiny => "many-tiny",
-            Shape::Sparse => "sparse",
-        }
-    }
-
     /// Draws the shape at `scale` (1 for `coco gen`; the number of regions grows with
     /// it, at least one region per level).
     pub fn build(self, seed: u64, scale: f64) -> Result<Generated, GenerateError> {
@@ -301,7 +282,7 @@ mod tests {
 
     #[test]
     fn every_shape_builds_a_valid_dataset_deterministically() {
-        for shape in Shape::ALL {
+        for shape in Shape::all().into_iter() {
             let g = shape.build(7, 0.25).unwrap();
             let d = g.to_dataset().unwrap();
             assert_eq!(d.hierarchy.depth(), levels(shape).len(), "{}", shape.name());

@@ -82,17 +82,9 @@ pub fn epsilon(app: &App, e: &Epsilon) -> String {
     show(e, app.exact_epsilon, Rounding::Nearest)
 }
 
-/// [`epsilon`] for an ε a report holds as its exact text (a preview's, a sweep's).
-pub fn epsilon_text(app: &App, text: &str) -> String {
-    epsilon_text_as(app.exact_epsilon, text)
-}
-
-/// [`epsilon_text`] with the choice of exact or short given.
-pub fn epsilon_text_as(exact: bool, text: &str) -> String {
-    match Epsilon::parse_unbounded(text) {
-        Ok(e) => show(&e, exact, Rounding::Nearest),
-        Err(_) => text.to_string(),
-    }
+/// [`epsilon`] with the choice of exact or short given.
+pub fn epsilon_as(exact: bool, e: &Epsilon) -> String {
+    show(e, exact, Rounding::Nearest)
 }
 
 /// A mean ± standard error.
@@ -496,31 +488,12 @@ fn mark_cut_row(frame: &mut Frame, area: Rect, y: u16) {
 /// `text` (one line) broken into rows of at most `width` cells at word boundaries, as
 /// [`ratatui::widgets::Wrap`] lays it out (a word wider than a row is broken).
 pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut rows = vec![String::new()];
-    let mut used = 0;
-    for word in text.split_whitespace() {
-        let w = text_width(word);
-        if used > 0 && used + 1 + w > width {
-            rows.push(String::new());
-            used = 0;
-        }
-        let row = rows.last_mut().expect("one row at least");
-        if used > 0 {
-            row.push(' ');
-            used += 1;
-        }
-        for c in word.chars() {
-            let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-            if used + cw > width {
-                rows.push(String::new());
-                used = 0;
-            }
-            rows.last_mut().expect("one row at least").push(c);
-            used += cw;
-        }
-    }
-    rows
+    crate::units::wrap_words(
+        text,
+        width,
+        |c| unicode_width::UnicodeWidthChar::width(c).unwrap_or(0),
+        true,
+    )
 }
 
 /// A style for a check's outcome.

@@ -398,11 +398,6 @@ impl Worker {
         !self.running.is_empty()
     }
 
-    /// Whether a job of this kind is running.
-    pub fn is_running(&self, kind: JobKind) -> bool {
-        self.running.values().any(|(k, _)| *k == kind)
-    }
-
     /// The next message of a current job, waiting at most `timeout`.
     pub fn recv(&mut self, timeout: Duration) -> Option<WorkerEvent> {
         let deadline = Instant::now() + timeout;

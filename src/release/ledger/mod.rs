@@ -88,7 +88,7 @@ use std::path::{Path, PathBuf};
 use super::plan::{MaxSize, ReleasePlan};
 use super::tuning::Tuning;
 use crate::data::{Dataset, hex};
-use crate::estimate::{Method, TailLength};
+use crate::estimate::TailLength;
 use crate::histogram::Size;
 use crate::noise::Randomness;
 use crate::privacy::Epsilon;

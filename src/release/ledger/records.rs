@@ -106,25 +106,7 @@ pub enum Tool {
     Tui,
 }
 
-/// A level's method, one spelling (in the ledger and the manifest; a tail is recorded
-/// beside it).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MethodKind {
-    Hc,
-    Hg,
-    Naive,
-}
-
-impl MethodKind {
-    pub fn of(method: Method) -> MethodKind {
-        match method {
-            Method::Hc | Method::HcTail(_) => MethodKind::Hc,
-            Method::Hg => MethodKind::Hg,
-            Method::Naive => MethodKind::Naive,
-        }
-    }
-}
+pub use crate::estimate::MethodKind;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

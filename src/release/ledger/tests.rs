@@ -1,4 +1,5 @@
 use super::*;
+use crate::estimate::Method;
 
 fn dataset(sizes: &[u32]) -> Dataset {
     use crate::data::{GroupsForm, Hierarchy};

@@ -52,7 +52,19 @@ pub fn check_output_free(out: &Path) -> Result<(), ExportError> {
 /// The files a release is written as: CSV (`counts.csv`, `tables/*.csv`; the default),
 /// Parquet (`counts.parquet`, `tables/*.parquet`), or both. Either form holds the same
 /// columns and rows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+#[value(rename_all = "lowercase")]
 pub enum OutputFormat {
     #[default]
     Csv,
@@ -61,27 +73,12 @@ pub enum OutputFormat {
 }
 
 impl OutputFormat {
-    /// Every format, by its name on the command line.
-    pub const ALL: [(&'static str, OutputFormat); 3] = [
-        ("csv", OutputFormat::Csv),
-        ("parquet", OutputFormat::Parquet),
-        ("both", OutputFormat::Both),
-    ];
-
     pub fn csv(self) -> bool {
         matches!(self, OutputFormat::Csv | OutputFormat::Both)
     }
 
     pub fn parquet(self) -> bool {
         matches!(self, OutputFormat::Parquet | OutputFormat::Both)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            OutputFormat::Csv => "csv",
-            OutputFormat::Parquet => "parquet",
-            OutputFormat::Both => "both",
-        }
     }
 
     /// The files' format in a sentence: "CSV", "Parquet", "CSV and Parquet".
@@ -93,7 +90,7 @@ impl OutputFormat {
         }
     }
 
-    /// The next format, in the order of [`OutputFormat::ALL`].
+    /// The next format, in declaration order.
     pub fn next(self) -> OutputFormat {
         match self {
             OutputFormat::Csv => OutputFormat::Parquet,
@@ -110,11 +107,6 @@ impl OutputFormat {
             OutputFormat::Parquet => &[&writer::Parquet],
             OutputFormat::Both => &[&writer::Csv, &writer::Parquet],
         }
-    }
-
-    /// The format named `name` (`csv`, `parquet` or `both`).
-    pub fn parse(name: &str) -> Option<OutputFormat> {
-        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, f)| f)
     }
 }
 

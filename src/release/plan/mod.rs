@@ -39,8 +39,7 @@ pub mod tuning;
 
 pub use tuning::Tuning;
 
-/// The largest `K` accepted: a cumulative histogram has `K + 1` cells per region.
-pub const MAX_K: Size = 100_000_000;
+pub use crate::estimate::max_size::MAX_K;
 
 /// Where the public bound `K` comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -351,15 +350,6 @@ impl ReleasePlan {
         self.edit(|p| p.levels[i].method = method)
     }
 
-    /// Sets the method of every level.
-    pub fn set_method_everywhere(&mut self, method: Method) -> Result<(), PlanRuleError> {
-        self.edit(|p| {
-            for l in &mut p.levels {
-                l.method = method;
-            }
-        })
-    }
-
     /// Sets where `K` comes from.
     pub fn set_max_size(&mut self, max_size: MaxSize) -> Result<(), PlanRuleError> {
         self.edit(|p| p.max_size = max_size)
@@ -371,12 +361,6 @@ impl ReleasePlan {
 
     pub fn set_merge(&mut self, merge: MergeRule) {
         self.merge = merge;
-    }
-
-    /// The isotonic fits of `hc` and `hg` measurements.
-    pub fn set_fits(&mut self, hc_fit: IsotonicFit, hg_fit: IsotonicFit) {
-        self.hc_fit = hc_fit;
-        self.hg_fit = hg_fit;
     }
 
     pub fn max_size(&self) -> &MaxSize {

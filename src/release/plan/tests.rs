@@ -1,5 +1,6 @@
 use super::*;
 use crate::data::tests::tiny;
+use crate::wire::Named;
 
 fn parse(text: &str) -> Result<ReleasePlan, PlanError> {
     ReleasePlan::parse(text, Path::new("plan.toml"))
@@ -91,7 +92,7 @@ fn tuning_is_read_written_and_defaults_to_unknown() {
     let mut plan = parse(text).unwrap();
     assert_eq!(plan.tuning(), Tuning::Unknown);
     assert!(!plan.to_toml().contains("tuning"));
-    for t in Tuning::ALL {
+    for t in Tuning::all().into_iter() {
         plan.set_tuning(t);
         assert_eq!(parse(&plan.to_toml()).unwrap().tuning(), t);
     }

@@ -2,6 +2,7 @@
 //! back, with each level's note as a comment.
 
 use super::*;
+use crate::wire::Named;
 
 pub(crate) const TOP_KEYS: &str = "max_size, level, consistency, merge, hc_fit, hg_fit, tuning";
 pub(crate) const LEVEL_KEYS: &str = "name, epsilon, method, tail";
@@ -275,21 +276,10 @@ impl ReleasePlan {
 /// `text` on lines of at most `width` characters (words longer than that on their own
 /// line), with line breaks replaced so each stays one comment line.
 pub(crate) fn wrap_comment(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
+    if text.split_whitespace().next().is_none() {
+        return Vec::new();
     }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
+    crate::units::wrap_words(text, width, |_| 1, false)
 }
 
 pub(crate) fn fit_name(fit: IsotonicFit) -> &'static str {

@@ -9,17 +9,31 @@
 //! plan file (`tuning = "…"`), the ledger entry and the manifest say which it was. The
 //! label is a fact about how the operator worked, never a figure computed from the data.
 
+use crate::wire::Named;
 use serde::{Deserialize, Serialize};
 
 /// How a plan was tuned, from the most to the least private.
 #[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    clap::ValueEnum,
 )]
 #[serde(rename_all = "kebab-case")]
+#[value(rename_all = "kebab-case")]
 pub enum Tuning {
     /// coco's default plan, chosen from public information only (the hierarchy, each
     /// region's G and K): `coco plan` without options, the plan the TUI opens with,
     /// `coco preview DIR` without `--config`.
+    #[value(skip)]
     PublicDefault,
     /// Chosen by the operator from public information, without previews of the
     /// confidential data (`coco plan` with options, edits made in the TUI before any
@@ -30,38 +44,17 @@ pub enum Tuning {
     Proxy,
     /// Not recorded: a plan written by hand or by an older coco.
     #[default]
+    #[value(skip)]
     Unknown,
     /// Chosen after previews measured against the confidential data, or a size (K, a
     /// tail) typed in the TUI after its confidential figures were on screen: the
     /// published parameters may be a function of the data outside the privacy
     /// guarantee.
+    #[value(alias = "confidential")]
     ConfidentialPreviews,
 }
 
 impl Tuning {
-    pub const ALL: [Tuning; 5] = [
-        Tuning::PublicDefault,
-        Tuning::Public,
-        Tuning::Proxy,
-        Tuning::Unknown,
-        Tuning::ConfidentialPreviews,
-    ];
-
-    /// The spelling in plan files, the ledger and the manifest.
-    pub fn name(self) -> &'static str {
-        match self {
-            Tuning::PublicDefault => "public-default",
-            Tuning::Public => "public",
-            Tuning::Proxy => "proxy",
-            Tuning::Unknown => "unknown",
-            Tuning::ConfidentialPreviews => "confidential-previews",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Tuning> {
-        Tuning::ALL.into_iter().find(|t| t.name() == text)
-    }
-
     /// One sentence for the operator.
     pub fn describe(self) -> &'static str {
         match self {
@@ -108,7 +101,7 @@ mod tests {
 
     #[test]
     fn one_spelling_everywhere() {
-        for t in Tuning::ALL {
+        for t in Tuning::all().into_iter() {
             assert_eq!(Tuning::parse(t.name()), Some(t));
             let json = serde_json::to_string(&t).unwrap();
             assert_eq!(json, format!("\"{}\"", t.name()));

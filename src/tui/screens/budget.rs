@@ -2,6 +2,7 @@
 //! method, what it costs in noise samples and what error to expect — with presets, K,
 //! the consistency step, the ledger cap, and saving or loading the plan as TOML.
 
+use crate::wire::Named;
 use std::path::{Path, PathBuf};
 
 use ratatui::Frame;
@@ -383,14 +384,11 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
         .iter()
         .zip(r.budgets.iter().zip(&r.methods))
         .map(|(now, (b, m))| {
-            let (e, method) = (
-                now.epsilon().to_string(),
-                crate::tradeoff::method_text(now.method()),
-            );
+            let method = crate::tradeoff::method_text(now.method());
             // Only what changes is said twice; ε compared exactly, shown for reading.
-            let same = *b == e;
+            let same = b == now.epsilon();
             let (b, e) = (
-                widgets::epsilon_text(app, b),
+                widgets::epsilon(app, b),
                 widgets::epsilon(app, now.epsilon()),
             );
             match (same, *m == method) {

@@ -412,7 +412,7 @@ fn render_table(
         .map(|l| {
             let mut cells = vec![
                 l.level.clone(),
-                widgets::epsilon_text(app, &l.epsilon),
+                widgets::epsilon(app, &l.epsilon),
                 l.method.clone(),
                 stat(l.independent),
                 stat(l.consistent[0].emd),

@@ -5,6 +5,7 @@
 //! is taken before the draw (cap check) and held until the operator decides; a draw
 //! that was shown is always recorded — written, or discarded with its ε spent.
 
+use crate::wire::Named;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;

@@ -23,6 +23,7 @@ use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Row, Table};
 
 use crate::data::LevelId;
 use crate::preview::fmt_num;
+use crate::privacy::Epsilon;
 use crate::tradeoff::{AllocationPoint, Frontier, PreviewData, SWEEP_FACTORS, SweepProgress};
 
 use super::super::action::{Action, Context};
@@ -235,7 +236,7 @@ pub fn apply_recommendation_now(app: &mut App) {
                 .budgets
                 .iter()
                 .zip(&rec.methods)
-                .map(|(b, m)| format!("{} {m}", widgets::epsilon_text_as(exact, b)))
+                .map(|(b, m)| format!("{} {m}", widgets::epsilon_as(exact, b)))
                 .collect();
             let tuning = session.plan.tuning();
             app.info(format!(
@@ -744,7 +745,7 @@ fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, n
         .enumerate()
         .map(|(i, (p, (n, d)))| {
             let mut cells = vec![
-                widgets::epsilon_text(app, &p.budgets[sweep.level]),
+                widgets::epsilon(app, &p.budgets[sweep.level]),
                 if d == 1 {
                     format!("{n}")
                 } else {
@@ -843,10 +844,10 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     );
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".to_string()];
     header.extend(f.levels.iter().cloned());
-    let budgets = |budgets: &[String]| {
+    let budgets = |budgets: &[Epsilon]| {
         budgets
             .iter()
-            .map(|b| widgets::epsilon_text(app, b))
+            .map(|b| widgets::epsilon(app, b))
             .collect::<Vec<_>>()
             .join(" / ")
     };
@@ -887,7 +888,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
         "bottom-up".to_string(),
         format!(
             "all {} on the leaves, {}",
-            widgets::epsilon_text(app, &f.total_epsilon),
+            widgets::epsilon(app, &f.total_epsilon),
             f.bottom_up_method
         ),
     ];
@@ -909,7 +910,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     let title = rows_title(
         &format!(
             "Frontier at total ε = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
-            widgets::epsilon_text(app, &f.total_epsilon),
+            widgets::epsilon(app, &f.total_epsilon),
             f.trials,
             f.candidates.len()
         ),
@@ -930,7 +931,7 @@ pub fn recommendation_line(app: &App, f: &Frontier, apply_key: &str) -> Line<'st
                 .budgets
                 .iter()
                 .zip(&r.methods)
-                .map(|(b, m)| format!("{} {m}", widgets::epsilon_text(app, b)))
+                .map(|(b, m)| format!("{} {m}", widgets::epsilon(app, b)))
                 .collect();
             let ratios = r.ratio_texts();
             let (on, style) = match &f.data {
