@@ -15,6 +15,7 @@ pub mod data;
 pub mod emd;
 pub mod estimate;
 pub mod generate;
+pub mod glossary;
 pub mod histogram;
 pub mod inspect;
 pub mod noise;
