@@ -12,6 +12,8 @@
 pub mod consistency;
 pub mod convert;
 pub mod data;
+#[cfg(test)]
+mod docs;
 pub mod emd;
 pub mod estimate;
 pub mod generate;
