@@ -12,9 +12,12 @@
 pub mod consistency;
 pub mod convert;
 pub mod data;
+#[cfg(test)]
+mod docs;
 pub mod emd;
 pub mod estimate;
 pub mod generate;
+pub mod glossary;
 pub mod histogram;
 pub mod inspect;
 pub mod noise;

@@ -16,7 +16,7 @@ use coco::release::transaction::Reservation;
 use coco::release::tuning::Tuning;
 use coco::tui::AppOptions;
 use coco::tui::action::Action;
-use coco::tui::app::{Confirm, InputPurpose, LoadState, Overlay, Screen, Tone};
+use coco::tui::app::{Confirm, HelpPage, InputPurpose, LoadState, Overlay, Screen, Tone};
 use coco::tui::keymap::Key;
 use coco::tui::runtime::Runtime;
 use coco::tui::screens::release::Decision;
@@ -1511,4 +1511,52 @@ fn the_tui_keeps_its_home_private() {
     let _rt = runtime(&fresh, SAMPLE);
     assert_eq!(mode(&fresh), 0o700);
     assert_eq!(mode(&fresh.join("recent-datasets.txt")), 0o600);
+}
+
+/// `?` then `g` shows the glossary, every entry of it within reach of the scroll keys;
+/// `g` again shows the keys, each page from its top; the help says where the glossary is.
+#[test]
+fn the_help_leads_to_the_glossary_and_back() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = runtime(home.path(), SAMPLE);
+    rt.act(Action::ScreenPreview);
+    assert!(rt.key(Key::parse("?").unwrap()));
+    let keys = rt.text(100, 30);
+    assert!(keys.contains("g glossary"), "{keys}");
+    assert!(rt.key(Key::parse("down").unwrap()));
+    assert!(rt.key(Key::parse("g").unwrap()));
+    assert_eq!(
+        rt.app.overlay,
+        Some(Overlay::Help {
+            page: HelpPage::Glossary,
+            scroll: 0
+        })
+    );
+    let mut seen = String::new();
+    for _ in 0..30 {
+        seen.push_str(&rt.text(100, 30));
+        rt.act(Action::PageDown);
+    }
+    for t in coco::glossary::GLOSSARY {
+        assert!(seen.contains(t.term), "{} not shown", t.term);
+    }
+    // The glossary's own line of the hint bar: g brings the keys back.
+    assert!(rt.text(100, 30).contains("g keys"));
+    assert!(rt.key(Key::parse("g").unwrap()));
+    assert_eq!(
+        rt.app.overlay,
+        Some(Overlay::Help {
+            page: HelpPage::Keys,
+            scroll: 0
+        })
+    );
+    // The keys' page ends by naming the glossary's key.
+    let mut keys = String::new();
+    for _ in 0..40 {
+        keys.push_str(&rt.text(100, 30));
+        rt.act(Action::Down);
+    }
+    assert!(keys.contains("press g for the glossary"), "{keys}");
+    assert!(rt.key(key(KeyCode::Esc, KeyModifiers::NONE)));
+    assert_eq!(rt.app.overlay, None);
 }

@@ -176,6 +176,20 @@ fn help_overlay_lists_the_screens_keys() {
     assert_frame("help_budget", &rt);
 }
 
+/// The help's second page: the glossary (`g` in the help), its first screen and its last.
+#[test]
+fn help_overlay_shows_the_glossary() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(
+        &mut rt,
+        &[Action::ScreenPreview, Action::Help, Action::Glossary],
+    );
+    assert_frame("help_glossary", &rt);
+    act(&mut rt, &[Action::PageDown; 30]);
+    assert_frame("help_glossary_end", &rt);
+}
+
 /// A dataset whose groups file has a bad size on line 3, in a fixed place under
 /// `target/` so the message (which names the file) is the same on every run.
 fn broken_dataset() -> PathBuf {

@@ -20,7 +20,17 @@ use coco::tradeoff::{self, PreviewData, Priority, SweepProgress};
 use super::load_plan;
 use super::progress::Progress;
 
+/// What the columns of the output mean, for `coco preview --help`.
+const COLUMNS: &str =
+    "The columns (mean EMD per region to the truth, ± its standard error over the trials):
+  independent      each region's own estimate, before the consistency step
+  consistent       what a release of the plan would publish (after wls or topdown)
+  bottom-up        the whole ε on the leaves, the regions above summed from them
+  omniscient ref.  Kuo et al.'s yardstick: distinct sizes × √2/ε per region
+Defined in docs/glossary.md, and in the TUI's help (? then g).";
+
 #[derive(Args, Debug)]
+#[command(after_help = COLUMNS)]
 pub struct PreviewArgs {
     /// Dataset directory.
     pub dir: PathBuf,

@@ -116,6 +116,7 @@ actions! {
     Yes = "yes": "Confirm",
     No = "no": "Do not confirm",
     Close = "close": "Close",
+    Glossary = "glossary": "Show the glossary of the words the screens use (or the keys again)",
 }
 
 impl Action {

@@ -135,10 +135,19 @@ pub enum Confirm {
     OverwritePlan(PathBuf),
 }
 
+/// The pages of the help overlay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HelpPage {
+    /// The keys of the screen it was opened on, then those that work everywhere.
+    Keys,
+    /// The words the screens use ([`crate::glossary`]).
+    Glossary,
+}
+
 /// What is drawn over the screen.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Overlay {
-    Help { scroll: usize },
+    Help { page: HelpPage, scroll: usize },
     Input(InputOverlay),
     Picker(Picker),
     Confirm(Confirm),
@@ -628,7 +637,7 @@ pub fn update(app: &mut App, action: Action) {
         return;
     }
     match app.overlay.clone() {
-        Some(Overlay::Help { scroll }) => help(app, scroll, action),
+        Some(Overlay::Help { page, scroll }) => help(app, page, scroll, action),
         Some(Overlay::Input(_)) => input(app, action),
         Some(Overlay::Picker(_)) => picker(app, action),
         Some(Overlay::Confirm(c)) => confirm(app, c, action),
@@ -650,7 +659,12 @@ fn screen_action(app: &mut App, action: Action) {
                 app.quit = true;
             }
         }
-        Action::Help => app.overlay = Some(Overlay::Help { scroll: 0 }),
+        Action::Help => {
+            app.overlay = Some(Overlay::Help {
+                page: HelpPage::Keys,
+                scroll: 0,
+            })
+        }
         Action::ToggleExact => {
             app.exact_epsilon = !app.exact_epsilon;
             app.info(if app.exact_epsilon {
@@ -734,20 +748,19 @@ fn go(app: &mut App, screen: Screen) {
     }
 }
 
-fn help(app: &mut App, scroll: usize, action: Action) {
+fn help(app: &mut App, page: HelpPage, scroll: usize, action: Action) {
+    let help = |page, scroll| Some(Overlay::Help { page, scroll });
     app.overlay = match action {
         Action::Close => None,
-        Action::Up => Some(Overlay::Help {
-            scroll: scroll.saturating_sub(1),
-        }),
-        Action::Down => Some(Overlay::Help { scroll: scroll + 1 }),
-        Action::PageUp => Some(Overlay::Help {
-            scroll: scroll.saturating_sub(10),
-        }),
-        Action::PageDown => Some(Overlay::Help {
-            scroll: scroll + 10,
-        }),
-        _ => Some(Overlay::Help { scroll }),
+        Action::Glossary => match page {
+            HelpPage::Keys => help(HelpPage::Glossary, 0),
+            HelpPage::Glossary => help(HelpPage::Keys, 0),
+        },
+        Action::Up => help(page, scroll.saturating_sub(1)),
+        Action::Down => help(page, scroll + 1),
+        Action::PageUp => help(page, scroll.saturating_sub(10)),
+        Action::PageDown => help(page, scroll + 10),
+        _ => help(page, scroll),
     };
 }
 

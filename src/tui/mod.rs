@@ -24,11 +24,12 @@
 //!
 //! The architecture follows the Elm pattern: plain state split by screen ([`app`],
 //! [`screens`]), keys mapped to [`action::Action`]s by a [`keymap`] (defaults in
-//! `assets/keymap.toml`, overridable by `keymap.toml` in coco's home), one
-//! [`app::update`], pure render functions ([`ui`], `screens::*::render`), and background
-//! jobs on worker threads reporting through a channel, the latest request of each kind
-//! winning ([`worker`]). [`runtime::Runtime`] ties them together for the terminal loop
-//! and for tests, which drive it without a terminal.
+//! `assets/keymap.toml`, overridable by `keymap.toml` in coco's configuration
+//! directory), one [`app::update`], pure render functions ([`ui`],
+//! `screens::*::render`), and background jobs on worker threads reporting through a
+//! channel, the latest request of each kind winning ([`worker`]). [`runtime::Runtime`]
+//! ties them together for the terminal loop and for tests, which drive it without a
+//! terminal.
 
 pub mod action;
 pub mod app;

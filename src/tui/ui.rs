@@ -9,7 +9,8 @@ use ratatui::widgets::{Clear, Paragraph, Wrap};
 
 use super::action::{Action, Context};
 use super::app::{
-    App, Confirm, InputOverlay, LoadRead, LoadState, LoadStep, Overlay, Picker, Screen, Tone,
+    App, Confirm, HelpPage, InputOverlay, LoadRead, LoadState, LoadStep, Overlay, Picker, Screen,
+    Tone,
 };
 use super::screens::{budget, dataset, hierarchy, preview, release, tradeoff};
 use super::session::show;
@@ -49,7 +50,7 @@ pub fn render(frame: &mut Frame, app: &App) {
     render_status(frame, status, app);
     frame.render_widget(Paragraph::new(hint_lines), hints);
     match &app.overlay {
-        Some(Overlay::Help { scroll }) => render_help(frame, body, app, *scroll),
+        Some(Overlay::Help { page, scroll }) => render_help(frame, body, app, *page, *scroll),
         Some(Overlay::Input(input)) => render_input(frame, body, app, input),
         Some(Overlay::Picker(picker)) => render_picker(frame, body, app, picker),
         Some(Overlay::Confirm(question)) => render_confirm(frame, body, app, question),
@@ -363,7 +364,11 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::Right, "level"),
             (Action::Down, "scroll"),
         ],
-        Context::Help => &[(Action::Close, "close"), (Action::Down, "scroll")],
+        Context::Help => &[
+            (Action::Close, "close"),
+            (Action::Down, "scroll"),
+            (Action::Glossary, "glossary"),
+        ],
         Context::Input => &[(Action::Submit, "accept"), (Action::Cancel, "cancel")],
         Context::Picker => &[
             (Action::Down, "recent"),
@@ -397,7 +402,18 @@ pub fn hint_lines(app: &App, width: u16) -> Vec<Line<'static>> {
     if app.overlay.is_none() {
         essential.extend(global(&[Action::Help, Action::Quit]));
     }
-    essential.extend(hints(context).iter().map(|(a, l)| (context, *a, *l)));
+    // On the glossary, the key that shows it brings the keys back.
+    let glossary_shown = matches!(
+        app.overlay,
+        Some(Overlay::Help {
+            page: HelpPage::Glossary,
+            ..
+        })
+    );
+    essential.extend(hints(context).iter().map(|(a, l)| match a {
+        Action::Glossary if glossary_shown => (context, *a, "keys"),
+        _ => (context, *a, *l),
+    }));
     if context == Context::Picker {
         essential.extend(
             hints(Context::Input)
@@ -496,26 +512,62 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
         }
         lines.push(Line::raw(""));
     }
-    let source = "Keys come from keymap.toml in coco's configuration directory when it exists (see the README).";
-    for row in widgets::wrap_words(source, width) {
-        lines.push(Line::styled(row, theme::dim()));
+    let glossary = format!(
+        "The words the screens use (EMD, independent, bottom-up, omniscient, wls, tail, proxy, \
+         tuning, …): press {} for the glossary.",
+        app.keymap.key(Context::Help, Action::Glossary)
+    );
+    let source = "Keys come from keymap.toml in coco's configuration directory when it exists \
+                  (see docs/tui.md).";
+    for text in [glossary.as_str(), source] {
+        for row in widgets::wrap_words(text, width) {
+            lines.push(Line::styled(row, theme::dim()));
+        }
     }
     lines
 }
 
-fn render_help(frame: &mut Frame, area: Rect, app: &App, scroll: usize) {
+/// The lines of the glossary page of the help, `width` cells wide: each term, then
+/// what it means, indented ([`crate::glossary::GLOSSARY`], as `docs/glossary.md` has it).
+pub fn glossary_lines(width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    for t in crate::glossary::GLOSSARY {
+        lines.push(Line::styled(t.term, theme::heading()));
+        for row in widgets::wrap_words(t.text, width.saturating_sub(2)) {
+            lines.push(Line::raw(format!("  {row}")));
+        }
+    }
+    lines
+}
+
+fn render_help(frame: &mut Frame, area: Rect, app: &App, page: HelpPage, scroll: usize) {
     let r = popup(frame, area, 84, area.height);
-    let lines = help_lines(app, usize::from(r.width.saturating_sub(2)));
-    let block = widgets::block(
-        format!(
-            " Keys · {} ({} closes, {}{} scroll) ",
-            app.screen.title(),
-            app.keymap.key(Context::Help, Action::Close),
-            app.keymap.key(Context::Help, Action::Up),
-            app.keymap.key(Context::Help, Action::Down),
+    let width = usize::from(r.width.saturating_sub(2));
+    let k = |action| app.keymap.key(Context::Help, action);
+    let (lines, title) = match page {
+        HelpPage::Keys => (
+            help_lines(app, width),
+            format!(
+                " Keys · {} ({} closes, {} glossary, {}{} scroll) ",
+                app.screen.title(),
+                k(Action::Close),
+                k(Action::Glossary),
+                k(Action::Up),
+                k(Action::Down),
+            ),
         ),
-        r.width,
-    );
+        HelpPage::Glossary => (
+            glossary_lines(width),
+            format!(
+                " Glossary ({} keys, {} closes, {}{} scroll) ",
+                k(Action::Glossary),
+                k(Action::Close),
+                k(Action::Up),
+                k(Action::Down),
+            ),
+        ),
+    };
+    let block = widgets::block(title, r.width);
     let inner = block.inner(r);
     let max_scroll = lines.len().saturating_sub(inner.height as usize);
     let scroll = scroll.min(max_scroll) as u16;
