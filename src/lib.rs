@@ -30,4 +30,5 @@ pub mod tradeoff;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod units;
+pub mod warning;
 pub mod wire;

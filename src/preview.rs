@@ -159,7 +159,7 @@ pub struct PreviewReport {
     pub randomness: String,
     pub levels: Vec<LevelDiagnostics>,
     /// Fallbacks and other remarks about how the trials ran.
-    pub notes: Vec<String>,
+    pub notes: Vec<crate::warning::Warning>,
     #[serde(skip)]
     pub last_trial: Option<TrialHistograms>,
 }
@@ -261,7 +261,7 @@ pub fn preview(
     let mut leaning = vec![crate::consistency::guard::Leaning::default(); depth];
     let mut max_size = 0;
     let mut last = None;
-    let mut fallbacks: Vec<String> = Vec::new();
+    let mut fallbacks: Vec<crate::warning::Warning> = Vec::new();
     // The step each variant ran (differs from the one asked for after a fallback).
     let mut ran: Vec<Variant> = variants.clone();
     let nodes = h.len();

@@ -271,6 +271,7 @@ mod wls {
         assert!(
             out.fallback
                 .unwrap()
+                .to_string()
                 .contains("needs method \"hc\" or \"hg\"")
         );
         assert!(check_release(d.public(), &out.histograms, K).passed());

@@ -86,7 +86,7 @@ pub struct Consistent {
     /// The step that ran (differs from the one asked for after a fallback).
     pub used: Consistency,
     /// Why the step asked for did not run, if it did not.
-    pub fallback: Option<String>,
+    pub fallback: Option<crate::warning::Warning>,
     /// Per level (root first), how much `wls` leaned on the regions' own measurements
     /// (empty for `topdown`; the leaves' entry is empty).
     pub leaning: Vec<guard::Leaning>,
@@ -114,14 +114,14 @@ pub fn bottom_up<'a>(
 }
 
 /// Which consistency step can run on these estimates: `wls` needs a fit at every node.
-pub fn step_for(asked: Consistency, estimates: &Estimates) -> (Consistency, Option<String>) {
+pub fn step_for(
+    asked: Consistency,
+    estimates: &Estimates,
+) -> (Consistency, Option<crate::warning::Warning>) {
     match asked {
         Consistency::Wls if !estimates.all_fits() => (
             Consistency::TopDown,
-            Some(
-                "consistency \"wls\" needs method \"hc\" or \"hg\" at every level (not \"naive\"); used \"topdown\" instead"
-                    .into(),
-            ),
+            Some(crate::warning::Warning::WlsNeedsFits),
         ),
         other => (other, None),
     }

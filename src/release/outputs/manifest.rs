@@ -13,6 +13,7 @@ use crate::release::pipeline::checks::Checks;
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::tuning::Tuning;
 use crate::release::plan::{MaxSize, ReleasePlan};
+use crate::warning::Warning;
 
 /// The manifest's format version. Version 2 dropped `inputs` and `dataset` (digests of
 /// the confidential input files and the operator's directory): a published file holds
@@ -215,9 +216,9 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         reproducible: draw.randomness().is_reproducible(),
         warnings: draw
             .fallback()
-            .map(str::to_string)
             .into_iter()
-            .chain(draw.warnings().iter().cloned())
+            .chain(draw.warnings())
+            .map(Warning::to_string)
             .collect(),
         tuning: Some(plan.tuning()),
         for_publication: !draw.randomness().is_reproducible(),

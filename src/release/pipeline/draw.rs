@@ -23,6 +23,7 @@ use crate::release::pipeline::accounting::{Charge, Charges};
 use crate::release::pipeline::checks::{Checks, check_release};
 use crate::release::pipeline::resources::{self, ResourceError};
 use crate::release::plan::{MaxSize, ReleasePlan};
+use crate::warning::Warning;
 
 /// Stream purposes: the release's own measurements, the bottom-up baseline's, and `K`'s.
 pub const PURPOSE_RELEASE: u8 = 0;
@@ -361,9 +362,9 @@ pub struct Draw {
     /// The consistency step that ran.
     consistency: Consistency,
     /// Why the plan's consistency step was replaced, if it was.
-    fallback: Option<String>,
+    fallback: Option<Warning>,
     /// What the operator should know about the estimates (saturated tails, runs joined).
-    warnings: Vec<String>,
+    warnings: Vec<Warning>,
     /// Per level, how much `wls` leaned on the regions' own measurements.
     leaning: Vec<crate::consistency::guard::Leaning>,
     /// Per level, regions whose `wls` runs were joined to stay within memory.
@@ -402,12 +403,12 @@ impl Draw {
     }
 
     /// Why the plan's consistency step was replaced, if it was.
-    pub fn fallback(&self) -> Option<&str> {
-        self.fallback.as_deref()
+    pub fn fallback(&self) -> Option<&Warning> {
+        self.fallback.as_ref()
     }
 
     /// What the operator should know about the estimates (saturated tails).
-    pub fn warnings(&self) -> &[String] {
+    pub fn warnings(&self) -> &[Warning] {
         &self.warnings
     }
 
@@ -477,7 +478,7 @@ pub fn saturated_tails(
     hierarchy: &crate::data::Hierarchy,
     plan: &ReleasePlan,
     estimates: &Estimates,
-) -> Vec<String> {
+) -> Vec<Warning> {
     let mut out = Vec::new();
     for level in hierarchy.levels() {
         let Some(tail) = plan.level(level).method().tail() else {
@@ -488,14 +489,13 @@ pub fn saturated_tails(
             .filter(|id| estimates.saturated(id.index()))
             .count();
         if saturated > 0 {
-            out.push(format!(
-                "{}: the tail is saturated in {saturated} of {} regions (all {} listed groups lie above size {}; any more were put at {}): raise tail.groups, raise tail.above, or use plain hc where many groups are large",
-                plan.level(level).name(),
-                hierarchy.level_len(level),
-                tail.groups,
-                tail.above,
-                tail.above,
-            ));
+            out.push(Warning::SaturatedTail {
+                level: plan.level(level).name().to_string(),
+                saturated: saturated as u64,
+                regions: hierarchy.level_len(level) as u64,
+                listed: tail.groups,
+                above: tail.above,
+            });
         }
     }
     out
@@ -503,18 +503,15 @@ pub fn saturated_tails(
 
 /// One warning per level where `wls` joined some region's runs to stay within the
 /// memory it had ([`crate::consistency::wls::RunBudget`]).
-pub fn joined_runs(hierarchy: &crate::data::Hierarchy, capped: &[u64]) -> Vec<String> {
+pub fn joined_runs(hierarchy: &crate::data::Hierarchy, capped: &[u64]) -> Vec<Warning> {
     hierarchy
         .levels()
         .zip(capped)
         .filter(|&(_, &n)| n > 0)
-        .map(|(level, &n)| {
-            format!(
-                "{}: wls joined the most alike runs of {} of {} regions to stay within the memory available (their released counts are approximate): free memory or raise COCO_MEMORY_LIMIT",
-                hierarchy.level_name(level),
-                crate::inspect::thousands(u128::from(n)),
-                crate::inspect::thousands(hierarchy.level_len(level) as u128),
-            )
+        .map(|(level, &n)| Warning::JoinedRuns {
+            level: hierarchy.level_name(level).to_string(),
+            joined: n,
+            regions: hierarchy.level_len(level) as u64,
         })
         .collect()
 }

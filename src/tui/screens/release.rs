@@ -764,7 +764,7 @@ fn check_lines(app: &App, drawn: &DrawnRelease) -> Vec<Line<'static>> {
         lines.push(Line::styled(f.to_string(), theme::warning()));
     }
     for w in d.warnings() {
-        lines.push(Line::styled(w.clone(), theme::warning()));
+        lines.push(Line::styled(w.to_string(), theme::warning()));
     }
     lines.extend(problem_lines(c));
     lines
