@@ -64,6 +64,9 @@ impl Default for PreviewOptions {
 pub struct Stat {
     pub mean: f64,
     pub se: f64,
+    /// How many values the mean is of (a standard error needs two).
+    #[serde(skip)]
+    pub trials: usize,
 }
 
 impl Stat {
@@ -78,7 +81,21 @@ impl Stat {
         } else {
             (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt() / n.sqrt()
         };
-        Stat { mean, se }
+        Stat {
+            mean,
+            se,
+            trials: values.len(),
+        }
+    }
+
+    /// `mean ± se` as read in a table; the mean alone from one trial, whose spread is
+    /// unknown (never `± 0.00`).
+    pub fn text(&self) -> String {
+        if self.trials < 2 {
+            fmt_num(self.mean)
+        } else {
+            format!("{} ± {}", fmt_num(self.mean), fmt_num(self.se))
+        }
     }
 }
 

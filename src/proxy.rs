@@ -66,7 +66,8 @@ pub struct Proxy {
 
 #[derive(Debug, Error)]
 pub enum ProxyError {
-    #[error("proxy {0}")]
+    /// The proxy's own files: the load error names the file, line and column.
+    #[error(transparent)]
     Load(#[from] LoadError),
     #[error(
         "proxy {file}: levels {found}; expected the dataset's levels {expected} (a proxy needs the same hierarchy)"

@@ -720,7 +720,11 @@ mod tests {
     }
 
     fn stat(mean: f64, se: f64) -> Stat {
-        Stat { mean, se }
+        Stat {
+            mean,
+            se,
+            trials: 10,
+        }
     }
 
     fn candidate(x: f64, means: &[f64]) -> Candidate {

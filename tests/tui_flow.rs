@@ -1127,7 +1127,7 @@ fn a_draw_in_progress_says_how_long_it_has_left() {
     rt.app.release.drawing_since = Some(std::time::Instant::now() - Duration::from_secs(10));
     let frame = rt.text(160, 30);
     assert!(
-        frame.contains("250 of 1,000 regions · 10 s · ≥ 30 s left at this pace"),
+        frame.contains("250 of 1,000 regions · 10 s · about 30 s left at this pace"),
         "{frame}"
     );
     rt.app.release.busy = None;

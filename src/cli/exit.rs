@@ -15,17 +15,29 @@ pub const EXIT_CODES: &str = "Exit codes:
   2  usage error (bad command line)
   3  input error (dataset, plan, configuration or output path)
   4  refused by policy (a privacy-budget cap, a ledger that needs repair or lost anchored lines, a seeded release without --not-private, a total ε above 20 without --allow-large-epsilon)
-  5  refused for resources (not enough memory for the plan)
+  5  refused for resources (not enough memory for the plan, or more noise samples than a run may draw)
   6  the release failed its checks (not written; its ε is spent), or coco verify found a problem
   130  stopped by Ctrl-C (128 + the signal's number for other stopping signals)";
 
 /// Exit codes (see [`EXIT_CODES`]).
 pub mod codes {
     pub const FAILURE: u8 = 1;
+    pub const USAGE: u8 = 2;
     pub const INPUT: u8 = 3;
     pub const POLICY: u8 = 4;
     pub const RESOURCES: u8 = 5;
     pub const CHECKS: u8 = 6;
+}
+
+/// A flag's value that cannot be used (what a scripted call got wrong): exit code 3,
+/// like the input files, or 2 where the flags contradict one another.
+#[derive(Debug, thiserror::Error)]
+#[error("{flag}: {message}")]
+pub struct FlagError {
+    pub flag: String,
+    pub message: String,
+    /// `true`: the flags do not go together (a usage error, exit code 2).
+    pub usage: bool,
 }
 
 /// An exit code for a failure already reported.
@@ -67,6 +79,9 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(ExitWith(code)) = cause.downcast_ref() {
             return *code;
         }
+        if let Some(f) = cause.downcast_ref::<FlagError>() {
+            return if f.usage { codes::USAGE } else { codes::INPUT };
+        }
         if let Some(t) = cause.downcast_ref::<TransactionError>() {
             return match t {
                 TransactionError::Ledger(l) => ledger(l),
@@ -101,12 +116,24 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(r) = cause.downcast_ref::<RunError>() {
             return run(r);
         }
+        // Transparent: its cause is not in the chain of its own.
+        if let Some(coco::preview::PreviewError::Run(r)) = cause.downcast_ref() {
+            return run(r);
+        }
         if cause.downcast_ref::<ResourceError>().is_some() {
             return codes::RESOURCES;
         }
         if let Some(c) = cause.downcast_ref::<coco::convert::ConvertError>() {
             return match c {
                 coco::convert::ConvertError::Failed { .. } => codes::FAILURE,
+                _ => codes::INPUT,
+            };
+        }
+        if let Some(g) = cause.downcast_ref::<coco::generate::GenerateError>() {
+            use coco::generate::GenerateError;
+            return match g {
+                GenerateError::Io { .. } | GenerateError::Csv { .. } => codes::FAILURE,
+                // Where to write, or what to write: the command line's input.
                 _ => codes::INPUT,
             };
         }

@@ -11,18 +11,20 @@ use coco::privacy::{Epsilon, Rounding};
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
 use coco::release::tuning::Tuning;
 
+use super::exit::FlagError;
+
 #[derive(Args, Debug)]
 pub struct PlanArgs {
     /// Dataset directory.
     pub dir: PathBuf,
     /// Total ε to split over the levels (decimal or fraction like 1/3).
-    #[arg(long, default_value = "1")]
+    #[arg(long, default_value = "1", allow_negative_numbers = true)]
     pub total: String,
     /// How to split it (or give --budgets for a custom allocation).
     #[arg(long, value_enum, default_value_t = AllocationArg::Uniform)]
     pub allocation: AllocationArg,
     /// For geometric: each level's share over its parent's (default: cube root of the mean branching factor).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub ratio: Option<String>,
     /// Custom allocation: one ε per level, root first (e.g. 0.1,0.2,1/3); replaces --total.
     #[arg(long, value_delimiter = ',', conflicts_with_all = ["total", "ratio"])]
@@ -76,10 +78,25 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let h = &dataset.hierarchy;
     let total = Epsilon::parse(&total).context("--total")?;
     let allocation = match allocation {
-        AllocationArg::Uniform => Allocation::Uniform,
+        AllocationArg::Uniform => {
+            if let Some(r) = &ratio {
+                return Err(FlagError {
+                    flag: format!("--ratio {r}"),
+                    message: "goes with --allocation geometric (the uniform split has no ratio)"
+                        .into(),
+                    usage: true,
+                }
+                .into());
+            }
+            Allocation::Uniform
+        }
         AllocationArg::Geometric => {
             let ratio = match ratio {
-                Some(r) => Epsilon::parse(&r).context("--ratio")?,
+                Some(r) => Epsilon::parse(&r).map_err(|_| FlagError {
+                    flag: format!("--ratio {r}"),
+                    message: "expected a positive ratio of each level's ε to its parent's, a decimal like 1.5 or a fraction like \"3/2\"".into(),
+                    usage: false,
+                })?,
                 None => coco::release::defaults::geometric_ratio(&dataset.hierarchy),
             };
             Allocation::Geometric { ratio }
@@ -185,6 +202,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         MaxSize::Estimate { .. } => 10_000,
     };
     let samples = plan.noise_samples(h, |id| dataset.groups(id), k_for_cost);
+    let total_samples = samples.iter().fold(0u64, |a, &s| a.saturating_add(s));
     let plan_total = plan.total_epsilon().expect("levels");
     eprintln!("\nlevel          nodes        ε    share  method           noise samples");
     for ((l, level), s) in plan.levels().iter().zip(h.levels()).zip(samples) {
@@ -205,6 +223,15 @@ pub fn run(args: PlanArgs) -> Result<()> {
                 },
                 preview::fmt_num(s as f64)
             )
+        );
+    }
+    let limit = coco::release::resources::sample_limit();
+    if total_samples > limit.samples {
+        eprintln!(
+            "\nwarning: this plan draws {} noise samples, more than the {} a run may draw ({}): coco preview and coco release will refuse it (exit code 5). Lower max_size (K), use a tail (--tail) or hg where regions hold few groups",
+            coco::units::thousands(u128::from(total_samples)),
+            coco::units::thousands(u128::from(limit.samples)),
+            limit.source
         );
     }
     if let Some(d) = &defaults {

@@ -45,7 +45,7 @@ pub struct PreviewArgs {
     #[arg(long, value_name = "synthetic|DIR")]
     pub proxy: Option<String>,
     /// Number of independent trials (per plan, with --sweep).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, value_parser = at_least_one)]
     pub trials: usize,
     /// Seed for reproducible trials (default: fresh randomness).
     #[arg(long)]
@@ -251,4 +251,13 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
         print!("{}", super::text::frontier(&frontier));
     }
     Ok(())
+}
+
+/// `--trials`: a whole number of trials, at least 1 (0 is refused, never run as 1).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("expected at least 1 trial".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number of trials, at least 1".into()),
+    }
 }

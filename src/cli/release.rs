@@ -217,7 +217,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         "wrote {} (total ε = {}, K = {})",
         shown(out.display()),
         super::plan::with_exact(epsilon),
-        manifest.max_size
+        coco::units::thousands(u128::from(manifest.max_size))
     );
     let c = &manifest.checks;
     println!(

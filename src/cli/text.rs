@@ -46,7 +46,7 @@ pub fn table(rows: &[Vec<String>], right: impl Fn(usize) -> bool, header: bool) 
 }
 
 fn stat(s: &Stat) -> String {
-    format!("{} ± {}", fmt_num(s.mean), fmt_num(s.se))
+    s.text()
 }
 
 /// Budgets held exactly, root first, as short decimals (`--json` keeps them exact).
@@ -85,7 +85,7 @@ pub fn preview(report: &PreviewReport) -> String {
             .total_epsilon
             .as_ref()
             .map_or_else(String::new, short_epsilon),
-        report.max_size,
+        coco::units::thousands(u128::from(report.max_size)),
         if report.max_size_estimated {
             " (estimated, last trial)"
         } else {

@@ -78,11 +78,16 @@ pub fn run(args: VerifyArgs) -> Result<()> {
                 yes_no(d.same_content),
                 yes_no(d.same_inputs)
             );
-            if let Some(c) = &d.counts {
-                println!(
-                    "counts.csv against its public group counts: integral {}, nonnegative {}, group totals {}, consistent {}, within K {}",
-                    c.integral, c.nonnegative, c.group_totals, c.consistent, c.within_max_size
-                );
+            for (file, checks) in [
+                ("counts.csv", &d.counts),
+                ("counts.parquet", &d.counts_parquet),
+            ] {
+                if let Some(c) = checks {
+                    println!(
+                        "{file} against its public group counts: integral {}, nonnegative {}, group totals {}, consistent {}, within K {}",
+                        c.integral, c.nonnegative, c.group_totals, c.consistent, c.within_max_size
+                    );
+                }
             }
         }
         for p in &v.problems {

@@ -81,7 +81,7 @@ fn loading_tells_its_share_of_every_input_file() {
     let text =
         super::super::ui::loading_text(dir.path(), std::time::Duration::from_secs(13), step, read);
     assert!(
-        text.contains("13 s · 65% of the 1,000 bytes read · ≥ 7.0 s left at this pace"),
+        text.contains("13 s · 65% of the 1,000 bytes read · about 7.0 s left at this pace"),
         "{text}"
     );
     a.receive(WorkerEvent {

@@ -52,11 +52,12 @@ pub fn trial_timing(clock: &TrialClock, done: f64, now: Instant) -> String {
 }
 
 /// A first estimate of the time left when `done` of a job has taken `spent`: the rest
-/// at the same pace, a lower bound (the steps after the regions are left out). `None`
+/// at the same pace. An estimate, not a bound either way: the first regions run slower
+/// (caches, threads starting) and the steps after the regions are left out. `None`
 /// before a second has passed or while nothing is done.
 pub fn pace_left(spent: Duration, done: f64) -> Option<String> {
     crate::timing::time_left(spent, done)
-        .map(|left| format!("≥ {} left at this pace", duration(left)))
+        .map(|left| format!("about {} left at this pace", duration(left)))
 }
 
 /// Where a trial is among the regions: measuring them one by one, then (all measured)
@@ -89,11 +90,7 @@ pub fn epsilon_as(exact: bool, e: &Epsilon) -> String {
 
 /// A mean ± standard error.
 pub fn stat(s: Stat) -> String {
-    format!(
-        "{} ± {}",
-        crate::preview::fmt_num(s.mean),
-        crate::preview::fmt_num(s.se)
-    )
+    s.text()
 }
 
 /// A horizontal bar of `value / max` of `width` cells, in eighths of a cell.
@@ -590,7 +587,7 @@ mod tests {
         );
         assert_eq!(
             trial_timing(&clock, 0.01, at(30_000)),
-            "first trial 30 s so far · ≥ 49 min 30 s left at this pace"
+            "first trial 30 s so far · about 49 min 30 s left at this pace"
         );
         // Two trials of 2 s: 8 left, 16 s, of which 0.5 s are spent on the third.
         clock.trial_started = at(4_000);
@@ -603,7 +600,7 @@ mod tests {
         assert_eq!(trial_regions(5, 1_000), "5 of 1,000 regions");
         assert_eq!(
             pace_left(Duration::from_secs(30), 0.25).as_deref(),
-            Some("≥ 1 min 30 s left at this pace")
+            Some("about 1 min 30 s left at this pace")
         );
         assert_eq!(pace_left(Duration::from_millis(500), 0.25), None);
         assert_eq!(pace_left(Duration::from_secs(30), 0.0), None);

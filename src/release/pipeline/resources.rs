@@ -75,15 +75,9 @@ pub struct Available {
     pub source: String,
 }
 
-/// A run refused for lack of memory.
+/// A run refused for lack of memory, or for drawing more noise samples than a run may.
 #[derive(Debug, Error, PartialEq, Eq)]
-#[error(
-    "not enough memory: {what} needs about {} ({}) but only {} is available ({}); no region was measured. To fit, {advice}",
-    bytes(needs.bytes),
-    parts(&needs.parts),
-    bytes(available.bytes),
-    available.source
-)]
+#[error("{}", self.message())]
 pub struct ResourceError {
     /// What was refused ("this plan", "the bottom-up baseline").
     pub what: &'static str,
@@ -91,6 +85,78 @@ pub struct ResourceError {
     pub available: Available,
     /// What the operator can change, e.g. "lower max_size (K) or free memory".
     pub advice: String,
+    /// Set when the refusal is for noise samples: the limit they exceed.
+    pub sample_limit: Option<SampleLimit>,
+}
+
+impl ResourceError {
+    fn message(&self) -> String {
+        match &self.sample_limit {
+            Some(limit) => format!(
+                "too many noise samples: {} draws {} noise samples, more than the {} a run may draw ({}; at a few million a second on 2 cores, about {}); no region was measured. To draw fewer, {}",
+                self.what,
+                crate::units::thousands(u128::from(self.needs.noise_samples)),
+                crate::units::thousands(u128::from(limit.samples)),
+                limit.source,
+                crate::units::readable(std::time::Duration::from_secs_f64(
+                    self.needs.noise_samples as f64 / SAMPLES_PER_SECOND
+                )),
+                self.advice
+            ),
+            None => format!(
+                "not enough memory: {} needs about {} ({}) but only {} is available ({}); no region was measured. To fit, {}",
+                self.what,
+                bytes(self.needs.bytes),
+                parts(&self.needs.parts),
+                bytes(self.available.bytes),
+                self.available.source,
+                self.advice
+            ),
+        }
+    }
+}
+
+/// The most noise samples one run may draw, and where that figure comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SampleLimit {
+    pub samples: u64,
+    pub source: String,
+}
+
+/// The most noise samples a run draws unless `COCO_NOISE_SAMPLE_LIMIT` says otherwise:
+/// 10^10. The exact sampler, with the estimation that follows it, handled about 5.5
+/// million samples a second on the 2-core reference machine under load (a plan with
+/// K = 3,000,000 on the sample: 201 million samples measured and estimated in 36 s), so
+/// 10^10 samples take about half an hour there — far beyond what a census needs
+/// (us-blocks at full scale, 8 million blocks with the default plan, draws about
+/// 2·10^8) and the point past which a plan is a mistake (a K typed with three zeros too
+/// many) rather than a release.
+pub const NOISE_SAMPLE_LIMIT: u64 = 10_000_000_000;
+
+/// The rate behind [`NOISE_SAMPLE_LIMIT`]'s derivation, for a refusal's time estimate.
+const SAMPLES_PER_SECOND: f64 = 5.5e6;
+
+/// The noise-sample limit in force: [`NOISE_SAMPLE_LIMIT`], or `COCO_NOISE_SAMPLE_LIMIT`
+/// (a whole number) when set and readable.
+pub fn sample_limit() -> SampleLimit {
+    match std::env::var("COCO_NOISE_SAMPLE_LIMIT").ok() {
+        Some(text) => match text.trim().parse::<u64>() {
+            Ok(samples) => SampleLimit {
+                samples,
+                source: "COCO_NOISE_SAMPLE_LIMIT".into(),
+            },
+            Err(_) => SampleLimit {
+                samples: NOISE_SAMPLE_LIMIT,
+                source:
+                    "coco's limit; COCO_NOISE_SAMPLE_LIMIT was ignored: expected a whole number"
+                        .into(),
+            },
+        },
+        None => SampleLimit {
+            samples: NOISE_SAMPLE_LIMIT,
+            source: "coco's limit; COCO_NOISE_SAMPLE_LIMIT raises it".into(),
+        },
+    }
 }
 
 /// The measuring need of one region (see the module's formula).
@@ -262,19 +328,31 @@ pub fn needs(
     }
 }
 
-/// Refuses `needs` when it exceeds `available`.
+/// Refuses `needs` when it draws more noise samples than [`sample_limit`] or needs more
+/// memory than `available`.
 pub fn check(
     what: &'static str,
     needs: Needs,
     available: Available,
     advice: String,
 ) -> Result<(), ResourceError> {
+    let limit = sample_limit();
+    if needs.noise_samples > limit.samples {
+        return Err(ResourceError {
+            what,
+            needs,
+            available,
+            advice,
+            sample_limit: Some(limit),
+        });
+    }
     if needs.bytes > available.bytes {
         return Err(ResourceError {
             what,
             needs,
             available,
             advice,
+            sample_limit: None,
         });
     }
     Ok(())

@@ -145,7 +145,10 @@ impl Eq for ReleasePlan {}
 /// A plan that breaks one of the plan model's rules: what and where.
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 pub enum PlanRuleError {
-    #[error("K = {k}: expected a whole number from 1 to {MAX_K}")]
+    #[error(
+        "K = {k}: expected a whole number from 1 to {}",
+        crate::units::thousands(u128::from(MAX_K))
+    )]
     MaxSize { k: Size },
     #[error("K estimated with ε = {epsilon}: {reason}")]
     MaxSizeEpsilon { epsilon: String, reason: String },

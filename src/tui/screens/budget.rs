@@ -228,7 +228,7 @@ fn submit_to(
         InputPurpose::TotalEpsilon => session.set_total(epsilon(text)?),
         InputPurpose::MaxSize => {
             let k = text.replace([',', '_'], "").parse::<u32>().map_err(|_| {
-                format!("K = {text:?}: expected a whole number from 1 to 100000000")
+                format!("K = {text:?}: expected a whole number from 1 to 100,000,000")
             })?;
             session.set_max_size(MaxSize::Fixed(k))
         }

@@ -3,7 +3,11 @@ use crate::preview::Stat;
 use crate::tradeoff::Recommendation;
 
 fn stat(mean: f64) -> Stat {
-    Stat { mean, se: 0.0 }
+    Stat {
+        mean,
+        se: 0.0,
+        trials: 10,
+    }
 }
 
 fn point(x: f64, means: &[f64]) -> AllocationPoint {
