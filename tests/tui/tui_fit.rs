@@ -11,7 +11,7 @@
 //! would pass for a wrap: the check is a net, the helpers that fit and wrap every text
 //! (`widgets::fit_line`, `fit_title`, `wrapped`) are the guarantee.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

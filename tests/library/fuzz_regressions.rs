@@ -6,7 +6,7 @@
 //! To fuzz (see `fuzz/README.md`):
 //! `cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run <target> --sanitizer none -- -max_total_time=60`
 
-#[path = "../fuzz/src/targets.rs"]
+#[path = "../../fuzz/src/targets.rs"]
 mod targets;
 
 use std::path::Path;

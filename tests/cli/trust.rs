@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use coco::release::ledger::Ledger;
 
-mod common;
+use crate::common;
 use common::cli::{COCO, coco, s, sample, text};
 
 /// A copy of the sample in `dir`.

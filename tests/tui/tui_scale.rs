@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 use coco::data::{Hierarchy, LevelId, NodeId};
 use coco::tui::AppOptions;

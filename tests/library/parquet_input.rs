@@ -15,7 +15,7 @@ use coco::data::{Dataset, GroupsForm};
 use parquet::arrow::ArrowWriter;
 use parquet::file::properties::WriterProperties;
 
-mod common;
+use crate::common;
 
 const HIERARCHY: &str = "nation,state,county\nUS,A,a1\nUS,A,a2\nUS,B,b1\n";
 

@@ -1,7 +1,7 @@
 //! The command's conventions: shell completions and manual pages generated from its
 //! arguments, and settings in the user's configuration directory.
 
-mod common;
+use crate::common;
 
 use common::cli::{coco, text};
 

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-mod common;
+use crate::common;
 use common::cli::{COCO, coco, s, sample, text};
 
 fn hex(bytes: &[u8]) -> String {

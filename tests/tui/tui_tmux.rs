@@ -6,7 +6,7 @@
 //! Skipped (with a message) only when tmux is not installed. Every wait polls the pane
 //! until the expected text appears, with a generous deadline: the machine may be slow.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

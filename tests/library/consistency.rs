@@ -1,7 +1,7 @@
 //! Top-down consistency on random hierarchies: every result passes the release checks,
 //! and exact estimates come back unchanged.
 
-mod common;
+use crate::common;
 
 use coco::consistency::{MergeRule, bottom_up, top_down};
 use coco::data::NodeId;

@@ -3,7 +3,7 @@
 //! actually ran in the preview and the manifest, a saturated tail in the preview's
 //! text, a pending draw in `coco ledger` described as it stands, and Ctrl-C's status.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;

@@ -9,7 +9,7 @@ use std::process::Output;
 
 use coco::release::ledger::{Ledger, Status};
 
-mod common;
+use crate::common;
 use common::cli::{coco, s, sample, text};
 
 /// A copy of the sample in `dir`.

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use coco::generate::household_sizes::SizeModel;
 use coco::generate::us_counties::{OUTLIER_MAX_SIZE, OUTLIERS, UsCounties};

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::cli::{coco, s, sample, text};
 
 fn json(o: &std::process::Output) -> Value {

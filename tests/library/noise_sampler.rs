@@ -15,8 +15,8 @@
 //! its own `thread_rng`. With 32 checks, a correct sampler fails a given seed with
 //! probability about 3e-5. Sample sizes keep the suite at a few seconds in a debug build;
 //! the `#[ignore]`d tests repeat the checks with 20 times more samples
-//! (`cargo test --test noise_sampler -- --ignored`). The comparison with OpenDP needs the
-//! `opendp-oracle` feature (`cargo test --features opendp-oracle --test noise_sampler`),
+//! (`cargo test --test library noise_sampler -- --ignored`). The comparison with OpenDP needs the
+//! `opendp-oracle` feature (`cargo test --features opendp-oracle --test library noise_sampler`),
 //! which `.ci/run` enables.
 
 #[cfg(feature = "opendp-oracle")]

@@ -19,7 +19,7 @@ use coco::release::transaction::Reservation;
 use coco::release::verify::verify_release;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-mod common;
+use crate::common;
 
 /// A release of the sample in `format`, drawn with OS randomness.
 fn release(home: &Path, out: &Path, format: OutputFormat) -> Arc<Dataset> {

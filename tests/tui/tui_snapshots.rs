@@ -6,7 +6,7 @@
 //! temporary directory passed explicitly, the time a preview took is set to a fixed
 //! value before its frame is taken, and no frame shows a temporary path.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
