@@ -15,12 +15,11 @@
 //! its own `thread_rng`. With 32 checks, a correct sampler fails a given seed with
 //! probability about 3e-5. Sample sizes keep the suite at a few seconds in a debug build;
 //! the `#[ignore]`d tests repeat the checks with 20 times more samples
-//! (`cargo test --test library noise_sampler -- --ignored`). The comparison with OpenDP needs the
-//! `opendp-oracle` feature (`cargo test --features opendp-oracle --test library noise_sampler`),
-//! which `.ci/run` enables.
-
-#[cfg(feature = "opendp-oracle")]
-use std::ops::Div;
+//! (`cargo test --test library noise_sampler -- --ignored`). The comparison with OpenDP
+//! runs OpenDP's sampler as a program of its own (`crates/oracle`, so that coco is never
+//! built with OpenDP): `cargo build -p coco-oracle`, then
+//! `COCO_OPENDP_ORACLE=target/debug/coco-oracle cargo test --test library -- --ignored --exact noise_sampler::agrees_with_opendp_sampler`,
+//! which `.ci/run` does.
 
 use coco::noise::{DiscreteLaplace, NoiseSource, StreamId, cks};
 use coco::privacy::Epsilon;
@@ -200,28 +199,29 @@ fn assert_moments(d: &DiscreteLaplace, samples: &[i64], label: &str) {
     );
 }
 
-#[cfg(feature = "opendp-oracle")]
-/// `n/d` in whatever rational type OpenDP asks for (dashu's `RBig`), without naming it.
-fn ratio<T: From<u64> + Div<Output = T>>(n: u64, d: u64) -> T {
-    T::from(n) / T::from(d)
-}
-
-#[cfg(feature = "opendp-oracle")]
-fn to_i64<T: TryInto<i64>>(x: T) -> i64 {
-    x.try_into().ok().expect("OpenDP sample beyond i64")
-}
-
-#[cfg(feature = "opendp-oracle")]
-/// OpenDP 0.16's exact sampler at scale `sensitivity/ε` = `scale_num/scale_den`.
+/// OpenDP 0.16's exact sampler at scale `sensitivity/ε` = `scale_num/scale_den`: `n`
+/// samples from the oracle program named by `COCO_OPENDP_ORACLE` (`crates/oracle`).
 fn opendp_samples(scale_num: u64, scale_den: u64, n: usize) -> Vec<i64> {
-    (0..n)
-        .map(|_| {
-            to_i64(
-                opendp::traits::samplers::sample_discrete_laplace(ratio(scale_num, scale_den))
-                    .unwrap(),
-            )
-        })
-        .collect()
+    let program = std::env::var_os("COCO_OPENDP_ORACLE").expect(
+        "COCO_OPENDP_ORACLE names the OpenDP oracle program: `cargo build -p coco-oracle`, \
+         then COCO_OPENDP_ORACLE=target/debug/coco-oracle",
+    );
+    let out = std::process::Command::new(&program)
+        .args([scale_num, scale_den, n as u64].map(|x| x.to_string()))
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e}", std::path::Path::new(&program).display()));
+    assert!(
+        out.status.success(),
+        "the oracle failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let samples: Vec<i64> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(samples.len(), n);
+    samples
 }
 
 /// The budgets of the issue: (ε, Δ).
@@ -302,7 +302,6 @@ fn very_large_scales_use_the_reference_and_fit() {
     assert!(laplace("1/2048", 3).uses_reference_sampler());
 }
 
-#[cfg(feature = "opendp-oracle")]
 fn agrees_with_opendp(n: usize) {
     // (ε, Δ, scale Δ/ε as a fraction)
     for (i, &(e, sensitivity, num, den)) in [
@@ -326,15 +325,14 @@ fn agrees_with_opendp(n: usize) {
     }
 }
 
-#[cfg(feature = "opendp-oracle")]
 #[test]
+#[ignore = "needs the OpenDP oracle program (COCO_OPENDP_ORACLE); .ci/run runs it"]
 fn agrees_with_opendp_sampler() {
     agrees_with_opendp(10_000);
 }
 
-#[cfg(feature = "opendp-oracle")]
 #[test]
-#[ignore = "large version: 20× the samples"]
+#[ignore = "large version: 20× the samples (and the OpenDP oracle program)"]
 fn agrees_with_opendp_sampler_large() {
     agrees_with_opendp(200_000);
 }
