@@ -5,6 +5,7 @@
 
 use crate::common;
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -287,13 +288,22 @@ fn ctrl_c_stops_a_release_with_status_130_and_leaves_no_release() {
         &home,
     );
     let out = tmp.path().join("out");
-    let mut child = Command::new(COCO)
+    let mut release = Command::new(COCO);
+    release
         .args(["release", &s(&data), "--config", &plan, "--out", &s(&out)])
         .env("COCO_HOME", &home)
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+        .stderr(std::process::Stdio::null());
+    // SIGINT as a terminal's coco gets it: a test run from a background job (`cargo
+    // test &`) inherits SIGINT ignored, which the child would inherit in turn.
+    // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+    unsafe {
+        release.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = release.spawn().unwrap();
     // The release holds the ledger's lock from its reservation to its decision: wait
     // for it (an event, not a guess at the timing), then Ctrl-C, which in a terminal is
     // SIGINT to the process.
