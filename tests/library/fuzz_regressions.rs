@@ -1,4 +1,5 @@
-//! Replays the inputs the fuzzers found (kept in `tests/fixtures/fuzz/<target>/`)
+//! Replays each target's corpus (`tests/fixtures/fuzz/<target>/`: seed inputs and the
+//! inputs the fuzzers found; a missing or nearly empty corpus fails)
 //! through the very code the fuzz targets run (`fuzz/src/targets.rs`, included here),
 //! so that `cargo test` guards against every bug they found without nightly or
 //! cargo-fuzz. Each file must pass its target's checks without a panic.
@@ -15,11 +16,17 @@ fn replay(target: &str, run: fn(&[u8])) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/fuzz")
         .join(target);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
-    };
+    // A missing or empty corpus would make this test pass without testing anything.
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (every target has a corpus)", dir.display()));
     let mut files: Vec<_> = entries.map(|e| e.unwrap().path()).collect();
     files.sort();
+    assert!(
+        files.len() >= 10,
+        "{}: {} files; every target's corpus holds at least ten",
+        dir.display(),
+        files.len()
+    );
     for file in files {
         let data = std::fs::read(&file).unwrap();
         let result = std::panic::catch_unwind(|| run(&data));
