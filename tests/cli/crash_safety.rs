@@ -5,10 +5,10 @@
 //! exists. A torn last line stops draws until `coco ledger repair` sets it aside. Two concurrent releases of one
 //! dataset both land in the ledger intact.
 //!
-//! The kills come from this process, by plain timing: at fractions of the time an
-//! uninterrupted release takes (loading, measuring, consistency), and, for the short
-//! write phase, as soon as the temporary directory appears (plus a few milliseconds) or
-//! as soon as the ledger grows (between the ledger line and the rename). The dataset is
+//! The kills come from this process on events seen on disk, never on timing: as soon as
+//! the ledger's lock is taken (the draw under way), the ledger grows (the draw recorded
+//! as pending), the temporary directory appears, each file of the release appears in
+//! it, and OUT appears (renamed, not yet recorded as written). The dataset is
 //! the generated `us-counties` preset (3,220 counties), with `K = 2000` to keep each
 //! release short in the test profile.
 
@@ -156,15 +156,20 @@ fn temporaries(dir: &Path, base: &str) -> Vec<String> {
         .collect()
 }
 
-/// When to kill a release.
-#[derive(Clone, Copy, Debug)]
+/// When to kill a release: as soon as this is seen on disk (events, not timing).
+#[derive(Clone, Debug)]
 enum Kill {
-    /// After this long.
-    After(Duration),
-    /// This long after its temporary directory appears (the write phase).
-    AfterTemporary(Duration),
-    /// As soon as the ledger has grown (the draw is recorded; rename pending).
-    AfterLedgerLine,
+    /// The ledger's lock is taken (its file names the release's pid): the reservation is
+    /// made and the draw under way.
+    Reserved,
+    /// The ledger has grown: the draw is recorded as pending, nothing written yet.
+    Pending,
+    /// The temporary directory appears: the write phase has begun.
+    Temporary,
+    /// This file appears in the temporary directory (a file of the finished release).
+    Writing(String),
+    /// OUT exists: renamed into place, the "written" line not yet appended.
+    Renamed,
 }
 
 /// What a killed release left.
@@ -179,43 +184,58 @@ fn ledger_len(home: &Path) -> u64 {
     std::fs::metadata(home.join("ledger.jsonl")).map_or(0, |m| m.len())
 }
 
-fn run_and_kill(s: &Setup, home: &Path, out: &Path, kill: Kill) -> Left {
+/// Whether `kill`'s event has happened.
+fn seen(
+    kill: &Kill,
+    s: &Setup,
+    home: &Path,
+    out: &Path,
+    child: &Child,
+    ledger_before: u64,
+) -> bool {
+    let base = out.file_name().unwrap().to_string_lossy();
+    match kill {
+        Kill::Reserved => std::fs::read_to_string(home.join("ledger.lock"))
+            .is_ok_and(|t| t.starts_with(&format!("pid {},", child.id()))),
+        Kill::Pending => ledger_len(home) > ledger_before,
+        Kill::Temporary => !temporaries(&s.root, &base).is_empty(),
+        Kill::Writing(file) => temporaries(&s.root, &base)
+            .iter()
+            .any(|t| s.root.join(t).join(file).exists()),
+        Kill::Renamed => out.exists(),
+    }
+}
+
+/// Runs a release and SIGKILLs it as soon as `kill`'s event is seen (polled without
+/// pause; a release that ends first is not killed). Whether the event was seen, and
+/// what the release left.
+fn run_and_kill(s: &Setup, home: &Path, out: &Path, kill: &Kill) -> (bool, Left) {
     let base = out.file_name().unwrap().to_string_lossy().into_owned();
     let ledger_before = ledger_len(home);
     let mut child = start_release(s, home, out);
-    let start = Instant::now();
-    let deadline = start + Duration::from_secs(120);
-    let poll = Duration::from_micros(200);
-    loop {
-        if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
-            break;
-        }
-        let due = match kill {
-            Kill::After(d) => start.elapsed() >= d,
-            Kill::AfterTemporary(d) => {
-                if temporaries(&s.root, &base).is_empty() {
-                    false
-                } else {
-                    std::thread::sleep(d);
-                    true
-                }
-            }
-            Kill::AfterLedgerLine => ledger_len(home) > ledger_before,
-        };
-        if due {
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut killed = false;
+    while child.try_wait().unwrap().is_none() {
+        if seen(kill, s, home, out, &child, ledger_before) {
             let _ = child.kill();
+            killed = true;
             break;
         }
-        std::thread::sleep(poll);
+        assert!(
+            Instant::now() < deadline,
+            "{kill:?}: the release never ended"
+        );
+        std::thread::yield_now();
     }
     let _ = child.wait();
-    if out.exists() {
+    let left = if out.exists() {
         Left::Release
     } else if temporaries(&s.root, &base).is_empty() {
         Left::Nothing
     } else {
         Left::Temporary
-    }
+    };
+    (killed, left)
 }
 
 #[test]
@@ -223,33 +243,25 @@ fn killed_releases_leave_a_verified_release_or_nothing() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let s = setup();
     let home = s.root.join("home");
-    // Two uninterrupted releases: they must verify, and the faster times the kills.
-    let mut duration = Duration::MAX;
-    for name in ["out-full-1", "out-full-2"] {
-        let started = Instant::now();
-        let full = s.root.join(name);
-        let status = start_release(&s, &home, &full).wait().unwrap();
-        duration = duration.min(started.elapsed());
-        assert!(status.success());
-        verify_release(&s, &full, &home).unwrap();
-    }
-
-    let mut plan: Vec<Kill> = [0.02, 0.1, 0.25, 0.4, 0.55, 0.7, 0.8, 0.9, 0.95, 0.99]
-        .iter()
-        .map(|f| Kill::After(duration.mul_f64(*f)))
+    // An uninterrupted release must verify; its files name the kills in the write phase.
+    let full = s.root.join("out-full");
+    let status = start_release(&s, &home, &full).wait().unwrap();
+    assert!(status.success());
+    verify_release(&s, &full, &home).unwrap();
+    let mut files: Vec<String> = std::fs::read_dir(&full)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    plan.extend(
-        [0, 1, 3, 10, 30]
-            .iter()
-            .map(|&ms| Kill::AfterTemporary(Duration::from_millis(ms))),
-    );
-    plan.push(Kill::AfterLedgerLine);
-    plan.push(Kill::AfterLedgerLine);
+    files.sort();
+
+    let mut plan = vec![Kill::Reserved, Kill::Pending, Kill::Temporary];
+    plan.extend(files.into_iter().map(Kill::Writing));
+    plan.push(Kill::Renamed);
 
     let mut outcomes = Vec::new();
-    for (i, &kill) in plan.iter().enumerate() {
+    for (i, kill) in plan.iter().enumerate() {
         let out = s.root.join(format!("out-{i}"));
-        let left = run_and_kill(&s, &home, &out, kill);
+        let (killed, left) = run_and_kill(&s, &home, &out, kill);
         match left {
             Left::Release => verify_release(&s, &out, &home).unwrap_or_else(|e| {
                 panic!("{kill:?}: {} is not a valid release: {e}", out.display())
@@ -260,20 +272,30 @@ fn killed_releases_leave_a_verified_release_or_nothing() {
         }
         // Every complete ledger line parses, whatever the kill hit.
         ledger_entries(&home);
-        outcomes.push((kill, left, out));
+        outcomes.push((kill.clone(), killed, left, out));
     }
     eprintln!("kills and what they left:");
-    for (kill, left, _) in &outcomes {
-        eprintln!("  {kill:?}: {left:?}");
+    for (kill, killed, left, _) in &outcomes {
+        eprintln!("  {kill:?} (killed: {killed}): {left:?}");
     }
+    // Every event before the rename was seen and the release killed there (the polling
+    // is far faster than a release's phases).
+    assert!(
+        outcomes
+            .iter()
+            .all(|(kill, killed, _, _)| *killed || matches!(kill, Kill::Renamed)),
+        "a release ended before its kill: {outcomes:?}"
+    );
     // The write phase was hit: a temporary directory was left at least once.
     assert!(
-        outcomes.iter().any(|(_, left, _)| *left == Left::Temporary),
+        outcomes
+            .iter()
+            .any(|(_, _, left, _)| *left == Left::Temporary),
         "no kill landed in the write phase: {outcomes:?}"
     );
     // A stray temporary directory is never taken for a release: a later release to the
     // same OUT works and verifies.
-    for (kill, left, out) in outcomes.iter().filter(|o| o.1 != Left::Release).take(3) {
+    for (kill, _, left, out) in outcomes.iter().filter(|o| o.2 != Left::Release).take(3) {
         let status = start_release(&s, &home, out).wait().unwrap();
         assert!(
             status.success(),
