@@ -1,10 +1,11 @@
 //! Every screen of the TUI at 100×30 on the bundled sample, as text snapshots
-//! (`tests/snapshots/`), plus the styles that matter and that text cannot show.
+//! (`tests/tui/snapshots/`), plus the styles that matter and that text cannot show.
 //!
 //! Deterministic: previews and sweeps use seed 1, the drawn release is made with a
 //! seeded source and handed to the app as the worker would, `COCO_HOME` is a fresh
 //! temporary directory passed explicitly, the time a preview took is set to a fixed
-//! value before its frame is taken, and no frame shows a temporary path.
+//! value before its frame is taken, and no frame shows a temporary path (fixture
+//! datasets live in `/tmp`, named as `target/tui-test-fixtures` in the snapshots).
 
 use crate::common;
 
@@ -15,7 +16,7 @@ use coco::data::Dataset;
 use coco::tui::action::Action;
 use coco::tui::app::{LoadState, Overlay};
 use coco::tui::runtime::Runtime;
-use common::tui::{WAIT, inject_draw, open, wide_numbers_dataset};
+use common::tui::{WAIT, as_in_snapshots, fixture_dir, inject_draw, open, wide_numbers_dataset};
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 
@@ -37,7 +38,7 @@ fn assert_frame(name: &str, rt: &Runtime) {
 }
 
 fn assert_frame_sized(name: &str, rt: &Runtime, width: u16, height: u16) {
-    let text = rt.text(width, height);
+    let text = as_in_snapshots(&rt.text(width, height));
     settings().bind(|| insta::assert_snapshot!(name, text));
 }
 
@@ -176,24 +177,23 @@ fn help_overlay_lists_the_screens_keys() {
     assert_frame("help_budget", &rt);
 }
 
-/// A dataset whose groups file has a bad size on line 3, in a fixed place under
-/// `target/` so the message (which names the file) is the same on every run.
-fn broken_dataset() -> PathBuf {
-    let dir = PathBuf::from("target/tui-test-fixtures/broken-size");
-    std::fs::create_dir_all(&dir).unwrap();
+/// A dataset whose groups file has a bad size on line 3, in a fixture directory (see
+/// [`fixture_dir`]) so the message (which names the file) is the same on every run.
+fn broken_dataset() -> (tempfile::TempDir, PathBuf) {
+    let (root, dir) = fixture_dir("broken-size");
     std::fs::write(dir.join("hierarchy.csv"), "country,district\nARV,0101\n").unwrap();
     std::fs::write(
         dir.join("groups.csv"),
         "group_id,region,size\nH1,0101,2\nH2,0101,two\n",
     )
     .unwrap();
-    dir
+    (root, dir)
 }
 
 #[test]
 fn a_load_error_shows_the_loaders_message() {
     let home = tempfile::tempdir().unwrap();
-    let dir = broken_dataset();
+    let (_fixture, dir) = broken_dataset();
     let rt = open(home.path(), dir.clone());
     let expected = Dataset::load(&dir).unwrap_err().to_string();
     assert!(expected.contains("groups.csv:3:3"), "{expected}");
@@ -289,7 +289,8 @@ fn styles_that_matter() {
 #[test]
 fn wide_numbers_fit_their_columns() {
     let home = tempfile::tempdir().unwrap();
-    let mut rt = open(home.path(), wide_numbers_dataset());
+    let (_fixture, dir) = wide_numbers_dataset();
+    let mut rt = open(home.path(), dir);
     act(&mut rt, &[Action::ScreenDataset]);
     let frame = rt.text(120, 40);
     for whole in ["9,140,120", "neighborhood"] {
