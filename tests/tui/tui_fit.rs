@@ -171,6 +171,12 @@ fn act(rt: &mut Runtime, actions: &[Action]) {
 
 /// The states an operator meets on a dataset, each checked at every size.
 fn walk(rt: &mut Runtime, home: &Path, failures: &mut Vec<String>) {
+    // Two trials per run, the fewest that show a spread (±): this scan checks how the
+    // screens show results, not the results, and costs a fifth of the default trials
+    // (the real preview, sweep and frontier at their defaults run in tui_flow and
+    // tui_snapshots). Shown as "2 trials", one digit narrower than the default 10.
+    rt.app.preview.trials = 2;
+    rt.app.tradeoff.trials = 2;
     let screens = [
         ("Dataset", Action::ScreenDataset),
         ("Hierarchy", Action::ScreenHierarchy),
@@ -230,7 +236,8 @@ fn nothing_is_cut_without_a_mark() {
     let mut rt = open(home.path(), PathBuf::from("sample-data/households"));
     walk(&mut rt, home.path(), &mut failures);
     let home = tempfile::tempdir().unwrap();
-    let mut rt = open(home.path(), wide_numbers_dataset());
+    let (_fixture, dir) = wide_numbers_dataset();
+    let mut rt = open(home.path(), dir);
     walk(&mut rt, home.path(), &mut failures);
     assert!(
         failures.is_empty(),
