@@ -16,7 +16,7 @@ use coco::tui::worker::{JobKind, Update, WorkerEvent};
 pub const WAIT: Duration = Duration::from_secs(600);
 
 /// The app on `dir`, loaded, with a temporary home (private, as coco makes it: a
-/// looser one is tightened with a message, which `tests/tui_flow.rs` checks) and
+/// looser one is tightened with a message, which `tests/tui/tui_flow.rs` checks) and
 /// preview seed 1.
 pub fn open(home: &Path, dir: PathBuf) -> Runtime {
     use std::os::unix::fs::PermissionsExt;
