@@ -95,7 +95,12 @@ fn skip_without_tmux(test: &str) -> bool {
         "{test} needs tmux, which is not installed: install it (apt-get install tmux), or \
          set COCO_SKIP_TMUX=1 to skip the tests that drive the real terminal"
     );
-    eprintln!("SKIPPED {test}: tmux is not installed and COCO_SKIP_TMUX=1");
+    // Straight to the process's standard error: libtest would hide an eprintln! of a
+    // passing test.
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("SKIPPED {test}: tmux is not installed and COCO_SKIP_TMUX=1\n").as_bytes(),
+    );
     true
 }
 
