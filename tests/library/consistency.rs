@@ -54,7 +54,7 @@ fn scrambled_estimate(h: HistRef<'_>, shift: u32) -> NodeEstimate {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(200))]
+    #![proptest_config(crate::common::proptest_config(200))]
 
     #[test]
     fn releases_pass_checks(d in common::arb_dataset(6, 3, K), shift in 0u32..4, average in any::<bool>()) {
@@ -119,7 +119,7 @@ mod wls {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(150))]
+        #![proptest_config(crate::common::proptest_config(150))]
 
         #[test]
         fn releases_pass_checks(

@@ -99,7 +99,7 @@ fn arb_epsilon() -> impl Strategy<Value = Epsilon> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(150))]
+    #![proptest_config(crate::common::proptest_config(150))]
 
     #[test]
     fn every_estimate_is_a_valid_histogram(

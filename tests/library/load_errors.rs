@@ -848,7 +848,7 @@ mod no_panic {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(200))]
+        #![proptest_config(crate::common::proptest_config(200))]
 
         /// Whatever the bytes, loading returns a dataset or an error naming a file in
         /// the directory; it never panics.

@@ -136,7 +136,7 @@ fn apply(s: &mut Session, e: &Edit) -> Result<(), String> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(crate::common::proptest_config(96))]
 
     #[test]
     fn every_plan_the_editor_accepts_saves_and_loads_back(
