@@ -2,8 +2,6 @@
 //!
 //! * `coco_inversion`: [`DiscreteLaplace`] (exact, table inversion);
 //! * `coco_cks_reference`: [`coco::noise::cks`] (exact, Canonne–Kamath–Steinke);
-//! * `opendp_cks`: OpenDP 0.16's `sample_discrete_laplace` (exact, arbitrary precision;
-//!   it draws from its own generator, rand 0.8's `thread_rng`);
 //! * `float_inverse_cdf`: the inexact floating-point sampler exactness is measured
 //!   against (sign bit and `⌊ln u / ln p⌋`, rejecting `−0`), here only.
 //!
@@ -11,11 +9,12 @@
 //! `chacha20_next_u64_alone` is the cost of the one `u64` they need per sample. Also: the other
 //! budgets of the tests, and the cost of building a table (cold, bypassing the cache).
 //!
-//! Run: `cargo bench --bench noise -- --warm-up-time 1 --measurement-time 5`.
+//! Run: `cargo bench --bench noise -- --warm-up-time 1 --measurement-time 5`. OpenDP
+//! 0.16's `sample_discrete_laplace` (exact, arbitrary precision) is benchmarked in the
+//! same group by `crates/oracle` (`cargo bench -p coco-oracle`), so that coco is never
+//! built with OpenDP.
 
 use std::hint::black_box;
-#[cfg(feature = "opendp-oracle")]
-use std::ops::Div;
 
 use coco::noise::inversion::InversionTable;
 use coco::noise::{DiscreteLaplace, NoiseSource, NoiseStream, StreamId, cks};
@@ -43,12 +42,6 @@ fn float_inverse_cdf(ln_p: f64, rng: &mut NoiseStream) -> i64 {
     }
 }
 
-/// `n/d` in whatever rational type OpenDP asks for (dashu's `RBig`), without naming it.
-#[cfg(feature = "opendp-oracle")]
-fn ratio<T: From<u64> + Div<Output = T>>(n: u64, d: u64) -> T {
-    T::from(n) / T::from(d)
-}
-
 fn at_epsilon_0_1(c: &mut Criterion) {
     let eps = Epsilon::parse("0.1").unwrap();
     let d = DiscreteLaplace::new(1, &eps).unwrap();
@@ -66,10 +59,6 @@ fn at_epsilon_0_1(c: &mut Criterion) {
     let mut rng = stream();
     g.bench_function("float_inverse_cdf", |b| {
         b.iter(|| float_inverse_cdf(black_box(ln_p), &mut rng))
-    });
-    #[cfg(feature = "opendp-oracle")]
-    g.bench_function("opendp_cks", |b| {
-        b.iter(|| opendp::traits::samplers::sample_discrete_laplace(ratio(10, 1)).unwrap())
     });
     g.finish();
 }

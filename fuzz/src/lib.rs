@@ -1,4 +1,4 @@
 //! The bodies of coco's fuzz targets, shared with the regression tests
-//! (`tests/fuzz_regressions.rs` includes `targets.rs` directly).
+//! (`tests/library/fuzz_regressions.rs` includes `targets.rs` directly).
 
 pub mod targets;

@@ -11,8 +11,8 @@
 //! The loader reads directories, so the dataset targets write the bytes into a scratch
 //! directory of their own (in `/dev/shm` when it exists) and load it.
 //!
-//! This file is also compiled into `tests/fuzz_regressions.rs`, which replays the kept
-//! crashers through exactly this code.
+//! This file is also compiled into `tests/library/fuzz_regressions.rs`, which replays the
+//! committed corpora (seeds and kept crashers) through exactly this code.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

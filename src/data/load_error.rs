@@ -132,7 +132,7 @@ pub const MAX_LEVELS: usize = 100;
 /// count fits in 64 bits with room for the noise, and `wls`'s projection, which fits
 /// real targets in fixed point with 1/1024 resolution (`count · 1024` in an `i64` and
 /// exact in an `f64`: below `2^53`, i.e. up to about 8.8·10^12 groups in one region), is
-/// exact for every region. `tests/consistency.rs` releases a region of exactly this many
+/// exact for every region. `tests/library/consistency.rs` releases a region of exactly this many
 /// groups and refuses one more at load.
 pub const MAX_TOTAL_GROUPS: u64 = 1_000_000_000_000;
 

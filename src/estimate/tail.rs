@@ -348,7 +348,7 @@ pub fn auto_margin(epsilon: &Epsilon) -> u64 {
 /// one factor is equal under `D` and `D'` and the other within `e^ε`: the whole output
 /// is ε-differentially private, exactly as the head and a fixed tail together. The
 /// choice `c(h)` reads only the noisy head and public `G`, `L`, `K`, ε (post-processing).
-/// `tests/audit.rs` audits it, and catches a tail sized from the true head.
+/// `tests/audit/main.rs` audits it, and catches a tail sized from the true head.
 pub fn auto_rest(head: &[i64], groups: Count, above: Size, k: Size, epsilon: &Epsilon) -> Rest {
     let g = i128::from(groups);
     let estimated = match head.last() {

@@ -3,7 +3,7 @@
 //!
 //! Each shape takes a `scale` (the number of regions grows with it) and draws from its
 //! own ChaCha20 streams, so a seed and a scale give the same dataset on every machine.
-//! `tests/robustness.rs` runs every shape at a small scale; `coco gen SHAPE` writes one
+//! `tests/library/robustness.rs` runs every shape at a small scale; `coco gen SHAPE` writes one
 //! at scale 1.
 //!
 //! | shape | what it stresses |

@@ -11,6 +11,19 @@ use coco::data::{Dataset, GroupsForm, Hierarchy};
 use coco::histogram::{CountOfCounts, Size};
 use proptest::prelude::*;
 
+/// Proptest's settings for `cases` cases, with the regression seeds kept beside the test's
+/// source file (`<file>.proptest-regressions`). Proptest's default looks up the tree for a
+/// `main.rs`, finds `tests/<executable>/main.rs`, and would read and write
+/// `tests/proptest-regressions/<file>.txt` instead.
+pub fn proptest_config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::with_cases(cases)
+    }
+}
+
 /// A random hierarchy of 1–`max_depth` levels: each node has 1–`max_children`
 /// children, so single-child chains occur.
 pub fn arb_hierarchy(max_depth: usize, max_children: usize) -> impl Strategy<Value = Hierarchy> {

@@ -16,7 +16,7 @@ use coco::tui::worker::{JobKind, Update, WorkerEvent};
 pub const WAIT: Duration = Duration::from_secs(600);
 
 /// The app on `dir`, loaded, with a temporary home (private, as coco makes it: a
-/// looser one is tightened with a message, which `tests/tui_flow.rs` checks) and
+/// looser one is tightened with a message, which `tests/tui/tui_flow.rs` checks) and
 /// preview seed 1.
 pub fn open(home: &Path, dir: PathBuf) -> Runtime {
     use std::os::unix::fs::PermissionsExt;
@@ -56,12 +56,56 @@ pub fn inject_draw(rt: &mut Runtime, home: &Path) {
     });
 }
 
-/// A dataset of numbers too wide for fixed columns: regions of millions of groups, a
-/// level named `neighborhood`, long region names. In a fixed place under `target/`, so
-/// the frames (which name the directory) are the same on every run.
-pub fn wide_numbers_dataset() -> PathBuf {
-    let dir = PathBuf::from("target/tui-test-fixtures/wide-numbers");
+/// The name frames showing a fixture's directory have in the snapshots.
+pub const FIXTURES_SHOWN_AS: &str = "target/tui-test-fixtures";
+
+/// Where fixtures are made: `/tmp/coco-fixture-XXXXXX`, outside the source tree and as
+/// long as [`FIXTURES_SHOWN_AS`], so a frame naming it lays out (and wraps) exactly as
+/// one naming `target/tui-test-fixtures`; [`as_in_snapshots`] puts that name back.
+const FIXTURES_PREFIX: &str = "/tmp/coco-fixture-";
+
+/// A fresh fixture directory `name` (removed when the returned guard drops).
+pub fn fixture_dir(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::Builder::new()
+        .prefix(&FIXTURES_PREFIX["/tmp/".len()..])
+        .rand_bytes(FIXTURES_SHOWN_AS.len() - FIXTURES_PREFIX.len())
+        .tempdir_in("/tmp")
+        .unwrap();
+    assert_eq!(
+        root.path().as_os_str().len(),
+        FIXTURES_SHOWN_AS.len(),
+        "{}",
+        root.path().display()
+    );
+    let dir = root.path().join(name);
     std::fs::create_dir_all(&dir).unwrap();
+    (root, dir)
+}
+
+/// `text` with every fixture directory named as the snapshots name it.
+pub fn as_in_snapshots(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(FIXTURES_PREFIX) {
+        let end = at + FIXTURES_SHOWN_AS.len();
+        out.push_str(&rest[..at]);
+        if rest.is_char_boundary(end) && end <= rest.len() {
+            out.push_str(FIXTURES_SHOWN_AS);
+            rest = &rest[end..];
+        } else {
+            out.push_str(FIXTURES_PREFIX);
+            rest = &rest[at + FIXTURES_PREFIX.len()..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A dataset of numbers too wide for fixed columns: regions of millions of groups, a
+/// level named `neighborhood`, long region names. In a fixture directory (see
+/// [`fixture_dir`]), so the frames (which name the directory) are the same on every run.
+pub fn wide_numbers_dataset() -> (tempfile::TempDir, PathBuf) {
+    let (root, dir) = fixture_dir("wide-numbers");
     std::fs::write(
         dir.join("hierarchy.csv"),
         "nation,state,neighborhood\nARV,01,0101\nARV,01,0102\nARV,02,0201\n",
@@ -84,5 +128,5 @@ pub fn wide_numbers_dataset() -> PathBuf {
          ARV/01/0102,Harl\nARV/02/0201,Port Ansel and Environs\n",
     )
     .unwrap();
-    dir
+    (root, dir)
 }

@@ -426,6 +426,25 @@ fn parse_limit(text: &str) -> Option<u64> {
 }
 
 fn available_from_system() -> Available {
+    // Reading the figure opens a dozen files: a process that draws many times in a row
+    // (the privacy audit, a sweep) reuses a reading for a second, during which what
+    // the machine has cannot move far; a release reads it afresh.
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+    static LAST: Mutex<Option<(Instant, Available)>> = Mutex::new(None);
+    const FRESH: Duration = Duration::from_secs(1);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((at, available)) = last.as_ref()
+        && at.elapsed() < FRESH
+    {
+        return available.clone();
+    }
+    let available = read_available_from_system();
+    *last = Some((Instant::now(), available.clone()));
+    available
+}
+
+fn read_available_from_system() -> Available {
     // sysinfo reads each platform's own figure (MemAvailable on Linux, the VM
     // statistics on macOS, GlobalMemoryStatusEx on Windows) and the cgroup's limits.
     let (machine, cgroup) = match sysinfo::System::new() {

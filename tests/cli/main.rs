@@ -1,0 +1,20 @@
+//! The real `coco` binary, run as an operator runs it: its commands, their text and
+//! exit codes, the ledger, crash safety and the published files.
+//!
+//! One test executable (see docs/development.md): a new file here is one `mod` line.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod accounting;
+mod bad_inputs;
+mod cli_conventions;
+mod crash_safety;
+mod first_plan;
+mod generate;
+mod inspect;
+mod operator_text;
+mod parquet_release;
+mod published;
+mod tail_release;
+mod trust;
