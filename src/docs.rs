@@ -286,7 +286,7 @@ mod tui {
     }
 
     /// Every capture in `docs/tui.md` (a text block after `<!-- capture: NAME -->`) is
-    /// the snapshot `tests/snapshots/NAME.snap` as the snapshot tests last accepted it.
+    /// the snapshot `tests/tui/snapshots/NAME.snap` as the snapshot tests last accepted it.
     #[test]
     fn the_captures_are_the_snapshot_tests_frames() {
         const MARK: &str = "<!-- capture: ";
@@ -297,7 +297,7 @@ mod tui {
         while let Some(i) = doc[at..].find(MARK) {
             let i = at + i + MARK.len();
             let snap = &doc[i..i + doc[i..].find(" -->").expect("a capture marker ends")];
-            let text = read(&format!("tests/snapshots/{snap}.snap"));
+            let text = read(&format!("tests/tui/snapshots/{snap}.snap"));
             let frame = text
                 .splitn(3, "---\n")
                 .nth(2)
