@@ -26,3 +26,4 @@ pub mod timing;
 pub mod tradeoff;
 #[cfg(feature = "tui")]
 pub mod tui;
+pub mod uncertainty;

@@ -53,6 +53,21 @@ pub struct ReleaseArgs {
     /// to the confidential data itself). A warning is printed either way.
     #[arg(long)]
     pub allow_large_epsilon: bool,
+    /// The confidence of the margins of error written beside the counts
+    /// (uncertainty.csv, summary.csv), e.g. 0.95; `none` writes neither. Computed from
+    /// the release alone: no ε. See docs/uncertainty.md.
+    #[arg(long, default_value = "0.9", value_name = "LEVEL|none", value_parser = parse_confidence)]
+    pub uncertainty: Margins,
+}
+
+/// `--uncertainty`: a confidence, or none.
+#[derive(Clone, Copy, Debug)]
+pub struct Margins(pub Option<coco::uncertainty::Confidence>);
+
+fn parse_confidence(text: &str) -> Result<Margins, String> {
+    coco::uncertainty::Confidence::parse(text)
+        .map(Margins)
+        .map_err(|e| e.to_string())
 }
 
 fn parse_format(name: &str) -> Result<OutputFormat, String> {
@@ -114,6 +129,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         format,
         tuned,
         allow_large_epsilon,
+        uncertainty,
     } = args;
     let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
@@ -171,7 +187,15 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         }),
     )?;
     progress.finish();
-    let approved = match pending.approve_as(&out, format) {
+    let extras = coco::uncertainty::Extras {
+        uncertainty: uncertainty
+            .0
+            .map(|confidence| coco::uncertainty::UncertaintyOptions {
+                confidence,
+                ..Default::default()
+            }),
+    };
+    let approved = match pending.approve_with(&out, format, &extras) {
         Ok(a) => a,
         Err(ApproveError::Refused { error, pending }) => {
             // Checked before the draw; something changed since. The draw is spent.

@@ -361,9 +361,20 @@ impl PendingDraw {
 
     /// [`PendingDraw::approve`], writing the files of `format` (CSV, Parquet or both).
     pub fn approve_as(
+        self,
+        out: &Path,
+        format: export::OutputFormat,
+    ) -> Result<Approved, ApproveError> {
+        self.approve_with(out, format, &crate::uncertainty::Extras::default())
+    }
+
+    /// [`PendingDraw::approve_as`], writing the extra files of `extras` (the margins of
+    /// error and the other files of [`crate::uncertainty`]).
+    pub fn approve_with(
         mut self,
         out: &Path,
         format: export::OutputFormat,
+        extras: &crate::uncertainty::Extras,
     ) -> Result<Approved, ApproveError> {
         if let Err(error) = export::check_output(out) {
             return Err(ApproveError::Refused {
@@ -372,8 +383,14 @@ impl PendingDraw {
             });
         }
         let phase = crate::timing::phase("write and read back");
-        let result =
-            export::write_release_dir_as(out, &self.dataset, &self.plan, &self.draw, format);
+        let result = export::write_release_dir_with(
+            out,
+            &self.dataset,
+            &self.plan,
+            &self.draw,
+            format,
+            extras,
+        );
         phase.done();
         let output = std::path::absolute(out)
             .unwrap_or_else(|_| out.to_path_buf())

@@ -45,6 +45,9 @@ pub enum ExportError {
     ChecksFailed { problems: String, checks: Checks },
     #[error("{path}: cannot write a release there: {why}")]
     BadOutput { path: PathBuf, why: String },
+    /// The margins of error could not be computed (`src/uncertainty/`).
+    #[error("the margins of error: {0}")]
+    Uncertainty(#[from] crate::uncertainty::UncertaintyError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
@@ -136,7 +139,7 @@ impl OutputFormat {
 pub const NOT_PRIVATE_FILE: &str = "NOT-PRIVATE-SEEDED-RELEASE.txt";
 
 /// A writer that hashes what passes through it.
-struct Hashing<W: Write> {
+pub(crate) struct Hashing<W: Write> {
     inner: W,
     hasher: Sha256,
 }
@@ -153,7 +156,7 @@ impl<W: Write> Write for Hashing<W> {
 }
 
 /// Where a file's bytes go: buffered, hashed, to the file.
-type Out = Hashing<BufWriter<File>>;
+pub(crate) type Out = Hashing<BufWriter<File>>;
 
 /// A file written and closed for writing, whose `fsync` is still to come.
 struct Unsynced {
@@ -196,7 +199,7 @@ fn write_unsynced(
 }
 
 /// Creates `path`, lets `fill` write it, `fsync`s it and returns its digest.
-fn write_file(
+pub(crate) fn write_file(
     dir: &Path,
     name: &str,
     fill: impl FnOnce(&mut Out) -> std::io::Result<()>,
@@ -205,7 +208,7 @@ fn write_file(
 }
 
 /// Nodes of each level sorted by display id (the order of `counts.csv`).
-fn sorted_levels(h: &Hierarchy) -> Vec<Vec<NodeId>> {
+pub(crate) fn sorted_levels(h: &Hierarchy) -> Vec<Vec<NodeId>> {
     h.levels()
         .map(|l| {
             let mut ids: Vec<NodeId> = h.level_nodes(l).collect();
@@ -222,7 +225,7 @@ fn sorted_levels(h: &Hierarchy) -> Vec<Vec<NodeId>> {
 
 /// Display ids of nodes taken one after another, each built from its parent's, which
 /// is kept while siblings follow one another (as in a level sorted by display id).
-pub(super) struct DisplayIds<'h> {
+pub(crate) struct DisplayIds<'h> {
     h: &'h Hierarchy,
     /// The parent of the last node, and where its display id and `/` end in `text`.
     parent: Option<(NodeId, usize)>,
@@ -230,7 +233,7 @@ pub(super) struct DisplayIds<'h> {
 }
 
 impl<'h> DisplayIds<'h> {
-    pub(super) fn new(h: &'h Hierarchy) -> Self {
+    pub(crate) fn new(h: &'h Hierarchy) -> Self {
         Self {
             h,
             parent: None,
@@ -239,7 +242,7 @@ impl<'h> DisplayIds<'h> {
     }
 
     /// [`Hierarchy::display_id`] of `id`.
-    pub(super) fn of(&mut self, id: NodeId) -> &str {
+    pub(crate) fn of(&mut self, id: NodeId) -> &str {
         let parent = self.h.node(id).parent;
         match (parent, self.parent) {
             (Some(p), Some((q, end))) if p == q => self.text.truncate(end),
@@ -264,7 +267,7 @@ impl<'h> DisplayIds<'h> {
 pub(super) const CHUNK_REGIONS: usize = 8192;
 
 /// The chunks of a release's rows: (level, range of its sorted nodes).
-pub(super) fn chunks_of(levels: &[Vec<NodeId>]) -> Vec<(usize, std::ops::Range<usize>)> {
+pub(crate) fn chunks_of(levels: &[Vec<NodeId>]) -> Vec<(usize, std::ops::Range<usize>)> {
     levels
         .iter()
         .enumerate()
@@ -552,6 +555,26 @@ pub fn write_release_dir_as(
     draw: &Draw,
     format: OutputFormat,
 ) -> Result<Manifest, ExportError> {
+    write_release_dir_with(
+        out,
+        dataset,
+        plan,
+        draw,
+        format,
+        &crate::uncertainty::Extras::default(),
+    )
+}
+
+/// [`write_release_dir_as`] with the extra files of `extras` (the margins of error,
+/// `summary.csv`, the noisy measurements; see [`crate::uncertainty`]).
+pub fn write_release_dir_with(
+    out: &Path,
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    draw: &Draw,
+    format: OutputFormat,
+    extras: &crate::uncertainty::Extras,
+) -> Result<Manifest, ExportError> {
     check_output(out)?;
     if !draw.checks().passed() {
         return Err(ExportError::ChecksFailed {
@@ -571,7 +594,7 @@ pub fn write_release_dir_as(
     ));
     std::fs::create_dir(&tmp).map_err(io(&tmp))?;
     let result = (|| {
-        let manifest = fill_release_dir(&tmp, dataset, plan, draw, format)?;
+        let manifest = fill_release_dir(&tmp, dataset, plan, draw, format, extras)?;
         sync_dir(&tmp).map_err(io(&tmp))?;
         if out.exists() {
             // An empty directory: rename replaces it on Linux, but clear it explicitly.
@@ -593,6 +616,7 @@ fn fill_release_dir(
     plan: &ReleasePlan,
     draw: &Draw,
     format: OutputFormat,
+    extras: &crate::uncertainty::Extras,
 ) -> Result<Manifest, ExportError> {
     let h = &dataset.hierarchy;
     let hists = draw.histograms();
@@ -709,6 +733,19 @@ fn fill_release_dir(
     let mut manifest = manifest::build(dataset, plan, draw);
     manifest.checks = checks;
     manifest.outputs = outputs;
+    // [uncertainty] The margins of error and the other extra files: post-processing of
+    // the draw with public data only (`src/uncertainty/`).
+    let (files, described) = crate::uncertainty::outputs::write(
+        tmp,
+        dataset.public(),
+        plan,
+        draw,
+        &levels,
+        format,
+        extras,
+    )?;
+    manifest.outputs.extend(files);
+    manifest.uncertainty = described;
     let json = serde_json::to_string_pretty(&manifest).expect("manifests serialise");
     write_file(tmp, "manifest.json", |w| {
         w.write_all(json.as_bytes())?;
