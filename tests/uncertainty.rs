@@ -189,3 +189,156 @@ fn table() {
         }
     }
 }
+
+fn sample() -> Dataset {
+    Dataset::load(std::path::Path::new("sample-data/households")).unwrap()
+}
+
+/// A seeded release of the sample with its margins and measurements, written in both
+/// formats; the manifest lists every extra file, and `coco verify`'s check of
+/// `uncertainty.csv` accepts it and refuses it edited.
+#[test]
+fn a_release_writes_its_margins_and_verify_checks_them() {
+    use coco::release::export::{OutputFormat, write_release_dir_with};
+    let d = sample();
+    let p = plan(&d, 10_000);
+    let draw = run::draw_keeping(&d, &p, &NoiseSource::seeded(5), None, None, true).unwrap();
+    let tmp = std::env::temp_dir().join(format!("coco-unc-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let out = tmp.join("release");
+    let manifest = write_release_dir_with(
+        &out,
+        &d,
+        &p,
+        &draw,
+        OutputFormat::Both,
+        &uncertainty::Extras::default(),
+    )
+    .unwrap();
+    for f in [
+        "uncertainty.csv",
+        "uncertainty.parquet",
+        "summary.csv",
+        "measurements.jsonl",
+    ] {
+        assert!(manifest.outputs.iter().any(|o| o.path == f), "{f}");
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let u = manifest.uncertainty.as_ref().unwrap();
+    assert_eq!(u.confidence, 0.9);
+    assert!(u.replicates >= 2);
+    assert_eq!(
+        uncertainty::verify::check(&out, &manifest, &|_| true),
+        Vec::<String>::new()
+    );
+    // Every released cell is listed with its count, within its interval.
+    let text = std::fs::read_to_string(out.join("uncertainty.csv")).unwrap();
+    let counts = std::fs::read_to_string(out.join("counts.csv")).unwrap();
+    let listed: Vec<&str> = text
+        .lines()
+        .skip(1)
+        .filter(|l| !l.split(',').nth(3).unwrap().eq("0"))
+        .collect();
+    assert_eq!(listed.len(), counts.lines().count() - 1);
+    // The file stays proportional to the informative cells: at most a few rows per
+    // released cell.
+    assert!(
+        text.lines().count() < 40 * counts.lines().count(),
+        "{}",
+        text.lines().count()
+    );
+    // An edited count is found.
+    let edited = text.replacen(",1,", ",2,", 1);
+    assert_ne!(edited, text);
+    std::fs::write(out.join("uncertainty.csv"), edited).unwrap();
+    assert!(!uncertainty::verify::check(&out, &manifest, &|_| true).is_empty());
+    // The summary has a row per region, and each estimate lies within its interval.
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert_eq!(summary.lines().count(), d.hierarchy.len() + 1);
+    for line in summary.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        for t in f[3..].chunks(3) {
+            if t[0].is_empty() {
+                continue;
+            }
+            let v: Vec<f64> = t.iter().map(|x| x.parse().unwrap()).collect();
+            assert!(v[1] <= v[0] && v[0] <= v[2], "{line}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+/// `measurements.jsonl` holds exactly the noisy vectors the release's streams drew:
+/// each region measured again from the truth (the oracle) with the same seed and
+/// stream gives the same values, and its stated scale is the mechanism's `Δ/ε`.
+#[test]
+fn the_measurements_file_is_the_noise_drawn() {
+    use coco::estimate::{self, Noisy};
+    use coco::noise::StreamId;
+    let d = sample();
+    let mut p = plan(&d, 10_000);
+    // A private K too, so the probe is written.
+    p.set_max_size(MaxSize::Estimate {
+        epsilon: Epsilon::parse("0.01").unwrap(),
+    })
+    .unwrap();
+    let source = NoiseSource::seeded(11);
+    let draw = run::draw_keeping(&d, &p, &source, None, None, true).unwrap();
+    let m = draw.measurements().unwrap();
+    let levels: Vec<Vec<NodeId>> = d
+        .hierarchy
+        .levels()
+        .map(|l| d.hierarchy.level_nodes(l).collect())
+        .collect();
+    let mut file = Vec::new();
+    uncertainty::measurements::write(&mut file, d.public(), &levels, m).unwrap();
+    let truth = d.truth().for_diagnostic(Diagnostic::Oracle);
+    let mut regions = 0;
+    for line in String::from_utf8(file).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["kind"] == "max_size_probe" {
+            assert_eq!(v["max_size"], draw.max_size());
+            continue;
+        }
+        regions += 1;
+        let id = d
+            .hierarchy
+            .find_display_id(v["region"].as_str().unwrap())
+            .unwrap();
+        let level = p.level(d.hierarchy.node(id).level);
+        let eps = level.epsilon();
+        assert_eq!(v["epsilon"], eps.to_string());
+        let scale = f64::from(level.method().sensitivity()) / eps.to_f64();
+        assert!((v["scale"].as_f64().unwrap() - scale).abs() < 1e-9);
+        let again = estimate::measure(
+            level.method(),
+            truth.node(id),
+            id,
+            d.groups(id),
+            draw.max_size(),
+            eps,
+            &mut source.stream(StreamId::node(run::PURPOSE_RELEASE, id.0)),
+        )
+        .unwrap();
+        let ints = |k: &str| -> Vec<i64> {
+            v[k].as_array()
+                .map(|a| a.iter().map(|x| x.as_i64().unwrap()).collect())
+                .unwrap_or_default()
+        };
+        match again.noisy() {
+            Noisy::Cumulative(c) => assert_eq!(&ints("head"), c),
+            Noisy::CumulativeTail { head, top } => {
+                assert_eq!(&ints("head"), head);
+                assert_eq!(&ints("top"), top);
+            }
+            Noisy::Unattributed(g) => {
+                assert_eq!(
+                    ints("hg"),
+                    g.iter().map(|&x| i64::from(x)).collect::<Vec<_>>()
+                )
+            }
+            Noisy::Naive(n) => assert_eq!(&ints("naive"), n),
+        }
+    }
+    assert_eq!(regions, d.hierarchy.len());
+}

@@ -58,6 +58,11 @@ pub struct ReleaseArgs {
     /// the release alone: no ε. See docs/uncertainty.md.
     #[arg(long, default_value = "0.9", value_name = "LEVEL|none", value_parser = parse_confidence)]
     pub uncertainty: Margins,
+    /// Also write measurements.jsonl: the noisy measurements the release was computed
+    /// from (the differentially private outputs themselves: no extra ε). See
+    /// docs/uncertainty.md.
+    #[arg(long)]
+    pub measurements: bool,
 }
 
 /// `--uncertainty`: a confidence, or none.
@@ -130,6 +135,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         tuned,
         allow_large_epsilon,
         uncertainty,
+        measurements,
     } = args;
     let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
@@ -178,13 +184,14 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         None => NoiseSource::from_os()?,
     };
     let progress = Progress::new("release");
-    let pending = reservation.draw(
+    let pending = reservation.draw_keeping(
         &source,
         not_private,
         None,
         Some(&|done: usize, n: usize| {
             progress.update(done as u64, n as u64, "regions measured");
         }),
+        measurements,
     )?;
     progress.finish();
     let extras = coco::uncertainty::Extras {

@@ -62,8 +62,10 @@
 //! way (arXiv 2503.19714).
 
 pub mod bootstrap;
+pub mod measurements;
 pub mod outputs;
 pub mod pool;
+pub mod summary;
 pub mod verify;
 pub mod write;
 
@@ -185,6 +187,8 @@ pub const WORK_BUDGET: u64 = 2_000_000_000;
 /// At most this many replicates: the coverage measured with 100 is within sampling
 /// error of that with more (`docs/uncertainty.md`).
 pub const MAX_REPLICATES: u32 = 100;
+/// Below this many errors a pool of a summary statistic borrows its level's.
+pub const MIN_SAMPLES_SUMMARY: u64 = 100;
 /// At least this many: two replicates keep the pooled quantiles from resting on one
 /// draw's luck.
 pub const MIN_REPLICATES: u32 = 2;
@@ -221,6 +225,7 @@ pub struct Uncertainty {
     pub replicates: u32,
     max_size: Size,
     offsets: HashMap<Class, Offsets>,
+    summary: summary::SummaryOffsets,
 }
 
 /// One cell's interval.
@@ -284,6 +289,21 @@ impl Uncertainty {
             push(s, c, self.offsets_of(pool::class_of(level, pairs, s, c)))
         });
         out
+    }
+
+    /// The summary statistics of a region ([`summary`]) with their intervals.
+    pub fn summary(
+        &self,
+        level: usize,
+        hist: HistRef<'_>,
+        groups: Count,
+    ) -> Vec<Option<summary::StatInterval>> {
+        self.summary.region(level, hist, groups, self.max_size)
+    }
+
+    /// The bound `K` of the release.
+    pub fn max_size(&self) -> Size {
+        self.max_size
     }
 
     fn offsets_of(&self, class: Class) -> Offsets {
@@ -510,6 +530,7 @@ pub fn intervals(
     let released = release.histograms();
     let consistency = bootstrap::replicate_consistency_options(plan, public);
     let mut pools = Pools::new();
+    let mut summary = summary::SummaryPools::default();
     for r in 0..replicates {
         let replicate = bootstrap::replicate(
             release,
@@ -519,6 +540,7 @@ pub fn intervals(
             &consistency,
         )?;
         add_replicate(&mut pools, released, &replicate, public, k);
+        summary.add(released, &replicate, public, k);
     }
     Ok(Uncertainty {
         confidence: options.confidence,
@@ -526,5 +548,6 @@ pub fn intervals(
         replicates,
         max_size: k,
         offsets: offsets_table(&pools, options.rule, options.confidence),
+        summary: summary.offsets(options.confidence),
     })
 }

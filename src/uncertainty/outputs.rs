@@ -60,6 +60,11 @@ pub fn write(
     extras: &Extras,
 ) -> Result<(Vec<FileDigest>, Option<ManifestUncertainty>), ExportError> {
     let mut digests = Vec::new();
+    if let Some(m) = draw.measurements() {
+        digests.push(write_file(dir, super::measurements::FILE, |w| {
+            super::measurements::write(w, public, levels, m)
+        })?);
+    }
     let Some(options) = extras.uncertainty else {
         return Ok((digests, None));
     };
@@ -85,6 +90,9 @@ pub fn write(
             files::write_parquet(w, public, released, levels, &u)
         })?);
     }
+    digests.push(write_file(dir, files::SUMMARY_FILE, |w| {
+        files::write_summary(w, public, released, levels, &u)
+    })?);
     Ok((
         digests,
         Some(ManifestUncertainty {

@@ -126,3 +126,71 @@ pub fn write_parquet<W: Write + Send>(
         RecordBatch::try_new(schema.clone(), columns).map_err(arrow_error)
     })
 }
+
+pub const SUMMARY_FILE: &str = "summary.csv";
+
+/// The header of `summary.csv` for a release with bound `k`.
+pub fn summary_header(k: crate::histogram::Size) -> String {
+    let mut fields = vec!["level".to_string(), "region".into(), "groups".into()];
+    for stat in super::summary::stats(k) {
+        let name = stat.name();
+        fields.push(name.clone());
+        fields.push(format!("{name}_lower"));
+        fields.push(format!("{name}_upper"));
+    }
+    fields.join(",")
+}
+
+/// Appends a fixed-point value with four decimals.
+fn push_fixed(buf: &mut Vec<u8>, v: i64) {
+    let scale = super::summary::SCALE as i64;
+    let _ = write!(buf, "{}.{:04}", v / scale, v % scale);
+}
+
+/// Writes `summary.csv`: one row per region with groups, in the order of `counts.csv`
+/// (a statistic undefined for a region, a mean of no groups, is left empty).
+pub fn write_summary<W: Write + Send>(
+    w: &mut W,
+    public: PublicData<'_>,
+    released: &HistogramSet,
+    levels: &[Vec<NodeId>],
+    u: &Uncertainty,
+) -> std::io::Result<()> {
+    let h = public.hierarchy;
+    w.write_all(summary_header(u.max_size()).as_bytes())?;
+    w.write_all(b"\n")?;
+    let level_fields = level_fields(h);
+    let stats = super::summary::stats(u.max_size());
+    let chunks = chunks_of(levels);
+    write_chunks(w, chunks.len(), |i, buf| {
+        let (l, range) = &chunks[i];
+        let mut regions = DisplayIds::new(h);
+        let mut itoa = itoa::Buffer::new();
+        for &id in &levels[*l][range.clone()] {
+            let groups = public.groups(id);
+            buf.extend_from_slice(&level_fields[*l]);
+            push_field(buf, regions.of(id).as_bytes());
+            buf.push(b',');
+            push_number(buf, &mut itoa, groups);
+            let values = u.summary(*l, released.get(id.index()), groups);
+            for (stat, value) in stats.iter().zip(values) {
+                for v in value
+                    .map(|v| [v.estimate, v.lower, v.upper])
+                    .into_iter()
+                    .flatten()
+                {
+                    buf.push(b',');
+                    match stat {
+                        super::summary::Stat::AtLeast(_) => push_number(buf, &mut itoa, v),
+                        _ => push_fixed(buf, v),
+                    }
+                }
+                if value.is_none() {
+                    buf.extend_from_slice(b",,,");
+                }
+            }
+            buf.push(b'\n');
+        }
+        Ok(())
+    })
+}
