@@ -1,6 +1,9 @@
 //! Coverage of the published intervals, measured against the truth (a confidential
 //! diagnostic, here an oracle).
 
+#[allow(dead_code)]
+mod common;
+
 use coco::data::{Dataset, NodeId};
 use coco::generate::shapes::Shape;
 use coco::histogram::Size;
@@ -341,4 +344,48 @@ fn the_measurements_file_is_the_noise_drawn() {
         }
     }
     assert_eq!(regions, d.hierarchy.len());
+}
+
+/// The TUI's Release review shows each cell's interval when the draw carries its
+/// margins (as the draw job computes them), and says at what confidence.
+#[cfg(feature = "tui")]
+#[test]
+fn the_release_review_shows_each_cells_interval() {
+    use coco::release::ledger::{Ledger, Tool};
+    use coco::release::transaction::Reservation;
+    use coco::tui::action::Action;
+    use coco::tui::screens::release::Busy;
+    use coco::tui::worker::{JobKind, Update, WorkerEvent};
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = common::tui::open(home.path(), "sample-data/households".into());
+    rt.act(Action::ScreenRelease);
+    let session = rt.app.session.as_ref().unwrap();
+    let pending = Reservation::open(
+        &Ledger::at(home.path()),
+        session.dataset.clone(),
+        session.plan.clone(),
+        Tool::Tui,
+        None,
+    )
+    .unwrap()
+    .draw(&NoiseSource::seeded(7), true, None, None)
+    .unwrap()
+    .with_margins(&UncertaintyOptions {
+        seed: Some(7),
+        ..Default::default()
+    });
+    assert!(pending.margins().is_some());
+    rt.app.release.busy = Some(Busy::Drawing {
+        progress: None,
+        cancelled: false,
+    });
+    rt.app.receive(WorkerEvent {
+        kind: JobKind::Draw,
+        update: Update::Drawn(Ok(Box::new(pending))),
+    });
+    rt.act(Action::Right);
+    let text = rt.text(160, 40);
+    assert!(text.contains("90% margins of error"), "{text}");
+    // Cells shown as `count (lower–upper)`.
+    assert!(text.contains(" (") && text.contains('–'), "{text}");
 }

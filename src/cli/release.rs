@@ -201,6 +201,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
                 confidence,
                 ..Default::default()
             }),
+        computed: None,
     };
     let approved = match pending.approve_with(&out, format, &extras) {
         Ok(a) => a,

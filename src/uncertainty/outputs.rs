@@ -15,10 +15,12 @@ use crate::release::plan::ReleasePlan;
 use super::{Rule, UncertaintyOptions, intervals, write as files};
 
 /// What a release writes besides its tables.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Extras {
     /// The margins of error (`uncertainty.csv`, `summary.csv`); `None`: neither.
     pub uncertainty: Option<UncertaintyOptions>,
+    /// Margins already computed for this draw (shown for review): written as they are.
+    pub computed: Option<std::sync::Arc<super::Uncertainty>>,
 }
 
 impl Default for Extras {
@@ -26,13 +28,17 @@ impl Default for Extras {
     fn default() -> Self {
         Extras {
             uncertainty: Some(UncertaintyOptions::default()),
+            computed: None,
         }
     }
 }
 
 impl Extras {
     /// No extra files (the release's tables only).
-    pub const NONE: Extras = Extras { uncertainty: None };
+    pub const NONE: Extras = Extras {
+        uncertainty: None,
+        computed: None,
+    };
 }
 
 /// The manifest's `uncertainty`: how the margins of error were computed.
@@ -76,9 +82,15 @@ pub fn write(
         }),
         ..options
     };
-    let phase = crate::timing::phase("  margins of error (bootstrap)");
-    let u = intervals(draw, plan, public, &options)?;
-    phase.done();
+    let u = match &extras.computed {
+        Some(u) => u.clone(),
+        None => {
+            let phase = crate::timing::phase("  margins of error (bootstrap)");
+            let u = intervals(draw, plan, public, &options)?;
+            phase.done();
+            std::sync::Arc::new(u)
+        }
+    };
     let released = draw.histograms();
     if format.csv() {
         digests.push(write_file(dir, files::CSV_FILE, |w| {

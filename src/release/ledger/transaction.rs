@@ -287,6 +287,7 @@ impl Reservation {
             plan,
             draw: Arc::new(draw),
             entry,
+            margins: None,
         })
     }
 }
@@ -302,6 +303,9 @@ pub struct PendingDraw {
     draw: Arc<Draw>,
     /// The pending line as written.
     entry: LedgerEntry,
+    /// [uncertainty] The margins of error computed for review before the decision
+    /// ([`PendingDraw::with_margins`]); the export writes these same intervals.
+    margins: Option<Arc<crate::uncertainty::Uncertainty>>,
 }
 
 /// A release written and recorded.
@@ -362,6 +366,22 @@ impl PendingDraw {
         &self.plan
     }
 
+    /// [uncertainty] Computes the margins of error of the draw (post-processing with
+    /// public data only) for review; the export then writes these same intervals. A
+    /// failure leaves none: the export computes them again, and reports its failure.
+    pub fn with_margins(mut self, options: &crate::uncertainty::UncertaintyOptions) -> Self {
+        self.margins =
+            crate::uncertainty::intervals(&self.draw, &self.plan, self.dataset.public(), options)
+                .ok()
+                .map(Arc::new);
+        self
+    }
+
+    /// [uncertainty] The margins computed by [`PendingDraw::with_margins`].
+    pub fn margins(&self) -> Option<&Arc<crate::uncertainty::Uncertainty>> {
+        self.margins.as_ref()
+    }
+
     /// What the ledger holds for this draw so far.
     pub fn recorded(&self) -> Recorded {
         Recorded::of(&self.entry)
@@ -397,13 +417,20 @@ impl PendingDraw {
             });
         }
         let phase = crate::timing::phase("write and read back");
+        let extras = crate::uncertainty::Extras {
+            computed: self
+                .margins
+                .clone()
+                .filter(|_| extras.uncertainty.is_some()),
+            ..extras.clone()
+        };
         let result = export::write_release_dir_with(
             out,
             &self.dataset,
             &self.plan,
             &self.draw,
             format,
-            extras,
+            &extras,
         );
         phase.done();
         let output = std::path::absolute(out)
