@@ -179,19 +179,19 @@ pub struct UncertaintyOptions {
 }
 
 /// The work the automatic choice of `R` spends on all replicates together, in the
-/// units of [`replicate_cost`]. A census-scale release (8 million blocks) costs about
-/// 10⁹ units per replicate and gets [`MIN_REPLICATES`]; the sample and the robustness
-/// shapes cost 10⁵–10⁶ and get [`MAX_REPLICATES`]. Measured times are in
-/// `docs/uncertainty.md`.
-pub const WORK_BUDGET: u64 = 2_000_000_000;
+/// units of [`replicate_cost`]. A census-scale release (8 million blocks, 8·10⁸ units
+/// per replicate) gets one replicate: a replicate costs about what the release's own
+/// measurement and consistency cost, and the margins must stay within twice a release's
+/// time (`docs/uncertainty.md`); each block-level pool still holds millions of errors.
+/// The sample and the robustness shapes (10⁵–10⁶ units) get [`MAX_REPLICATES`].
+pub const WORK_BUDGET: u64 = 500_000_000;
 /// At most this many replicates: the coverage measured with 100 is within sampling
 /// error of that with more (`docs/uncertainty.md`).
 pub const MAX_REPLICATES: u32 = 100;
 /// Below this many errors a pool of a summary statistic borrows its level's.
 pub const MIN_SAMPLES_SUMMARY: u64 = 100;
-/// At least this many: two replicates keep the pooled quantiles from resting on one
-/// draw's luck.
-pub const MIN_REPLICATES: u32 = 2;
+/// At least one replicate.
+pub const MIN_REPLICATES: u32 = 1;
 
 /// The cost of one replicate in abstract units, from public quantities: a unit per
 /// noise sample drawn, four per released cell (estimation and consistency handle every
