@@ -40,6 +40,8 @@ fn score(
     let draw = run::draw(d, plan, &NoiseSource::seeded(seed), None, None).unwrap();
     let u = uncertainty::intervals(&draw, plan, d.public(), options).unwrap();
     let truth = d.truth().for_diagnostic(Diagnostic::Oracle);
+    // The library's diagnostic agrees with this test's own count.
+    let library = uncertainty::coverage::coverage(&draw, &u, d.public(), truth);
     let mut out = vec![LevelScore::default(); h.depth()];
     for i in 0..h.len() {
         let id = NodeId(i as u32);
@@ -62,6 +64,9 @@ fn score(
             s.width += (upper - lower) as f64;
             s.error += (count as f64 - truth as f64).abs();
         }
+    }
+    for (a, b) in out.iter().zip(&library) {
+        assert_eq!((a.cells, a.covered), (b.cells, b.covered));
     }
     out
 }

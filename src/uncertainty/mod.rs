@@ -62,6 +62,7 @@
 //! way (arXiv 2503.19714).
 
 pub mod bootstrap;
+pub mod coverage;
 pub mod measurements;
 pub mod outputs;
 pub mod pool;
