@@ -233,37 +233,37 @@ impl Reservation {
             cap: _,
             notes: _,
         } = self;
-        let draw =
-            match run::draw_keeping(&dataset, &plan, source, cancel, progress, keep_measurements) {
-                Ok(draw) => draw,
-                Err(error) => {
-                    // A private K drawn before a refusal that depends on it: spent.
-                    let recorded = match error.spent_before_failing() {
-                        None => None,
-                        Some(spent) => {
-                            let id = new_id();
-                            let mut entry = LedgerEntry::for_draw(
-                                &dataset,
-                                &plan,
-                                DrawSpend {
-                                    id: &id,
-                                    epsilon: spent,
-                                    randomness: source.randomness(),
-                                    levels: false,
-                                },
-                                Status::NotWritten,
-                                tool,
-                            );
-                            entry.note = Some(format!("refused after K was estimated: {error}"));
-                            Some(Recorded::of(&ledger.append(&lock, entry)?))
-                        }
-                    };
-                    return Err(TransactionError::Draw {
-                        error: Box::new(error),
-                        recorded,
-                    });
-                }
-            };
+        let drawn = run::draw_keeping(&dataset, &plan, source, cancel, progress, keep_measurements);
+        let draw = match drawn {
+            Ok(draw) => draw,
+            Err(error) => {
+                // A private K drawn before a refusal that depends on it: spent.
+                let recorded = match error.spent_before_failing() {
+                    None => None,
+                    Some(spent) => {
+                        let id = new_id();
+                        let mut entry = LedgerEntry::for_draw(
+                            &dataset,
+                            &plan,
+                            DrawSpend {
+                                id: &id,
+                                epsilon: spent,
+                                randomness: source.randomness(),
+                                levels: false,
+                            },
+                            Status::NotWritten,
+                            tool,
+                        );
+                        entry.note = Some(format!("refused after K was estimated: {error}"));
+                        Some(Recorded::of(&ledger.append(&lock, entry)?))
+                    }
+                };
+                return Err(TransactionError::Draw {
+                    error: Box::new(error),
+                    recorded,
+                });
+            }
+        };
         debug_assert_eq!(draw.epsilon(), &epsilon);
         let mut entry = LedgerEntry::for_draw(
             &dataset,
