@@ -65,7 +65,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         match e {
             ExportError::ChecksFailed { .. } => codes::CHECKS,
             ExportError::OutputExists { .. } | ExportError::BadOutput { .. } => codes::INPUT,
-            ExportError::Io { .. } => codes::FAILURE,
+            ExportError::Io { .. } | ExportError::Uncertainty(_) => codes::FAILURE,
         }
     }
     fn ledger(e: &LedgerError) -> u8 {

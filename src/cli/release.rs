@@ -54,6 +54,26 @@ pub struct ReleaseArgs {
     /// to the confidential data itself). A warning is printed either way.
     #[arg(long)]
     pub allow_large_epsilon: bool,
+    /// The confidence of the margins of error written beside the counts
+    /// (uncertainty.csv, summary.csv), e.g. 0.95; `none` writes neither. Computed from
+    /// the release alone: no ε. See docs/uncertainty.md.
+    #[arg(long, default_value = "0.9", value_name = "LEVEL|none", value_parser = parse_confidence)]
+    pub uncertainty: Margins,
+    /// Also write measurements.jsonl: the noisy measurements the release was computed
+    /// from (the differentially private outputs themselves: no extra ε). See
+    /// docs/uncertainty.md.
+    #[arg(long)]
+    pub measurements: bool,
+}
+
+/// `--uncertainty`: a confidence, or none.
+#[derive(Clone, Copy, Debug)]
+pub struct Margins(pub Option<coco::uncertainty::Confidence>);
+
+fn parse_confidence(text: &str) -> Result<Margins, String> {
+    coco::uncertainty::Confidence::parse(text)
+        .map(Margins)
+        .map_err(|e| e.to_string())
 }
 
 /// The tuning to record: the plan's own label, checked where it can be (a plan that
@@ -102,6 +122,8 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         format,
         tuned,
         allow_large_epsilon,
+        uncertainty,
+        measurements,
     } = args;
     let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
@@ -150,16 +172,26 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         None => NoiseSource::from_os()?,
     };
     let progress = Progress::new("release");
-    let pending = reservation.draw(
+    let pending = reservation.draw_keeping(
         &source,
         not_private,
         None,
         Some(&|done: usize, n: usize| {
             progress.update(done as u64, n as u64, "regions measured");
         }),
+        measurements,
     )?;
     progress.finish();
-    let approved = match pending.approve_as(&out, format) {
+    let extras = coco::uncertainty::Extras {
+        uncertainty: uncertainty
+            .0
+            .map(|confidence| coco::uncertainty::UncertaintyOptions {
+                confidence,
+                ..Default::default()
+            }),
+        computed: None,
+    };
+    let approved = match pending.approve_with(&out, format, &extras) {
         Ok(a) => a,
         Err(ApproveError::Refused { error, pending }) => {
             // Checked before the draw; something changed since. The draw is spent.

@@ -207,6 +207,19 @@ impl Reservation {
         cancel: Option<&AtomicBool>,
         progress: Option<Progress<'_>>,
     ) -> Result<PendingDraw, TransactionError> {
+        self.draw_keeping(source, allow_seeded, cancel, progress, false)
+    }
+
+    /// [`Reservation::draw`], keeping the noisy measurements when `keep_measurements`
+    /// (written as `measurements.jsonl`; see [`crate::uncertainty::measurements`]).
+    pub fn draw_keeping(
+        self,
+        source: &NoiseSource,
+        allow_seeded: bool,
+        cancel: Option<&AtomicBool>,
+        progress: Option<Progress<'_>>,
+        keep_measurements: bool,
+    ) -> Result<PendingDraw, TransactionError> {
         if source.randomness().is_reproducible() && !allow_seeded {
             return Err(TransactionError::SeededNotAllowed);
         }
@@ -220,7 +233,8 @@ impl Reservation {
             cap: _,
             notes: _,
         } = self;
-        let draw = match run::draw(&dataset, &plan, source, cancel, progress) {
+        let drawn = run::draw_keeping(&dataset, &plan, source, cancel, progress, keep_measurements);
+        let draw = match drawn {
             Ok(draw) => draw,
             Err(error) => {
                 // A private K drawn before a refusal that depends on it: spent.
@@ -273,6 +287,7 @@ impl Reservation {
             plan,
             draw: Arc::new(draw),
             entry,
+            margins: None,
         })
     }
 }
@@ -288,6 +303,9 @@ pub struct PendingDraw {
     draw: Arc<Draw>,
     /// The pending line as written.
     entry: LedgerEntry,
+    /// [uncertainty] The margins of error computed for review before the decision
+    /// ([`PendingDraw::with_margins`]); the export writes these same intervals.
+    margins: Option<Arc<crate::uncertainty::Uncertainty>>,
 }
 
 /// A release written and recorded.
@@ -348,6 +366,22 @@ impl PendingDraw {
         &self.plan
     }
 
+    /// [uncertainty] Computes the margins of error of the draw (post-processing with
+    /// public data only) for review; the export then writes these same intervals. A
+    /// failure leaves none: the export computes them again, and reports its failure.
+    pub fn with_margins(mut self, options: &crate::uncertainty::UncertaintyOptions) -> Self {
+        self.margins =
+            crate::uncertainty::intervals(&self.draw, &self.plan, self.dataset.public(), options)
+                .ok()
+                .map(Arc::new);
+        self
+    }
+
+    /// [uncertainty] The margins computed by [`PendingDraw::with_margins`].
+    pub fn margins(&self) -> Option<&Arc<crate::uncertainty::Uncertainty>> {
+        self.margins.as_ref()
+    }
+
     /// What the ledger holds for this draw so far.
     pub fn recorded(&self) -> Recorded {
         Recorded::of(&self.entry)
@@ -361,9 +395,20 @@ impl PendingDraw {
 
     /// [`PendingDraw::approve`], writing the files of `format` (CSV, Parquet or both).
     pub fn approve_as(
+        self,
+        out: &Path,
+        format: export::OutputFormat,
+    ) -> Result<Approved, ApproveError> {
+        self.approve_with(out, format, &crate::uncertainty::Extras::default())
+    }
+
+    /// [`PendingDraw::approve_as`], writing the extra files of `extras` (the margins of
+    /// error and the other files of [`crate::uncertainty`]).
+    pub fn approve_with(
         mut self,
         out: &Path,
         format: export::OutputFormat,
+        extras: &crate::uncertainty::Extras,
     ) -> Result<Approved, ApproveError> {
         if let Err(error) = export::check_output(out) {
             return Err(ApproveError::Refused {
@@ -372,8 +417,21 @@ impl PendingDraw {
             });
         }
         let phase = crate::timing::phase("write and read back");
-        let result =
-            export::write_release_dir_as(out, &self.dataset, &self.plan, &self.draw, format);
+        let extras = crate::uncertainty::Extras {
+            computed: self
+                .margins
+                .clone()
+                .filter(|_| extras.uncertainty.is_some()),
+            ..extras.clone()
+        };
+        let result = export::write_release_dir_with(
+            out,
+            &self.dataset,
+            &self.plan,
+            &self.draw,
+            format,
+            &extras,
+        );
         phase.done();
         let output = std::path::absolute(out)
             .unwrap_or_else(|_| out.to_path_buf())

@@ -765,6 +765,8 @@ fn draw(
     reservation
         .draw(&source, false, Some(cancel), Some(progress))
         .map_err(failed)
+        // [uncertainty] The margins of error, for review (post-processing; no ε).
+        .map(|pending| pending.with_margins(&Default::default()))
 }
 
 /// Approves the pending draw in the slot; a path that cannot take the release puts it

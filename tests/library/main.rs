@@ -13,3 +13,4 @@ mod load_errors;
 mod noise_sampler;
 mod parquet_input;
 mod robustness;
+mod uncertainty;

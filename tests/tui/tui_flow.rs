@@ -1296,7 +1296,16 @@ fn the_export_format_is_chosen_on_the_release_screen() {
         names.sort();
         names
     };
-    assert_eq!(files(&out), ["counts.parquet", "manifest.json", "tables"]);
+    assert_eq!(
+        files(&out),
+        [
+            "counts.parquet",
+            "manifest.json",
+            "summary.csv",
+            "tables",
+            "uncertainty.parquet"
+        ]
+    );
     assert_eq!(
         files(&out.join("tables")),
         [

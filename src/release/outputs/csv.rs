@@ -17,7 +17,7 @@ use crate::release::outputs::rows::{CHUNK_REGIONS, DisplayIds, chunks_of};
 /// with each `"` doubled. (The one case this does not cover, a record made of a single
 /// empty field, which `csv` writes as `""`, never arises here: every record has
 /// several fields.)
-pub(super) fn push_field(out: &mut Vec<u8>, field: &[u8]) {
+pub(crate) fn push_field(out: &mut Vec<u8>, field: &[u8]) {
     if !needs_quotes(field) {
         out.extend_from_slice(field);
         return;
@@ -41,7 +41,7 @@ fn needs_quotes(field: &[u8]) -> bool {
 }
 
 /// Appends a nonnegative integer field (never quoted).
-pub(super) fn push_number(out: &mut Vec<u8>, itoa: &mut itoa::Buffer, n: impl itoa::Integer) {
+pub(crate) fn push_number(out: &mut Vec<u8>, itoa: &mut itoa::Buffer, n: impl itoa::Integer) {
     out.extend_from_slice(itoa.format(n).as_bytes());
 }
 
@@ -55,7 +55,7 @@ fn batch_len() -> usize {
 /// to an empty `buf`; chunks are filled in parallel, a batch at a time, while a thread
 /// of its own writes the previous batch. Buffers are reused. Stops at the first error
 /// (of `fill` or of `w`) and returns it.
-pub(super) fn write_chunks<W, F>(w: &mut W, chunks: usize, fill: F) -> std::io::Result<()>
+pub(crate) fn write_chunks<W, F>(w: &mut W, chunks: usize, fill: F) -> std::io::Result<()>
 where
     W: Write + Send,
     F: Fn(usize, &mut Vec<u8>) -> std::io::Result<()> + Sync,

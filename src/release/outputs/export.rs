@@ -254,6 +254,26 @@ pub fn write_release_dir_as(
     draw: &Draw,
     format: OutputFormat,
 ) -> Result<Manifest, ExportError> {
+    write_release_dir_with(
+        out,
+        dataset,
+        plan,
+        draw,
+        format,
+        &crate::uncertainty::Extras::default(),
+    )
+}
+
+/// [`write_release_dir_as`] with the extra files of `extras` (the margins of error,
+/// `summary.csv`, the noisy measurements; see [`crate::uncertainty`]).
+pub fn write_release_dir_with(
+    out: &Path,
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    draw: &Draw,
+    format: OutputFormat,
+    extras: &crate::uncertainty::Extras,
+) -> Result<Manifest, ExportError> {
     check_output(out)?;
     if !draw.checks().passed() {
         return Err(ExportError::ChecksFailed {
@@ -273,7 +293,7 @@ pub fn write_release_dir_as(
     ));
     std::fs::create_dir(&tmp).map_err(io(&tmp))?;
     let result = (|| {
-        let manifest = fill_release_dir(&tmp, dataset, plan, draw, format)?;
+        let manifest = fill_release_dir(&tmp, dataset, plan, draw, format, extras)?;
         sync_dir(&tmp).map_err(io(&tmp))?;
         if out.exists() {
             // An empty directory: rename replaces it on Linux, but clear it explicitly.
@@ -295,6 +315,7 @@ fn fill_release_dir(
     plan: &ReleasePlan,
     draw: &Draw,
     format: OutputFormat,
+    extras: &crate::uncertainty::Extras,
 ) -> Result<Manifest, ExportError> {
     let h = &dataset.hierarchy;
     let hists = draw.histograms();
@@ -388,6 +409,19 @@ fn fill_release_dir(
     let mut manifest = manifest::build(dataset, plan, draw);
     manifest.checks = checks;
     manifest.outputs = outputs;
+    // [uncertainty] The margins of error and the other extra files: post-processing of
+    // the draw with public data only (`src/uncertainty/`).
+    let (files, described) = crate::uncertainty::outputs::write(
+        tmp,
+        dataset.public(),
+        plan,
+        draw,
+        &levels,
+        format,
+        extras,
+    )?;
+    manifest.outputs.extend(files);
+    manifest.uncertainty = described;
     let json = serde_json::to_string_pretty(&manifest).expect("manifests serialise");
     write_file(tmp, "manifest.json", |w| {
         w.write_all(json.as_bytes())?;

@@ -155,6 +155,10 @@ pub struct Manifest {
     /// written before coco recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tuning: Option<Tuning>,
+    /// How the margins of error in `uncertainty.csv` were computed (absent when none
+    /// were written, and in manifests written before coco wrote them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncertainty: Option<crate::uncertainty::ManifestUncertainty>,
 }
 
 /// Builds the manifest of a release (outputs and checks filled in by the writer).
@@ -224,6 +228,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         for_publication: !draw.randomness().is_reproducible(),
         randomness,
         ledger_entry: draw.id().to_string(),
+        uncertainty: None,
     }
 }
 

@@ -52,7 +52,7 @@ fn parquet_error(e: parquet::errors::ParquetError) -> std::io::Error {
     }
 }
 
-fn arrow_error(e: arrow_schema::ArrowError) -> std::io::Error {
+pub(crate) fn arrow_error(e: arrow_schema::ArrowError) -> std::io::Error {
     match e {
         arrow_schema::ArrowError::IoError(_, io) => io,
         e => other(e.to_string()),
@@ -103,14 +103,19 @@ pub fn properties(row_group_rows: usize) -> WriterProperties {
 
 /// A count, size or total as a Parquet `INT64` (every value coco publishes is below
 /// 2^63: at most 10^12 groups).
-fn int64(value: u64) -> std::io::Result<i64> {
+pub(crate) fn int64(value: u64) -> std::io::Result<i64> {
     i64::try_from(value).map_err(|_| other(format!("{value} does not fit a 64-bit integer")))
 }
 
 /// Writes the batches `make(0..chunks)` in order to a Parquet file on `w`: batches are
 /// made in parallel, a bounded number at a time, while a thread of its own encodes the
 /// previous ones.
-fn write_batches<W, F>(w: W, schema: SchemaRef, chunks: usize, make: F) -> std::io::Result<()>
+pub(crate) fn write_batches<W, F>(
+    w: W,
+    schema: SchemaRef,
+    chunks: usize,
+    make: F,
+) -> std::io::Result<()>
 where
     W: Write + Send,
     F: Fn(usize) -> std::io::Result<RecordBatch> + Sync,

@@ -35,6 +35,9 @@ pub enum ExportError {
     ChecksFailed { problems: String, checks: Checks },
     #[error("{path}: cannot write a release there: {why}")]
     BadOutput { path: PathBuf, why: String },
+    /// The margins of error could not be computed (`src/uncertainty/`).
+    #[error("the margins of error: {0}")]
+    Uncertainty(#[from] crate::uncertainty::UncertaintyError),
 }
 
 pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {

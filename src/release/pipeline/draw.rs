@@ -85,12 +85,21 @@ pub fn resolve_max_size(
     plan: &ReleasePlan,
     source: &NoiseSource,
 ) -> Result<(Size, Option<Charge>), RunError> {
+    resolve_max_size_keeping(dataset, plan, source).map(|(k, c, _)| (k, c))
+}
+
+/// [`resolve_max_size`], with the private probe's noisy measurement when one was made.
+pub fn resolve_max_size_keeping(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    source: &NoiseSource,
+) -> Result<(Size, Option<Charge>, Option<max_size::MaxSizeMeasurement>), RunError> {
     match &plan.max_size() {
-        MaxSize::Fixed(k) => Ok((*k, None)),
+        MaxSize::Fixed(k) => Ok((*k, None, None)),
         MaxSize::Estimate { epsilon } => {
             let mut stream = source.stream(StreamId::node(PURPOSE_MAX_SIZE, 0));
             let root = dataset.truth().for_measurement().node(NodeId::ROOT);
-            let (_, k) = max_size::estimate_max_size(root, epsilon, &mut stream)
+            let (probe, k) = max_size::estimate_max_size(root, epsilon, &mut stream)
                 .map_err(RunError::MaxSize)?;
             Ok((
                 k,
@@ -98,6 +107,7 @@ pub fn resolve_max_size(
                     node: NodeId::ROOT,
                     epsilon: epsilon.clone(),
                 }),
+                Some(probe),
             ))
         }
     }
@@ -122,6 +132,9 @@ pub struct Draws<'a> {
     pub purpose: u8,
     pub cancel: Option<&'a AtomicBool>,
     pub progress: Option<Progress<'a>>,
+    /// [uncertainty] Where to keep every noisy measurement made (`coco release
+    /// --measurements`); `None`: they are dropped once estimated.
+    pub measurements: Option<&'a std::sync::Mutex<Vec<estimate::NodeMeasurement>>>,
 }
 
 /// Nodes measured by one task.
@@ -147,6 +160,7 @@ pub fn estimate_nodes(
         purpose,
         cancel,
         progress,
+        measurements,
     } = *draws;
     let h = &dataset.hierarchy;
     // Validate each level's noise once, before any measurement.
@@ -166,6 +180,7 @@ pub fn estimate_nodes(
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut out = Estimates::new(keep);
+            let mut kept = Vec::new();
             for &id in chunk {
                 if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
                     return Err(RunError::Cancelled);
@@ -194,6 +209,12 @@ pub fn estimate_nodes(
                     ..*options
                 };
                 out.push(estimate::estimate(&m, &options));
+                if measurements.is_some() {
+                    kept.push(m);
+                }
+            }
+            if let Some(sink) = measurements {
+                sink.lock().unwrap_or_else(|e| e.into_inner()).extend(kept);
             }
             if let Some(p) = progress {
                 p(
@@ -236,6 +257,8 @@ pub fn plan_settings(plan: &ReleasePlan) -> Vec<Option<LevelSetting>> {
 /// Independent estimates of every node under the plan, with `K` and the charges.
 pub struct PlanEstimates {
     pub max_size: Size,
+    /// [uncertainty] The noisy measurements, when they were asked to be kept.
+    pub measurements: Option<crate::uncertainty::measurements::Measurements>,
     /// Indexed by [`NodeId`].
     pub estimates: Estimates,
     pub charges: Charges,
@@ -279,6 +302,19 @@ pub fn estimate_plan(
     progress: Option<Progress<'_>>,
     keep: Keep,
 ) -> Result<PlanEstimates, RunError> {
+    estimate_plan_keeping(dataset, plan, source, cancel, progress, keep, false)
+}
+
+/// [`estimate_plan`], keeping every noisy measurement when `keep_measurements`.
+pub fn estimate_plan_keeping(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    source: &NoiseSource,
+    cancel: Option<&AtomicBool>,
+    progress: Option<Progress<'_>>,
+    keep: Keep,
+    keep_measurements: bool,
+) -> Result<PlanEstimates, RunError> {
     if plan.levels().is_empty() {
         return Err(RunError::EmptyPlan);
     }
@@ -311,7 +347,8 @@ pub fn estimate_plan(
         MaxSize::Fixed(k) => *k,
         MaxSize::Estimate { .. } => max_size::MIN_K,
     })?;
-    let (max_size, k_charge) = resolve_max_size(dataset, plan, source)?;
+    let (max_size, k_charge, probe) = resolve_max_size_keeping(dataset, plan, source)?;
+    let sink = keep_measurements.then(|| std::sync::Mutex::new(Vec::new()));
     if let Some(charge) = &k_charge {
         guard(max_size).map_err(|refusal| RunError::ResourcesAfterMaxSize {
             refusal: Box::new(refusal),
@@ -332,6 +369,7 @@ pub fn estimate_plan(
             purpose: PURPOSE_RELEASE,
             cancel,
             progress,
+            measurements: sink.as_ref(),
         },
         keep,
     )?;
@@ -339,6 +377,12 @@ pub fn estimate_plan(
         charges.push(c.node, &c.epsilon);
     }
     Ok(PlanEstimates {
+        measurements: sink.map(|s| {
+            crate::uncertainty::measurements::Measurements::new(
+                s.into_inner().unwrap_or_else(|e| e.into_inner()),
+                probe,
+            )
+        }),
         max_size,
         estimates,
         charges,
@@ -371,6 +415,8 @@ pub struct Draw {
     runs_joined: Vec<u64>,
     /// The draw's ledger id: every ledger line about this draw carries it.
     id: String,
+    /// [uncertainty] The noisy measurements, when asked for (`--measurements`).
+    measurements: Option<std::sync::Arc<crate::uncertainty::measurements::Measurements>>,
 }
 
 impl Draw {
@@ -426,6 +472,13 @@ impl Draw {
     pub fn id(&self) -> &str {
         &self.id
     }
+
+    /// [uncertainty] The noisy measurements the release was computed from, when the
+    /// draw was asked to keep them ([`draw_keeping`]): differentially private outputs
+    /// themselves.
+    pub fn measurements(&self) -> Option<&crate::uncertainty::measurements::Measurements> {
+        self.measurements.as_deref()
+    }
 }
 
 /// Draws one release under a validated plan.
@@ -436,9 +489,29 @@ pub fn draw(
     cancel: Option<&AtomicBool>,
     progress: Option<Progress<'_>>,
 ) -> Result<Draw, RunError> {
+    draw_keeping(dataset, plan, source, cancel, progress, false)
+}
+
+/// [`draw`], keeping the noisy measurements when `keep_measurements` ([`Draw::measurements`]).
+pub fn draw_keeping(
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    source: &NoiseSource,
+    cancel: Option<&AtomicBool>,
+    progress: Option<Progress<'_>>,
+    keep_measurements: bool,
+) -> Result<Draw, RunError> {
     let keep = keep_for(plan, false, false);
     let phase = crate::timing::phase("measure and estimate");
-    let est = estimate_plan(dataset, plan, source, cancel, progress, keep)?;
+    let est = estimate_plan_keeping(
+        dataset,
+        plan,
+        source,
+        cancel,
+        progress,
+        keep,
+        keep_measurements,
+    )?;
     phase.done();
     let epsilon = verified_guarantee(dataset, plan, &est.charges)?;
     let phase = crate::timing::phase("consistency");
@@ -468,6 +541,7 @@ pub fn draw(
         leaning: consistent.leaning,
         runs_joined: consistent.capped,
         id: crate::release::ledger::new_id(),
+        measurements: est.measurements.map(std::sync::Arc::new),
     })
 }
 
@@ -586,6 +660,7 @@ pub fn bottom_up(
             purpose: PURPOSE_BOTTOM_UP,
             cancel,
             progress: None,
+            measurements: None,
         },
         Keep {
             histograms: true,

@@ -57,6 +57,8 @@ pub struct DrawnRelease {
     /// held) while it is undecided; `None` once decided.
     pub pending: Option<PendingSlot>,
     pub decision: Decision,
+    /// [uncertainty] The margins of error of every cell (public: post-processing).
+    pub margins: Option<Arc<crate::uncertainty::Uncertainty>>,
 }
 
 /// Work in progress on this screen.
@@ -296,10 +298,12 @@ pub fn receive(app: &mut App, update: Update) {
                     let draw = pending.draw().clone();
                     let plan = pending.plan().clone();
                     let dataset = pending.dataset().clone();
+                    let margins = pending.margins().cloned();
                     app.release.drawn = Some(DrawnRelease {
                         draw,
                         plan,
                         dataset,
+                        margins,
                         pending: Some(Arc::new(std::sync::Mutex::new(Some(*pending)))),
                         decision: Decision::Undecided,
                     });
@@ -651,6 +655,45 @@ pub fn wide_cells(h: crate::histogram::HistRef<'_>) -> [u64; 8] {
     cells
 }
 
+/// [uncertainty] The census-style cells with their margins of error: `count (lower–upper)`
+/// for sizes 0–6 (a cell without an interval is exactly 0), and for 7 or more the
+/// interval of `summary.csv`'s groups of size ≥ 7.
+pub fn wide_intervals(
+    u: &crate::uncertainty::Uncertainty,
+    level: usize,
+    hist: crate::histogram::HistRef<'_>,
+    groups: u64,
+) -> Vec<String> {
+    let listed = u.region(level, hist, groups);
+    let shown = |c: u64, lo: u64, hi: u64| {
+        if lo == c && hi == c {
+            int(c)
+        } else {
+            format!("{} ({}–{})", int(c), int(lo), int(hi))
+        }
+    };
+    let mut out: Vec<String> = (0..7u32)
+        .map(|s| match listed.iter().find(|c| c.size == s) {
+            Some(c) => shown(c.count, c.lower, c.upper),
+            None => int(hist.count(s)),
+        })
+        .collect();
+    let seven = wide_cells(hist)[7];
+    let stats = crate::uncertainty::summary::stats(u.max_size());
+    // `AtLeast(i)` counts groups of size ≥ THRESHOLDS[i]; THRESHOLDS[2] = 7.
+    debug_assert_eq!(crate::uncertainty::summary::THRESHOLDS[2], 7);
+    let at_least_7 = stats
+        .iter()
+        .position(|&s| s == crate::uncertainty::summary::Stat::AtLeast(2));
+    let interval =
+        at_least_7.and_then(|i| u.summary(level, hist, groups).get(i).copied().flatten());
+    out.push(match interval {
+        Some(v) => shown(seven, v.lower.max(0) as u64, v.upper.max(0) as u64),
+        None => int(seven),
+    });
+    out
+}
+
 /// The `i`-th region of a level in the order of display ids (the order of the exported
 /// tables), without sorting the level: node order is that order but for rare codes
 /// ([`crate::tui::overview::LevelFacts::display_order`]).
@@ -668,9 +711,13 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, session: &Session, dra
     let h = &drawn.dataset.hierarchy;
     let level = LevelId(app.release.level.min(h.depth() - 1));
     let regions = h.level_len(level);
+    let margins = match &drawn.margins {
+        Some(u) => format!(", {:.0}% margins of error", u.confidence.level() * 100.0),
+        None => String::new(),
+    };
     let block = widgets::block(
         format!(
-            " Public output: released counts of level {} by group size ({}{} level, {}{} scroll) ",
+            " Public output: released counts of level {} by group size{margins} ({}{} level, {}{} scroll) ",
             h.level_name(level),
             key(app, Action::Left),
             key(app, Action::Right),
@@ -706,7 +753,10 @@ fn render_table(frame: &mut Frame, area: Rect, app: &App, session: &Session, dra
                 cells.push(h.name(id).unwrap_or_default().to_string());
             }
             cells.push(int(hist.groups()));
-            cells.extend(wide_cells(hist).iter().map(|c| int(*c)));
+            match &drawn.margins {
+                Some(u) => cells.extend(wide_intervals(u, level.0, hist, drawn.dataset.groups(id))),
+                None => cells.extend(wide_cells(hist).iter().map(|c| int(*c))),
+            }
             cells
         })
         .collect();

@@ -1,0 +1,63 @@
+//! How often the intervals covered the truth: a CONFIDENTIAL diagnostic for the
+//! operator (previews, tests), never published. The caller opens the truth with a
+//! named [`crate::privacy::Diagnostic`].
+
+use crate::data::{NodeId, PublicData, TrueHistograms};
+use crate::histogram::Size;
+use crate::release::pipeline::draw::Draw;
+
+use super::Uncertainty;
+
+/// One level's coverage: of the cells listed in `uncertainty.csv` or with a true count
+/// above 0, those whose interval (`[0, 0]` if unlisted) holds the true count.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LevelCoverage {
+    pub cells: u64,
+    pub covered: u64,
+    /// Sum of the widths `upper − lower`.
+    pub width: u64,
+    /// Sum of the absolute errors of the released counts.
+    pub error: u64,
+}
+
+impl LevelCoverage {
+    pub fn share(&self) -> Option<f64> {
+        (self.cells > 0).then(|| self.covered as f64 / self.cells as f64)
+    }
+}
+
+/// Per level, the coverage of `u`'s intervals of `release` against `truth`.
+/// CONFIDENTIAL: it compares with the true data.
+pub fn coverage(
+    release: &Draw,
+    u: &Uncertainty,
+    public: PublicData<'_>,
+    truth: &TrueHistograms,
+) -> Vec<LevelCoverage> {
+    let h = public.hierarchy;
+    let mut out = vec![LevelCoverage::default(); h.depth()];
+    for i in 0..h.len() {
+        let id = NodeId(i as u32);
+        let level = h.node(id).level.0;
+        let released = release.histograms().get(i);
+        let cells = u.region(level, released, public.groups(id));
+        let t = truth.node(id);
+        let mut sizes: Vec<Size> = cells.iter().map(|c| c.size).collect();
+        sizes.extend(t.pairs().iter().map(|&(s, _)| s));
+        sizes.sort_unstable();
+        sizes.dedup();
+        let o = &mut out[level];
+        for size in sizes {
+            let truth = t.count(size);
+            let (count, lower, upper) = match cells.binary_search_by_key(&size, |c| c.size) {
+                Ok(j) => (cells[j].count, cells[j].lower, cells[j].upper),
+                Err(_) => (released.count(size), 0, 0),
+            };
+            o.cells += 1;
+            o.covered += u64::from(lower <= truth && truth <= upper);
+            o.width += upper - lower;
+            o.error += count.abs_diff(truth);
+        }
+    }
+    out
+}

@@ -1,0 +1,130 @@
+//! The noisy measurements of a release (`coco release --measurements`):
+//! `measurements.jsonl`, one JSON object per line.
+//!
+//! These are the differentially private outputs themselves — every table of the
+//! release is post-processing of them — so publishing them costs no ε beyond the
+//! release's. The first line, when `K` was estimated privately, is the probe:
+//!
+//! ```text
+//! {"kind":"max_size_probe","epsilon":"1/1000","sensitivity":1,"mechanism":"discrete_laplace","scale":1000.0,"noisy":61,"max_size":7132}
+//! ```
+//!
+//! then one line per measured region, in the order of `counts.csv`:
+//!
+//! ```text
+//! {"kind":"region","level":"district","region":"P1/D1","method":"hc","tail_above":20,"epsilon":"1/3","sensitivity":1,"mechanism":"discrete_laplace","scale":3.0,"groups":412,"max_size":10000,"head":[…],"top":[…]}
+//! ```
+//!
+//! `head` is the noisy cumulative histogram `Hc[0..L)` (`hc`: all of `Hc[0..=K]`,
+//! and no `top`); `top` the noisy sorted sizes of the largest groups clamped at `L`
+//! (a tail); `hg` the noisy sorted group sizes (`hg`); `naive` the noisy top-coded
+//! histogram (`naive`). The noise of each value is independent, two-sided geometric
+//! with `P(x) ∝ exp(−|x|/scale)`, `scale = sensitivity/ε`.
+
+use std::io::Write;
+
+use crate::data::{NodeId, PublicData};
+use crate::estimate::max_size::{self, MaxSizeMeasurement};
+use crate::estimate::{NodeMeasurement, Noisy};
+use crate::release::outputs::rows::DisplayIds;
+
+pub const FILE: &str = "measurements.jsonl";
+
+/// Every noisy measurement of a draw, by node, and the private `K` probe if made.
+#[derive(Clone, Debug)]
+pub struct Measurements {
+    nodes: Vec<NodeMeasurement>,
+    probe: Option<MaxSizeMeasurement>,
+}
+
+impl Measurements {
+    pub(crate) fn new(mut nodes: Vec<NodeMeasurement>, probe: Option<MaxSizeMeasurement>) -> Self {
+        nodes.sort_by_key(|m| m.node());
+        Measurements { nodes, probe }
+    }
+
+    /// The measurement of `node`, if it was measured.
+    pub fn node(&self, node: NodeId) -> Option<&NodeMeasurement> {
+        self.nodes
+            .binary_search_by_key(&node, |m| m.node())
+            .ok()
+            .map(|i| &self.nodes[i])
+    }
+
+    pub fn probe(&self) -> Option<&MaxSizeMeasurement> {
+        self.probe.as_ref()
+    }
+}
+
+/// The JSON line of a region's measurement.
+pub fn region_line(level: &str, region: &str, m: &NodeMeasurement) -> serde_json::Value {
+    let sensitivity = m.method().sensitivity();
+    let mut v = serde_json::json!({
+        "kind": "region",
+        "level": level,
+        "region": region,
+        "method": m.method().name(),
+        "epsilon": m.epsilon().to_string(),
+        "sensitivity": sensitivity,
+        "mechanism": "discrete_laplace",
+        "scale": f64::from(sensitivity) / m.epsilon().to_f64(),
+        "groups": m.groups(),
+        "max_size": m.max_size(),
+    });
+    let o = v.as_object_mut().expect("an object");
+    if let Some(t) = m.method().tail() {
+        o.insert("tail_above".into(), t.above.into());
+    }
+    match m.noisy() {
+        Noisy::Cumulative(c) => {
+            o.insert("head".into(), c.clone().into());
+        }
+        Noisy::CumulativeTail { head, top } => {
+            o.insert("head".into(), head.clone().into());
+            o.insert("top".into(), top.clone().into());
+        }
+        Noisy::Unattributed(g) => {
+            o.insert("hg".into(), g.clone().into());
+        }
+        Noisy::Naive(n) => {
+            o.insert("naive".into(), n.clone().into());
+        }
+    }
+    v
+}
+
+/// Writes `measurements.jsonl` (see the module docs); `levels` holds each level's
+/// nodes in the order of `counts.csv`.
+pub fn write<W: Write>(
+    w: &mut W,
+    public: PublicData<'_>,
+    levels: &[Vec<NodeId>],
+    m: &Measurements,
+) -> std::io::Result<()> {
+    let h = public.hierarchy;
+    if let Some(p) = m.probe() {
+        let line = serde_json::json!({
+            "kind": "max_size_probe",
+            "epsilon": p.epsilon.to_string(),
+            "sensitivity": max_size::SENSITIVITY,
+            "mechanism": "discrete_laplace",
+            "scale": f64::from(max_size::SENSITIVITY) / p.epsilon.to_f64(),
+            "noisy": p.noisy,
+            "max_size": p.k(),
+        });
+        serde_json::to_writer(&mut *w, &line)?;
+        w.write_all(b"\n")?;
+    }
+    for (l, ids) in levels.iter().enumerate() {
+        let level = h.level_name(crate::data::LevelId(l));
+        let mut regions = DisplayIds::new(h);
+        for &id in ids {
+            let region = regions.of(id).to_string();
+            if let Some(node) = m.node(id) {
+                serde_json::to_writer(&mut *w, &region_line(level, &region, node))?;
+                w.write_all(b"\n")?;
+            }
+        }
+    }
+    Ok(())
+}

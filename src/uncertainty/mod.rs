@@ -1,0 +1,554 @@
+//! Margins of error for every released cell: intervals for the true number of groups,
+//! computed from published and public information only.
+//!
+//! # Method
+//! A parametric bootstrap with pooled quantiles. The released histograms stand for the
+//! truth; `R` replicates draw the plan's measurements again on them (same methods, ε,
+//! `K`, tails; [`bootstrap::replicate`]), estimate, and run the release's consistency
+//! step. Each cell's differences `d = c* − c` (replicate minus released) are pooled
+//! with those of comparable cells of its level ([`pool`]), and the interval is read from
+//! the pooled quantiles of `d` ([`Rule`]), clipped to `[0, G]`.
+//!
+//! Everything here is post-processing: the entry point [`intervals`] takes the
+//! published release ([`Draw`], which only the measurement path constructs) and public
+//! data ([`PublicData`]: the hierarchy and `G`), never the dataset, and spends no ε.
+//! Its noise comes from streams of its own ([`bootstrap::PURPOSE_REPLICATE`]) of a key
+//! of its own.
+//!
+//! The truth cannot be passed where the release is expected (these examples are
+//! compiled by `cargo test`):
+//!
+//! ```compile_fail
+//! fn leak(d: &coco::data::Dataset, p: &coco::release::plan::ReleasePlan) {
+//!     let o = coco::uncertainty::UncertaintyOptions::default();
+//!     let _ = coco::uncertainty::intervals(d, p, d.public(), &o);
+//! }
+//! ```
+//!
+//! ```compile_fail
+//! fn leak(d: &coco::data::Dataset, p: &coco::release::plan::ReleasePlan) {
+//!     let o = coco::uncertainty::UncertaintyOptions::default();
+//!     let truth = d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle);
+//!     let _ = coco::uncertainty::intervals(truth, p, d.public(), &o);
+//! }
+//! ```
+//!
+//! Nor the dataset where public data is expected:
+//!
+//! ```compile_fail
+//! fn leak(r: &coco::release::run::Draw, d: &coco::data::Dataset, p: &coco::release::plan::ReleasePlan) {
+//!     let o = coco::uncertainty::UncertaintyOptions::default();
+//!     let _ = coco::uncertainty::intervals(r, p, d, &o);
+//! }
+//! ```
+//!
+//! What is allowed: a release and the public data.
+//!
+//! ```
+//! fn margins(
+//!     r: &coco::release::run::Draw,
+//!     d: &coco::data::Dataset,
+//!     p: &coco::release::plan::ReleasePlan,
+//! ) -> Result<coco::uncertainty::Uncertainty, coco::uncertainty::UncertaintyError> {
+//!     coco::uncertainty::intervals(r, p, d.public(), &Default::default())
+//! }
+//! ```
+//!
+//! # Citations
+//! Efron and Tibshirani, *An Introduction to the Bootstrap*, 1993, §6 (the parametric
+//! bootstrap) and §13 (basic and percentile intervals); Kuo et al., PVLDB 11(11), 2018,
+//! §4–5 (the estimators replayed); the Census Bureau's Monte Carlo intervals for
+//! post-processed DP tables re-run the mechanism on the published output in the same
+//! way (arXiv 2503.19714).
+
+pub mod bootstrap;
+pub mod coverage;
+pub mod measurements;
+pub mod outputs;
+pub mod pool;
+pub mod summary;
+pub mod verify;
+pub mod write;
+
+pub use outputs::{Extras, ManifestUncertainty};
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::consistency::ConsistencyError;
+use crate::data::{NodeId, PublicData};
+use crate::histogram::{Count, HistRef, HistogramSet, Size};
+use crate::noise::{NoiseError, NoiseSource, OsRandomnessError};
+use crate::release::pipeline::draw::Draw;
+use crate::release::plan::ReleasePlan;
+
+use pool::{ANY, Class, MIN_SAMPLES, Pool, ZERO};
+
+#[derive(Debug, Error)]
+pub enum UncertaintyError {
+    #[error("a bootstrap replicate of level {level}: {source}")]
+    Noise { level: String, source: NoiseError },
+    #[error("a bootstrap replicate: {0}")]
+    Consistency(#[from] ConsistencyError),
+    #[error(transparent)]
+    Randomness(#[from] OsRandomnessError),
+    #[error("confidence {found}: expected a number strictly between 0 and 1, or \"none\"")]
+    BadConfidence { found: String },
+}
+
+/// The confidence of an interval, strictly between 0 and 1 (default 0.9, as the
+/// American Community Survey's margins of error).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Confidence(f64);
+
+impl Confidence {
+    pub const DEFAULT: Confidence = Confidence(0.9);
+
+    pub fn new(level: f64) -> Result<Confidence, UncertaintyError> {
+        if level.is_finite() && level > 0.0 && level < 1.0 {
+            Ok(Confidence(level))
+        } else {
+            Err(UncertaintyError::BadConfidence {
+                found: level.to_string(),
+            })
+        }
+    }
+
+    /// `0.9`, `0.95`, …; `none` is `Ok(None)`.
+    pub fn parse(text: &str) -> Result<Option<Confidence>, UncertaintyError> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("none") {
+            return Ok(None);
+        }
+        let bad = || UncertaintyError::BadConfidence {
+            found: text.to_string(),
+        };
+        let level: f64 = text.parse().map_err(|_| bad())?;
+        Confidence::new(level).map(Some).map_err(|_| bad())
+    }
+
+    pub fn level(self) -> f64 {
+        self.0
+    }
+}
+
+impl Default for Confidence {
+    fn default() -> Self {
+        Confidence::DEFAULT
+    }
+}
+
+/// How many replicates to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Replicates {
+    /// As many as fit a budget of work ([`auto_replicates`]).
+    #[default]
+    Auto,
+    Fixed(u32),
+}
+
+/// How the pooled errors `e = c − c*` of a class (the released count `c` standing for
+/// the truth, the replicate's `c*` for the estimate) become an interval around a
+/// released count `x` of that class, `q_lo` and `q_hi` being their `α/2` and `1 − α/2`
+/// quantiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// `[x + q_lo, x + q_hi]`: the truth lies where the truths of the bootstrap world
+    /// lay from estimates like `x` (the default: measured coverage in
+    /// `docs/uncertainty.md`).
+    #[default]
+    Percentile,
+    /// `[x − q_hi, x − q_lo]`: the errors mirrored (for comparison only).
+    Basic,
+    /// `[x − a, x + a]` with `a` the `confidence` quantile of `|e|`.
+    Symmetric,
+}
+
+/// What to compute.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UncertaintyOptions {
+    pub confidence: Confidence,
+    pub replicates: Replicates,
+    pub rule: Rule,
+    /// Seed the bootstrap's noise (for a seeded release: reproducible files). `None`:
+    /// a key from the operating system.
+    pub seed: Option<u64>,
+}
+
+/// The work the automatic choice of `R` spends on all replicates together, in the
+/// units of [`replicate_cost`]. A census-scale release (8 million blocks, 8·10⁸ units
+/// per replicate) gets one replicate: a replicate costs about what the release's own
+/// measurement and consistency cost, and the margins must stay within twice a release's
+/// time (`docs/uncertainty.md`); each block-level pool still holds millions of errors.
+/// The sample and the robustness shapes (10⁵–10⁶ units) get [`MAX_REPLICATES`].
+pub const WORK_BUDGET: u64 = 500_000_000;
+/// At most this many replicates: the coverage measured with 100 is within sampling
+/// error of that with more (`docs/uncertainty.md`).
+pub const MAX_REPLICATES: u32 = 100;
+/// Below this many errors a pool of a summary statistic borrows its level's.
+pub const MIN_SAMPLES_SUMMARY: u64 = 100;
+/// At least one replicate.
+pub const MIN_REPLICATES: u32 = 1;
+
+/// The cost of one replicate in abstract units, from public quantities: a unit per
+/// noise sample drawn, four per released cell (estimation and consistency handle every
+/// cell a few times), fifty per region (per-region set-up of a measurement, its fit and
+/// its matching with its children).
+pub fn replicate_cost(noise_samples: u64, released_cells: u64, regions: u64) -> u64 {
+    noise_samples
+        .saturating_add(released_cells.saturating_mul(4))
+        .saturating_add(regions.saturating_mul(50))
+}
+
+/// `R` for replicates that each cost `cost` ([`replicate_cost`]).
+pub fn auto_replicates(cost: u64) -> u32 {
+    let r = WORK_BUDGET / cost.max(1);
+    (r.min(u64::from(MAX_REPLICATES)) as u32).max(MIN_REPLICATES)
+}
+
+/// The offsets of a class's intervals: `[c + low, c + high]`, `low ≤ 0 ≤ high`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Offsets {
+    pub low: i64,
+    pub high: i64,
+}
+
+/// The intervals of a release: a table of offsets per class of cells, applied to the
+/// released histograms on demand ([`Uncertainty::region`]).
+#[derive(Clone, Debug)]
+pub struct Uncertainty {
+    pub confidence: Confidence,
+    pub rule: Rule,
+    pub replicates: u32,
+    max_size: Size,
+    offsets: HashMap<Class, Offsets>,
+    summary: summary::SummaryOffsets,
+}
+
+/// One cell's interval.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellInterval {
+    pub size: Size,
+    pub count: Count,
+    pub lower: Count,
+    pub upper: Count,
+}
+
+impl Uncertainty {
+    /// The method's name in the manifest.
+    pub fn method(&self) -> &'static str {
+        "parametric-bootstrap-pooled"
+    }
+
+    /// The intervals of region `level` with released histogram `hist` and public `G`:
+    /// every cell whose interval is not `[0, 0]`, by size.
+    pub fn region(&self, level: usize, hist: HistRef<'_>, groups: Count) -> Vec<CellInterval> {
+        let mut out = Vec::new();
+        if groups == 0 {
+            return out;
+        }
+        let level = level as u16;
+        let pairs = hist.pairs();
+        let mut push = |s: Size, c: Count, o: Offsets| {
+            let lower = c.saturating_sub(o.low.unsigned_abs()).min(c);
+            let upper = c.saturating_add(o.high as u64).min(groups).max(c);
+            if upper > 0 {
+                out.push(CellInterval {
+                    size: s,
+                    count: c,
+                    lower,
+                    upper,
+                });
+            }
+        };
+        let far = self.offsets_of(Class {
+            level,
+            size: ANY,
+            count: ZERO + 6,
+        });
+        if far.high > 0 {
+            // Every far cell is listed too (a release whose replicates moved groups
+            // far from where it put them).
+            let mut near = HashMap::new();
+            pool::for_each_near_cell(hist, self.max_size, |s, c| {
+                near.insert(s, c);
+            });
+            for s in 0..=self.max_size {
+                let o = match near.get(&s) {
+                    Some(&c) => self.offsets_of(pool::class_of(level, pairs, s, c)),
+                    None => far,
+                };
+                push(s, near.get(&s).copied().unwrap_or(0), o);
+            }
+            return out;
+        }
+        pool::for_each_near_cell(hist, self.max_size, |s, c| {
+            push(s, c, self.offsets_of(pool::class_of(level, pairs, s, c)))
+        });
+        out
+    }
+
+    /// The summary statistics of a region ([`summary`]) with their intervals.
+    pub fn summary(
+        &self,
+        level: usize,
+        hist: HistRef<'_>,
+        groups: Count,
+    ) -> Vec<Option<summary::StatInterval>> {
+        self.summary.region(level, hist, groups, self.max_size)
+    }
+
+    /// The bound `K` of the release.
+    pub fn max_size(&self) -> Size {
+        self.max_size
+    }
+
+    fn offsets_of(&self, class: Class) -> Offsets {
+        self.offsets
+            .get(&class)
+            .copied()
+            .unwrap_or(Offsets { low: 0, high: 0 })
+    }
+}
+
+/// The stream key of the bootstrap: its own seed's, or the operating system's.
+fn source_of(options: &UncertaintyOptions) -> Result<NoiseSource, UncertaintyError> {
+    Ok(match options.seed {
+        // Not the release's key even for the release's seed: derived apart from it.
+        Some(seed) => NoiseSource::seeded(seed).derive(u64::from(u32::MAX) + 25),
+        None => NoiseSource::from_os()?,
+    })
+}
+
+/// Pools of one replicate's (or the released histograms') cells.
+type Pools = HashMap<Class, Pool>;
+
+fn merge_pools(mut a: Pools, b: Pools) -> Pools {
+    if a.len() < b.len() {
+        return merge_pools(b, a);
+    }
+    for (k, v) in b {
+        a.entry(k).or_default().merge(&v);
+    }
+    a
+}
+
+/// Regions per task when pooling.
+const CHUNK: usize = 1024;
+
+/// Adds one replicate to `pools`: each of its cells, classed by the replicate's own
+/// histogram (the observed value in the bootstrap world), with the error `e = c − c*`
+/// of the replicate's count `c*` from the released count `c` (the truth in the
+/// bootstrap world).
+fn add_replicate(
+    pools: &mut Pools,
+    released: &HistogramSet,
+    replicate: &HistogramSet,
+    public: PublicData<'_>,
+    k: Size,
+) {
+    let h = public.hierarchy;
+    let found = (0..h.len())
+        .into_par_iter()
+        .chunks(CHUNK)
+        .map(|ids| {
+            let mut out = Pools::new();
+            for i in ids {
+                let id = NodeId(i as u32);
+                if public.groups(id) == 0 {
+                    continue;
+                }
+                let level = h.node(id).level.0 as u16;
+                let p = released.get(i).pairs();
+                let observed = replicate.get(i);
+                let q = observed.pairs();
+                let far = pool::for_each_near_cell(observed, k, |s, r| {
+                    out.entry(pool::class_of(level, q, s, r)).or_default().cells += 1;
+                });
+                out.entry(Class {
+                    level,
+                    size: ANY,
+                    count: ZERO + 6,
+                })
+                .or_default()
+                .cells += far;
+                let mut record = |s: Size, c: Count, r: Count| {
+                    if c != r {
+                        let e = c as i64 - r as i64;
+                        *out.entry(pool::class_of(level, q, s, r))
+                            .or_default()
+                            .nonzero
+                            .entry(e)
+                            .or_default() += 1;
+                    }
+                };
+                let (mut a, mut b) = (0, 0);
+                while a < p.len() || b < q.len() {
+                    match (p.get(a), q.get(b)) {
+                        (Some(&(s, c)), Some(&(t, r))) if s == t => {
+                            record(s, c, r);
+                            a += 1;
+                            b += 1;
+                        }
+                        (Some(&(s, c)), Some(&(t, _))) if s < t => {
+                            record(s, c, 0);
+                            a += 1;
+                        }
+                        (Some(&(s, c)), None) => {
+                            record(s, c, 0);
+                            a += 1;
+                        }
+                        (_, Some(&(t, r))) => {
+                            record(t, 0, r);
+                            b += 1;
+                        }
+                        (None, None) => unreachable!(),
+                    }
+                }
+            }
+            out
+        })
+        .reduce(Pools::new, merge_pools);
+    let taken = std::mem::take(pools);
+    *pools = merge_pools(taken, found);
+}
+
+/// A class's offsets under `rule` from its pooled distribution.
+fn offsets(dist: &[(i64, u64)], rule: Rule, confidence: Confidence) -> Offsets {
+    let alpha = 1.0 - confidence.level();
+    let lo = pool::quantile(dist, alpha / 2.0);
+    let hi = pool::quantile(dist, 1.0 - alpha / 2.0);
+    let (low, high) = match rule {
+        Rule::Basic => (-hi, -lo),
+        Rule::Percentile => (lo, hi),
+        Rule::Symmetric => {
+            let abs: Vec<(i64, u64)> = {
+                let mut m: HashMap<i64, u64> = HashMap::new();
+                for &(d, n) in dist {
+                    *m.entry(d.abs()).or_default() += n;
+                }
+                let mut v: Vec<_> = m.into_iter().collect();
+                v.sort_unstable();
+                v
+            };
+            let a = pool::quantile(&abs, confidence.level());
+            (-a, a)
+        }
+    };
+    Offsets {
+        low: low.min(0),
+        high: high.max(0),
+    }
+}
+
+/// The coarser classes a class borrows from when it holds too few errors, finest
+/// first: its size buckets merged pairwise again and again (neighbouring sizes, then
+/// ever wider ranges), then any size with its count buckets merged the same way, then
+/// its level's released-0 or other cells.
+fn ancestors(c: Class) -> Vec<Class> {
+    let mut out = Vec::new();
+    if c.size != ANY {
+        let mut size = c.size;
+        while size > 0 {
+            size >>= 1;
+            out.push(Class {
+                size: size | 0x4000,
+                ..c
+            });
+        }
+    }
+    out.push(Class { size: ANY, ..c });
+    if c.count >= ZERO {
+        out.push(Class {
+            size: ANY,
+            count: ZERO,
+            ..c
+        });
+    } else {
+        let mut count = c.count;
+        while count > 0 {
+            count >>= 1;
+            out.push(Class {
+                size: ANY,
+                count: count | 0x4000,
+                ..c
+            });
+        }
+    }
+    out
+}
+
+/// The offsets of every class: from its own errors if it holds at least
+/// [`MIN_SAMPLES`], else from its finest ancestor ([`ancestors`]) that does (else from
+/// all the level's errors of its kind, however few).
+fn offsets_table(pools: &Pools, rule: Rule, confidence: Confidence) -> HashMap<Class, Offsets> {
+    let mut coarse: HashMap<Class, Pool> = HashMap::new();
+    for (c, p) in pools {
+        for a in ancestors(*c) {
+            coarse.entry(a).or_default().merge(p);
+        }
+    }
+    pools
+        .iter()
+        .map(|(c, p)| {
+            let chain = ancestors(*c);
+            let chosen = std::iter::once(p)
+                .chain(chain.iter().map(|a| &coarse[a]))
+                .find(|p| p.cells >= MIN_SAMPLES)
+                .unwrap_or_else(|| &coarse[chain.last().expect("a level class")]);
+            (*c, offsets(&chosen.distribution(), rule, confidence))
+        })
+        .collect()
+}
+
+/// The intervals of `release`, from the release, the plan and public data only.
+pub fn intervals(
+    release: &Draw,
+    plan: &ReleasePlan,
+    public: PublicData<'_>,
+    options: &UncertaintyOptions,
+) -> Result<Uncertainty, UncertaintyError> {
+    let k = release.max_size();
+    let replicates = match options.replicates {
+        Replicates::Fixed(n) => n.max(1),
+        Replicates::Auto => {
+            let samples = plan
+                .noise_samples(public.hierarchy, |id| public.groups(id), k)
+                .into_iter()
+                .fold(0u64, u64::saturating_add);
+            auto_replicates(replicate_cost(
+                samples,
+                release.histograms().cells() as u64,
+                public.hierarchy.len() as u64,
+            ))
+        }
+    };
+    let source = source_of(options)?;
+    let released = release.histograms();
+    let consistency = bootstrap::replicate_consistency_options(plan, public);
+    let mut pools = Pools::new();
+    let mut summary = summary::SummaryPools::default();
+    for r in 0..replicates {
+        let replicate = bootstrap::replicate(
+            release,
+            plan,
+            public,
+            &source.derive(u64::from(r)),
+            &consistency,
+        )?;
+        add_replicate(&mut pools, released, &replicate, public, k);
+        summary.add(released, &replicate, public, k);
+    }
+    Ok(Uncertainty {
+        confidence: options.confidence,
+        rule: options.rule,
+        replicates,
+        max_size: k,
+        offsets: offsets_table(&pools, options.rule, options.confidence),
+        summary: summary.offsets(options.confidence),
+    })
+}

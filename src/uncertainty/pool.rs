@@ -1,0 +1,229 @@
+//! Pooling replicate differences over comparable cells.
+//!
+//! A bootstrap interval needs quantiles of a cell's replicate-minus-released
+//! difference `d = c* − c`. With the few replicates a census-scale release affords, one
+//! cell's own differences cannot give a 5% quantile; the cells of one level whose size
+//! and released count are alike can. Cells are pooled into [`Class`]es: the level, the
+//! size (exact up to 16, then four buckets per doubling), and the released count (exact
+//! up to 3, then two buckets per doubling). A released-0 cell is classed by its distance
+//! to the region's nearest released size (1, 2, 3–4, 5–8, 9–16, or farther): a group the
+//! estimator moved lies near where the release put its neighbours, and only those cells
+//! can hide one.
+//!
+//! A class holds the number of its cells and, over the replicates, the counts of its
+//! nonzero differences (the zeros are what is left: cells × replicates minus those). A
+//! class with fewer than [`MIN_SAMPLES`] differences borrows the quantiles of the
+//! coarser class of its level and count (any size), then of its level alone.
+
+use std::collections::HashMap;
+
+use crate::histogram::{Count, HistRef, Size};
+
+/// The nearest released size a released-0 cell may be from to be listed on its own
+/// account: farther cells form one class per level (`far`).
+pub const NEAR: Size = 16;
+
+/// Below this many differences a class's 5% and 95% quantiles rest on a handful of
+/// values (at 100, the 95% quantile is the 95th of 100): it borrows a coarser class's.
+pub const MIN_SAMPLES: u64 = 100;
+
+/// A pool of comparable cells (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Class {
+    pub level: u16,
+    /// [`size_bucket`], or [`ANY`] for coarser classes and far cells.
+    pub size: u16,
+    /// [`count_bucket`] for a released count above 0; [`ZERO`] plus the distance bucket
+    /// for a released 0; [`ANY`] for the level's class.
+    pub count: u16,
+}
+
+/// A bucket standing for every value.
+pub const ANY: u16 = u16::MAX;
+/// Released-0 cells: `ZERO + distance bucket` (1..=5 near, 6 far).
+pub const ZERO: u16 = 1000;
+const FAR: u16 = ZERO + 6;
+
+/// Sizes up to 16 on their own, then four buckets per doubling.
+pub fn size_bucket(s: Size) -> u16 {
+    if s <= 16 {
+        return s as u16;
+    }
+    let log = 31 - s.leading_zeros(); // ≥ 4
+    let quarter = (s >> (log - 2)) & 3;
+    (16 + 4 * (log - 4) + quarter + 1) as u16
+}
+
+/// Counts 1–3 on their own, then two buckets per doubling.
+pub fn count_bucket(c: Count) -> u16 {
+    if c <= 3 {
+        return c as u16;
+    }
+    let log = 63 - c.leading_zeros(); // ≥ 2
+    let half = (c >> (log - 1)) & 1;
+    (3 + 2 * (log - 2) + half as u32 + 1) as u16
+}
+
+/// The bucket of a released-0 cell's distance to the nearest released size.
+fn distance_bucket(d: Size) -> u16 {
+    match d {
+        0 => 0,
+        1 => ZERO + 1,
+        2 => ZERO + 2,
+        3..=4 => ZERO + 3,
+        5..=8 => ZERO + 4,
+        9..=NEAR => ZERO + 5,
+        _ => FAR,
+    }
+}
+
+/// The distance from `s` to the nearest of the sorted `sizes` (none: `Size::MAX`).
+pub fn distance(sizes: &[(Size, Count)], s: Size) -> Size {
+    let i = sizes.partition_point(|&(t, _)| t < s);
+    let after = sizes.get(i).map_or(Size::MAX, |&(t, _)| t - s);
+    let before = if i > 0 { s - sizes[i - 1].0 } else { Size::MAX };
+    after.min(before)
+}
+
+/// The class of the cell of size `s` with released count `c` in a region of `level`
+/// whose released sizes are `released`.
+pub fn class_of(level: u16, released: &[(Size, Count)], s: Size, c: Count) -> Class {
+    if c > 0 {
+        return Class {
+            level,
+            size: size_bucket(s),
+            count: count_bucket(c),
+        };
+    }
+    let count = distance_bucket(distance(released, s));
+    Class {
+        level,
+        size: if count == FAR { ANY } else { size_bucket(s) },
+        count,
+    }
+}
+
+/// Calls `f(size, released count)` for every cell of a region that has a class of its
+/// own: the released sizes and the released-0 sizes within [`NEAR`] of one, ascending.
+/// Returns the number of the region's other cells (sizes `0..=K`), which are far.
+pub fn for_each_near_cell(hist: HistRef<'_>, k: Size, mut f: impl FnMut(Size, Count)) -> u64 {
+    let pairs = hist.pairs();
+    let (k, near) = (u64::from(k), u64::from(NEAR));
+    let mut listed = 0u64;
+    let mut next = 0u64; // the first size not yet visited
+    for (i, &(s, c)) in pairs.iter().enumerate() {
+        let s = u64::from(s);
+        for z in s.saturating_sub(near).max(next)..s {
+            f(z as Size, 0);
+            listed += 1;
+        }
+        f(s as Size, c);
+        listed += 1;
+        let following = pairs.get(i + 1).map_or(u64::MAX, |&(t, _)| u64::from(t));
+        let end = (s + near + 1).min(k + 1).min(following);
+        for z in s + 1..end {
+            f(z as Size, 0);
+            listed += 1;
+        }
+        next = end.max(s + 1);
+    }
+    (k + 1).saturating_sub(listed)
+}
+
+/// The differences of one class over the replicates.
+#[derive(Clone, Debug, Default)]
+pub struct Pool {
+    /// Cells in the class, over all replicates.
+    pub cells: u64,
+    /// Nonzero differences and how often each occurred.
+    pub nonzero: HashMap<i64, u64>,
+}
+
+impl Pool {
+    pub fn merge(&mut self, other: &Pool) {
+        self.cells += other.cells;
+        for (&d, &n) in &other.nonzero {
+            *self.nonzero.entry(d).or_default() += n;
+        }
+    }
+
+    /// The sorted distribution of the differences: values with their multiplicities,
+    /// zeros included.
+    pub fn distribution(&self) -> Vec<(i64, u64)> {
+        let nonzero: u64 = self.nonzero.values().sum();
+        let zeros = self.cells.saturating_sub(nonzero);
+        let mut out: Vec<(i64, u64)> = self.nonzero.iter().map(|(&d, &n)| (d, n)).collect();
+        if zeros > 0 {
+            out.push((0, zeros));
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+/// The `p`-quantile of a sorted distribution: the smallest value whose cumulative share
+/// reaches `p` (0 for an empty one).
+pub fn quantile(dist: &[(i64, u64)], p: f64) -> i64 {
+    let total: u64 = dist.iter().map(|&(_, n)| n).sum();
+    if total == 0 {
+        return 0;
+    }
+    let need = (p * total as f64).ceil().max(1.0) as u64;
+    let mut seen = 0u64;
+    for &(v, n) in dist {
+        seen += n;
+        if seen >= need {
+            return v;
+        }
+    }
+    dist.last().map_or(0, |&(v, _)| v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::histogram::CountOfCounts;
+
+    #[test]
+    fn buckets_are_monotone() {
+        let mut last = 0;
+        for s in 0..5000u32 {
+            let b = size_bucket(s);
+            assert!(b >= last && b - last <= 1, "{s}");
+            last = b;
+        }
+        let mut last = 0;
+        for c in 0..5000u64 {
+            let b = count_bucket(c);
+            assert!(b >= last && b - last <= 1, "{c}");
+            last = b;
+        }
+    }
+
+    #[test]
+    fn near_cells_are_each_visited_once_in_order() {
+        let h = CountOfCounts::from_pairs([(3, 5), (10, 1), (60, 2)]).unwrap();
+        let mut seen = Vec::new();
+        let far = for_each_near_cell(h.as_ref(), 100, |s, c| seen.push((s, c)));
+        let sizes: Vec<Size> = seen.iter().map(|&(s, _)| s).collect();
+        let mut sorted = sizes.clone();
+        sorted.dedup();
+        assert_eq!(sizes, sorted);
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]));
+        let expect: Vec<Size> = (0..=100)
+            .filter(|&s| distance(h.pairs(), s) <= NEAR)
+            .collect();
+        assert_eq!(sizes, expect);
+        assert_eq!(far, 101 - expect.len() as u64);
+        assert!(seen.contains(&(10, 1)) && seen.contains(&(11, 0)));
+    }
+
+    #[test]
+    fn quantiles_of_a_distribution() {
+        let d = vec![(-2, 1), (0, 8), (3, 1)];
+        assert_eq!(quantile(&d, 0.05), -2);
+        assert_eq!(quantile(&d, 0.5), 0);
+        assert_eq!(quantile(&d, 0.9), 0);
+        assert_eq!(quantile(&d, 0.95), 3);
+    }
+}
