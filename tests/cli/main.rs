@@ -10,6 +10,7 @@ mod accounting;
 mod bad_inputs;
 mod cli_conventions;
 mod crash_safety;
+mod exit_codes;
 mod first_plan;
 mod generate;
 mod inspect;

@@ -128,6 +128,10 @@ fn both_formats_hold_the_same_rows() {
             "tables/0-country.parquet",
             "tables/1-province.parquet",
             "tables/2-district.parquet",
+            // The margins of error, in the formats asked for, and the summary.
+            "uncertainty.csv",
+            "uncertainty.parquet",
+            "summary.csv",
         ]
     );
 }
@@ -146,6 +150,8 @@ fn a_parquet_release_verifies_and_tampering_is_caught() {
             "tables/0-country.parquet",
             "tables/1-province.parquet",
             "tables/2-district.parquet",
+            "uncertainty.parquet",
+            "summary.csv",
         ]
     );
     let ledger = Ledger::at(&home);

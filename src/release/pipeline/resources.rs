@@ -336,6 +336,15 @@ pub fn check(
     available: Available,
     advice: String,
 ) -> Result<(), ResourceError> {
+    if needs.bytes > available.bytes {
+        return Err(ResourceError {
+            what,
+            needs,
+            available,
+            advice,
+            sample_limit: None,
+        });
+    }
     let limit = sample_limit();
     if needs.noise_samples > limit.samples {
         return Err(ResourceError {
@@ -344,15 +353,6 @@ pub fn check(
             available,
             advice,
             sample_limit: Some(limit),
-        });
-    }
-    if needs.bytes > available.bytes {
-        return Err(ResourceError {
-            what,
-            needs,
-            available,
-            advice,
-            sample_limit: None,
         });
     }
     Ok(())
