@@ -96,6 +96,8 @@ const RELEASE_CLAIMS: usize = 3;
 const LONG_FACTOR: u64 = 20;
 
 /// Exact binomial tails and Clopper–Pearson bounds, in log space.
+mod measurements;
+
 mod stats {
     /// `ln n!`: summed for small `n`, else Stirling's series (error below `1/(1680 n⁷)`).
     pub fn ln_factorial(n: u64) -> f64 {
