@@ -251,6 +251,20 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         super::plan::with_exact(epsilon),
         coco::units::thousands(u128::from(manifest.max_size))
     );
+    if let Some(u) = &manifest.uncertainty {
+        let files: Vec<&str> = manifest
+            .outputs
+            .iter()
+            .map(|f| f.path.as_str())
+            .filter(|p| p.starts_with("uncertainty.") || p.starts_with("summary."))
+            .collect();
+        println!(
+            "margins of error: {}, {}% intervals from {} bootstrap replicates of the release (computed from the published tables only; docs/uncertainty.md)",
+            files.join(", "),
+            (u.confidence * 1000.0).round() / 10.0,
+            u.replicates
+        );
+    }
     let c = &manifest.checks;
     println!(
         "checks: integral {}, nonnegative {}, group totals {}, consistent {}, within K {}",
