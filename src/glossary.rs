@@ -57,6 +57,13 @@ pub const GLOSSARY: &[Term] = &[
                1, 2, … members. coco releases one such table for every region of every level.",
     },
     Term {
+        term: "covered",
+        text: "The Preview's share of cells whose 90% margin of error, computed as a release \
+               would publish it, held the true count in the trials (CONFIDENTIAL: compared \
+               with the truth). Near 90% or above means the margins can be trusted; well below, \
+               that they are too narrow for this plan and data.",
+    },
+    Term {
         term: "EMD",
         text: "Earth mover's distance, the error every preview reports: how many entities must \
                be added to or taken from groups to turn a region's estimated table into its true \
@@ -130,6 +137,14 @@ pub const GLOSSARY: &[Term] = &[
                and the digest of every output file, with the id of the draw's ledger entry. \
                Nothing in it is computed from the confidential data but the noisy tables it \
                describes.",
+    },
+    Term {
+        term: "margin of error",
+        text: "The interval from lower to upper published beside each released count in \
+               uncertainty.csv: at 90% confidence by default, the range in which the true number \
+               of groups is likely to lie. It is computed from the published tables only, by \
+               re-running the plan's noise and post-processing on them (bootstrap replicates), \
+               and costs no ε.",
     },
     Term {
         term: "noise",

@@ -45,6 +45,10 @@ pub struct PreviewOptions {
     pub keep_last_trial: bool,
     /// Also draw the bottom-up baseline each trial (doubles the leaves' measurements).
     pub bottom_up: bool,
+    /// Also compute each trial's margins of error at this confidence, as a release
+    /// would publish them, and how often they covered the truth (a CONFIDENTIAL
+    /// diagnostic; the trials share a tenth of a release's replicate budget).
+    pub coverage: Option<crate::uncertainty::Confidence>,
 }
 
 impl Default for PreviewOptions {
@@ -55,6 +59,7 @@ impl Default for PreviewOptions {
             compare: false,
             keep_last_trial: false,
             bottom_up: true,
+            coverage: None,
         }
     }
 }
@@ -145,6 +150,24 @@ pub struct LevelDiagnostics {
     /// noisy measurements; see [`crate::consistency::guard`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub own_weight: Option<OwnWeight>,
+    /// How often the trials' margins of error covered the truth (with
+    /// [`PreviewOptions::coverage`]). CONFIDENTIAL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
+}
+
+/// How often a level's margins of error covered the truth over the trials: of the cells
+/// a release would list in `uncertainty.csv` or whose true count is above 0, the share
+/// whose interval held the true count (a mean over trials), and the cells' mean interval
+/// width and mean absolute error. CONFIDENTIAL: compared with the truth.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Coverage {
+    pub confidence: f64,
+    pub share: Stat,
+    pub mean_width: f64,
+    pub mean_error: f64,
+    /// Bootstrap replicates per trial (the last trial's).
+    pub replicates: u32,
 }
 
 /// How much a level leaned on its own measurements, over the trials.
@@ -196,6 +219,9 @@ pub enum PreviewError {
     Run(#[from] RunError),
     #[error(transparent)]
     Randomness(#[from] OsRandomnessError),
+    /// The margins of error of a trial (the coverage diagnostic).
+    #[error("the margins of error of a trial: {0}")]
+    Margins(crate::uncertainty::UncertaintyError),
     /// A point of a sweep breaks a plan rule (an ε its noise cannot use).
     #[error(transparent)]
     Plan(#[from] crate::release::plan::PlanRuleError),
@@ -278,6 +304,10 @@ pub fn preview(
     let mut leaning = vec![crate::consistency::guard::Leaning::default(); depth];
     let mut max_size = 0;
     let mut last = None;
+    // Per level: each trial's covered share, and the sums of cells, widths and errors.
+    let mut covered: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
+    let mut cover_sums = vec![crate::uncertainty::coverage::LevelCoverage::default(); depth];
+    let mut cover_replicates = 0;
     let mut fallbacks: Vec<crate::warning::Warning> = Vec::new();
     // The step each variant ran (differs from the one asked for after a fallback).
     let mut ran: Vec<Variant> = variants.clone();
@@ -344,6 +374,47 @@ pub fn preview(
                 }
             }
         }
+        if let Some(confidence) = options.coverage {
+            let released = crate::uncertainty::Released::trial(
+                &kept_consistent,
+                est.max_size,
+                ran[0].consistency,
+            );
+            let u = crate::uncertainty::intervals_of(
+                released,
+                plan,
+                dataset.public(),
+                &crate::uncertainty::UncertaintyOptions {
+                    confidence,
+                    replicates: crate::uncertainty::Replicates::Within(
+                        crate::uncertainty::WORK_BUDGET / 10 / trials as u64,
+                    ),
+                    seed: options
+                        .seed
+                        .map(|s| s.wrapping_add(0x5eed_0000).wrapping_add(t as u64)),
+                    ..Default::default()
+                },
+            )
+            .map_err(PreviewError::Margins)?;
+            cover_replicates = u.replicates;
+            let truth = dataset.truth().for_diagnostic(Diagnostic::Preview);
+            let levels = crate::uncertainty::coverage::coverage_of(
+                &kept_consistent,
+                &u,
+                dataset.public(),
+                truth,
+            );
+            for (l, c) in levels.iter().enumerate() {
+                if let Some(share) = c.share() {
+                    covered[l].push(share);
+                }
+                let s = &mut cover_sums[l];
+                s.cells += c.cells;
+                s.covered += c.covered;
+                s.width += c.width;
+                s.error += c.error;
+            }
+        }
         let bu = if options.bottom_up {
             let bu = run::bottom_up(dataset, plan, est.max_size, &source, cancel)?;
             for (l, v) in level_means(dataset, &bu).into_iter().enumerate() {
@@ -390,6 +461,20 @@ pub fn preview(
                 own_weight: leaning[l.0]
                     .means()
                     .map(|(own, model)| OwnWeight { own, model }),
+                coverage: options
+                    .coverage
+                    .filter(|_| !covered[l.0].is_empty())
+                    .map(|c| {
+                        let s = &cover_sums[l.0];
+                        let n = s.cells.max(1) as f64;
+                        Coverage {
+                            confidence: c.level(),
+                            share: Stat::of(&covered[l.0]),
+                            mean_width: s.width as f64 / n,
+                            mean_error: s.error as f64 / n,
+                            replicates: cover_replicates,
+                        }
+                    }),
             }
         })
         .collect();

@@ -74,6 +74,7 @@ fn run_point(
         compare: false,
         keep_last_trial: false,
         bottom_up: false,
+        coverage: None,
     };
     let report = preview::preview(dataset, plan, &options, cancel, progress)?;
     Ok(report.levels.iter().map(|l| l.consistent[0].emd).collect())
@@ -171,7 +172,7 @@ pub enum Family {
     Current,
     Hc,
     Hg,
-    /// `hc` with a tail above `above`, each region's list sized from its own noisy head
+    /// `hc` with a tail from `above` (groups of size `above` or more listed), each region's list sized from its own noisy head
     /// (as [`crate::release::defaults::default_tail`]).
     Tail {
         above: Size,
@@ -484,6 +485,7 @@ fn run_plan(
         compare: false,
         keep_last_trial: false,
         bottom_up,
+        coverage: None,
     };
     preview::preview(dataset, plan, &options, run.cancel, progress)
 }

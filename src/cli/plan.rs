@@ -35,7 +35,8 @@ pub struct PlanArgs {
     /// comments and the table say why.
     #[arg(long, value_enum)]
     pub method: Option<MethodKind>,
-    /// With hc: measure sizes above N as the sorted sizes of the largest groups, at no
+    /// With hc: measure sizes below N as cumulative counts and groups of size N or more as
+    /// the sorted sizes of the largest groups, at no
     /// extra ε (for a few large groups, e.g. group quarters among households).
     #[arg(long, value_name = "N")]
     pub tail: Option<coco::histogram::Size>,

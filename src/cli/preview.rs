@@ -53,6 +53,10 @@ pub struct PreviewArgs {
     /// Also run the other consistency steps and merge rules on the same measurements, and wls without its check against the measurements.
     #[arg(long)]
     pub compare: bool,
+    /// Also compute each trial's 90% margins of error as a release would publish them,
+    /// and show how often they covered the truth (confidential; docs/uncertainty.md).
+    #[arg(long)]
+    pub coverage: bool,
     /// Search instead: per-level error as the leaves' share of the plan's total ε
     /// grows, beside bottom-up, over each level's method (hc, tails, hg), and
     /// recommend a plan that bottom-up does not dominate.
@@ -151,6 +155,9 @@ fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chos
         compare: args.compare,
         keep_last_trial: false,
         bottom_up: true,
+        coverage: args
+            .coverage
+            .then_some(coco::uncertainty::Confidence::DEFAULT),
     };
     let mut report = preview::preview(
         dataset,

@@ -12,6 +12,8 @@ use coco::privacy::Rounding;
 use coco::release::export::OutputFormat;
 use coco::release::ledger::Tool;
 use coco::release::plan::ReleasePlan;
+
+use super::exit::FlagError;
 use coco::release::transaction::{
     ApproveError, LARGE_EPSILON, Reservation, ReserveOptions, is_large,
 };
@@ -59,6 +61,11 @@ pub struct ReleaseArgs {
     /// the release alone: no ε. See docs/uncertainty.md.
     #[arg(long, default_value = "0.9", value_name = "LEVEL|none", value_parser = parse_confidence)]
     pub uncertainty: Margins,
+    /// How many bootstrap replicates the margins of error draw: `auto` (as many as fit a
+    /// budget of work: 100 on small data, fewer as regions and noise samples grow, at
+    /// least 1) or a number from 1 to 10,000. See docs/uncertainty.md.
+    #[arg(long, default_value = "auto", value_name = "auto|N", value_parser = parse_replicates)]
+    pub replicates: ReplicatesArg,
     /// Also write measurements.jsonl: the noisy measurements the release was computed
     /// from (the differentially private outputs themselves: no extra ε). See
     /// docs/uncertainty.md.
@@ -73,6 +80,16 @@ pub struct Margins(pub Option<coco::uncertainty::Confidence>);
 fn parse_confidence(text: &str) -> Result<Margins, String> {
     coco::uncertainty::Confidence::parse(text)
         .map(Margins)
+        .map_err(|e| e.to_string())
+}
+
+/// `--replicates`: auto, or a number of replicates.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplicatesArg(pub coco::uncertainty::Replicates);
+
+fn parse_replicates(text: &str) -> Result<ReplicatesArg, String> {
+    coco::uncertainty::Replicates::parse(text)
+        .map(ReplicatesArg)
         .map_err(|e| e.to_string())
 }
 
@@ -123,8 +140,17 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         tuned,
         allow_large_epsilon,
         uncertainty,
+        replicates,
         measurements,
     } = args;
+    if uncertainty.0.is_none() && !matches!(replicates.0, coco::uncertainty::Replicates::Auto) {
+        return Err(FlagError {
+            flag: "--replicates".into(),
+            message: "goes with margins of error, and --uncertainty none writes none".into(),
+            usage: true,
+        }
+        .into());
+    }
     let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
     phase.done();
@@ -187,6 +213,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             .0
             .map(|confidence| coco::uncertainty::UncertaintyOptions {
                 confidence,
+                replicates: replicates.0,
                 ..Default::default()
             }),
         computed: None,
@@ -259,10 +286,11 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             .filter(|p| p.starts_with("uncertainty.") || p.starts_with("summary."))
             .collect();
         println!(
-            "margins of error: {}, {}% intervals from {} bootstrap replicates of the release (computed from the published tables only; docs/uncertainty.md)",
+            "margins of error: {}, {}% intervals from {} bootstrap replicate{} of the release (computed from the published tables only; docs/uncertainty.md)",
             files.join(", "),
             (u.confidence * 1000.0).round() / 10.0,
-            u.replicates
+            u.replicates,
+            if u.replicates == 1 { "" } else { "s" }
         );
     }
     let c = &manifest.checks;

@@ -149,10 +149,44 @@ pub fn preview(report: &PreviewReport) -> String {
             leaning.join("; ")
         );
     }
+    let covered: Vec<String> = report
+        .levels
+        .iter()
+        .filter_map(|l| {
+            l.coverage.map(|c| {
+                format!(
+                    "{} {} (mean width {}, mean abs. error {})",
+                    l.level,
+                    percent(&c.share),
+                    fmt_num(c.mean_width),
+                    fmt_num(c.mean_error)
+                )
+            })
+        })
+        .collect();
+    if let Some(c) = report.levels.iter().find_map(|l| l.coverage) {
+        let _ = writeln!(
+            s,
+            "\nshare of cells whose {:.0}% margin of error covered the truth ({} bootstrap replicate{} per trial; CONFIDENTIAL): {}",
+            c.confidence * 100.0,
+            c.replicates,
+            if c.replicates == 1 { "" } else { "s" },
+            covered.join("; ")
+        );
+    }
     for note in &report.notes {
         let _ = writeln!(s, "\nwarning: {note}");
     }
     s
+}
+
+/// A share over trials as a percentage, with its standard error from two trials.
+pub fn percent(share: &Stat) -> String {
+    if share.trials < 2 {
+        format!("{:.1}%", share.mean * 100.0)
+    } else {
+        format!("{:.1}% ± {:.1}", share.mean * 100.0, share.se * 100.0)
+    }
 }
 
 /// `coco preview --sweep`'s search: the frontier over the leaves' share, the current

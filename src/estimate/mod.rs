@@ -85,10 +85,11 @@ impl Method {
         crate::wire::Named::name(MethodKind::of(self))
     }
 
-    /// A short description for screens and reports, e.g. `hc+tail>20`.
+    /// A short description for screens and reports, e.g. `hc+tail≥20` (sizes below 20 as `Hc`,
+    /// groups of size 20 or more listed).
     pub fn label(self) -> String {
         match self {
-            Method::HcTail(t) => format!("hc+tail>{}", t.above),
+            Method::HcTail(t) => format!("hc+tail≥{}", t.above),
             m => m.name().to_string(),
         }
     }
@@ -179,6 +180,21 @@ pub enum Noisy {
     Naive(Vec<i64>),
     /// `Hc[0..L) + noise` and the `min(m, G)` largest clamped sizes `+ noise`.
     CumulativeTail { head: Vec<i64>, top: Vec<i64> },
+}
+
+impl Noisy {
+    /// How many noisy values were drawn.
+    pub fn len(&self) -> usize {
+        match self {
+            Noisy::Cumulative(v) | Noisy::Naive(v) => v.len(),
+            Noisy::Unattributed(v) => v.len(),
+            Noisy::CumulativeTail { head, top } => head.len() + top.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// One node's measurement, with the public values it was made under. Made by

@@ -249,8 +249,8 @@ impl<'de> Deserialize<'de> for TailLength {
     }
 }
 
-/// The public parameters of the tail: sizes above `above` are measured as the sorted
-/// sizes of the `groups` largest groups.
+/// The public parameters of the tail: sizes below `above` are measured as `Hc`, groups
+/// of size `above` or more as the sorted sizes of the `groups` largest groups.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 pub struct Tail {
     /// `L`: the head covers sizes `0..L`, the tail sizes `≥ L` (clamped at `L`).
@@ -260,14 +260,14 @@ pub struct Tail {
 }
 
 impl Tail {
-    /// What the TUI offers first: sizes above 20 (no household is larger; group
+    /// What the TUI offers first: groups of size 20 or more listed (no household is larger; group
     /// quarters are), the 1,000 largest groups listed.
     pub const DEFAULT: Tail = Tail {
         above: 20,
         groups: TailLength::Fixed(TailGroups::DEFAULT),
     };
 
-    /// coco's default: sizes above 20, each region's tail sized from its own head.
+    /// coco's default: groups of size 20 or more listed, each region's tail sized from its own head.
     pub const AUTO: Tail = Tail {
         above: 20,
         groups: TailLength::Auto,

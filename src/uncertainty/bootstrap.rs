@@ -2,7 +2,7 @@
 //! histograms standing for the truth, estimated and made consistent as the release was.
 //!
 //! Everything a replicate reads is published or public: the released histograms (a
-//! [`Draw`]), the plan (methods, ε, tails, fits, consistency step), the hierarchy and
+//! [`super::Released`]), the plan (methods, ε, tails, fits, consistency step), the hierarchy and
 //! `G`. The released `K` is used as it was published; a private `K` is not probed
 //! again (its probe measured the root's largest group, which the replicate's tables
 //! do not depend on).
@@ -14,7 +14,7 @@ use crate::data::{NodeId, PublicData};
 use crate::estimate::{self, EstimateOptions, Estimates};
 use crate::histogram::HistogramSet;
 use crate::noise::{NoiseSource, StreamId};
-use crate::release::pipeline::draw::{Draw, keep_for};
+use crate::release::pipeline::draw::keep_for;
 use crate::release::pipeline::resources;
 use crate::release::plan::ReleasePlan;
 
@@ -42,26 +42,41 @@ pub fn replicate_consistency_options(
     }
 }
 
+/// The work of estimating one measurement of `n` values, in the units of
+/// [`super::replicate_cost`]: the fits sort or heap their values, `n·(1 + log₂ n)`.
+pub fn measurement_work(n: usize) -> u64 {
+    let n = n as u64;
+    n.saturating_mul(1 + u64::from(n.max(1).ilog2()))
+}
+
+/// One replicate's histograms, and the work of its measurements ([`measurement_work`],
+/// summed over the regions).
+pub struct Replicate {
+    pub histograms: HistogramSet,
+    pub work: u64,
+}
+
 /// Draws one replicate: every region of `release` measured again under `plan` with the
 /// released histogram as its truth, estimated, and made consistent with the step the
 /// release used. Reads no confidential data: its inputs are published or public.
 pub fn replicate(
-    release: &Draw,
+    release: super::Released<'_>,
     plan: &ReleasePlan,
     public: PublicData<'_>,
     source: &NoiseSource,
     consistency_options: &ConsistencyOptions,
-) -> Result<HistogramSet, UncertaintyError> {
+) -> Result<Replicate, UncertaintyError> {
     let h = public.hierarchy;
     let released = release.histograms();
     let k = release.max_size();
     let keep = keep_for(plan, false, false);
     let base = plan.estimate_options();
     let nodes: Vec<NodeId> = (0..h.len() as u32).map(NodeId).collect();
-    let parts: Vec<Estimates> = nodes
+    let parts: Vec<(Estimates, u64)> = nodes
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut out = Estimates::new(keep);
+            let mut work = 0u64;
             for &id in chunk {
                 let level = plan.level(h.node(id).level);
                 let mut stream = source.stream(StreamId::node(PURPOSE_REPLICATE, id.0));
@@ -78,16 +93,18 @@ pub fn replicate(
                     level: level.name().to_string(),
                     source,
                 })?;
+                work = work.saturating_add(measurement_work(m.noisy().len()));
                 let options = EstimateOptions {
                     keep_raw: !h.node(id).is_leaf(),
                     ..base
                 };
                 out.push(estimate::estimate(&m, &options));
             }
-            Ok(out)
+            Ok((out, work))
         })
         .collect::<Result<_, UncertaintyError>>()?;
-    let estimates = Estimates::concat(keep, parts);
+    let work = parts.iter().fold(0u64, |a, (_, w)| a.saturating_add(*w));
+    let estimates = Estimates::concat(keep, parts.into_iter().map(|(e, _)| e).collect());
     let consistent = consistency::make_consistent(
         release.consistency(),
         h,
@@ -96,5 +113,8 @@ pub fn replicate(
         k,
         consistency_options,
     )?;
-    Ok(consistent.histograms)
+    Ok(Replicate {
+        histograms: consistent.histograms,
+        work,
+    })
 }

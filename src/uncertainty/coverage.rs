@@ -3,7 +3,7 @@
 //! named [`crate::privacy::Diagnostic`].
 
 use crate::data::{NodeId, PublicData, TrueHistograms};
-use crate::histogram::Size;
+use crate::histogram::{HistogramSet, Size};
 use crate::release::pipeline::draw::Draw;
 
 use super::Uncertainty;
@@ -34,12 +34,22 @@ pub fn coverage(
     public: PublicData<'_>,
     truth: &TrueHistograms,
 ) -> Vec<LevelCoverage> {
+    coverage_of(release.histograms(), u, public, truth)
+}
+
+/// [`coverage`] of released histograms (a preview trial's).
+pub(crate) fn coverage_of(
+    released: &HistogramSet,
+    u: &Uncertainty,
+    public: PublicData<'_>,
+    truth: &TrueHistograms,
+) -> Vec<LevelCoverage> {
     let h = public.hierarchy;
     let mut out = vec![LevelCoverage::default(); h.depth()];
     for i in 0..h.len() {
         let id = NodeId(i as u32);
         let level = h.node(id).level.0;
-        let released = release.histograms().get(i);
+        let released = released.get(i);
         let cells = u.region(level, released, public.groups(id));
         let t = truth.node(id);
         let mut sizes: Vec<Size> = cells.iter().map(|c| c.size).collect();

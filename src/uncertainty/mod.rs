@@ -72,7 +72,7 @@ pub mod write;
 
 pub use outputs::{Extras, ManifestUncertainty};
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -97,6 +97,11 @@ pub enum UncertaintyError {
     Randomness(#[from] OsRandomnessError),
     #[error("confidence {found}: expected a number strictly between 0 and 1, or \"none\"")]
     BadConfidence { found: String },
+    #[error(
+        "replicates {found}: expected \"auto\" or a whole number from 1 to {}",
+        crate::units::thousands(u128::from(*max))
+    )]
+    BadReplicates { found: String, max: u32 },
 }
 
 /// The confidence of an interval, strictly between 0 and 1 (default 0.9, as the
@@ -148,6 +153,28 @@ pub enum Replicates {
     #[default]
     Auto,
     Fixed(u32),
+    /// As many as fit this budget of work (a preview's trials share one).
+    Within(u64),
+}
+
+impl Replicates {
+    /// At most this many replicates may be asked for.
+    pub const MAX_FIXED: u32 = 10_000;
+
+    /// `auto` or a number from 1 to [`Replicates::MAX_FIXED`].
+    pub fn parse(text: &str) -> Result<Replicates, UncertaintyError> {
+        let text = text.trim();
+        if text.eq_ignore_ascii_case("auto") {
+            return Ok(Replicates::Auto);
+        }
+        match text.parse::<u32>() {
+            Ok(n) if (1..=Replicates::MAX_FIXED).contains(&n) => Ok(Replicates::Fixed(n)),
+            _ => Err(UncertaintyError::BadReplicates {
+                found: text.to_string(),
+                max: Replicates::MAX_FIXED,
+            }),
+        }
+    }
 }
 
 /// How the pooled errors `e = c − c*` of a class (the released count `c` standing for
@@ -180,12 +207,13 @@ pub struct UncertaintyOptions {
 }
 
 /// The work the automatic choice of `R` spends on all replicates together, in the
-/// units of [`replicate_cost`]. A census-scale release (8 million blocks, 8·10⁸ units
-/// per replicate) gets one replicate: a replicate costs about what the release's own
-/// measurement and consistency cost, and the margins must stay within twice a release's
-/// time (`docs/uncertainty.md`); each block-level pool still holds millions of errors.
-/// The sample and the robustness shapes (10⁵–10⁶ units) get [`MAX_REPLICATES`].
-pub const WORK_BUDGET: u64 = 500_000_000;
+/// units of [`replicate_cost`] (a unit is a few nanoseconds of one core: the figures
+/// are in `docs/uncertainty.md`). A census-scale release (8 million blocks, about
+/// 10¹⁰ units per replicate) gets one replicate: a replicate costs about what the
+/// release's own measurement and consistency cost, and the margins must stay within
+/// twice a release's time; each block-level pool still holds millions of errors. The
+/// sample and most robustness shapes get [`MAX_REPLICATES`].
+pub const WORK_BUDGET: u64 = 1_000_000_000;
 /// At most this many replicates: the coverage measured with 100 is within sampling
 /// error of that with more (`docs/uncertainty.md`).
 pub const MAX_REPLICATES: u32 = 100;
@@ -194,19 +222,48 @@ pub const MIN_SAMPLES_SUMMARY: u64 = 100;
 /// At least one replicate.
 pub const MIN_REPLICATES: u32 = 1;
 
-/// The cost of one replicate in abstract units, from public quantities: a unit per
-/// noise sample drawn, four per released cell (estimation and consistency handle every
-/// cell a few times), fifty per region (per-region set-up of a measurement, its fit and
-/// its matching with its children).
-pub fn replicate_cost(noise_samples: u64, released_cells: u64, regions: u64) -> u64 {
-    noise_samples
-        .saturating_add(released_cells.saturating_mul(4))
-        .saturating_add(regions.saturating_mul(50))
+/// Units of [`replicate_cost`] per released cell (the consistency step matches, merges
+/// and rounds every cell), per region (its measurement's set-up, its fit, its matching
+/// with its children) and per replicate (setting up the tasks and pools). Fitted by
+/// least squares to the time of a replicate on the sample (two plans), `us-counties`,
+/// `us-blocks` at 1% and three robustness shapes (`docs/uncertainty.md`).
+pub const UNITS_PER_CELL: u64 = 125;
+pub const UNITS_PER_REGION: u64 = 250;
+pub const UNITS_PER_REPLICATE: u64 = 200_000;
+
+/// The cost of one replicate in abstract units, from what the first replicate did
+/// (post-processing: the noisy values it drew are not the dataset's): the work of its
+/// measurements' fits ([`bootstrap::measurement_work`]), and [`UNITS_PER_CELL`],
+/// [`UNITS_PER_REGION`] and [`UNITS_PER_REPLICATE`].
+pub fn replicate_cost(measurement_work: u64, released_cells: u64, regions: u64) -> u64 {
+    measurement_work
+        .saturating_add(released_cells.saturating_mul(UNITS_PER_CELL))
+        .saturating_add(regions.saturating_mul(UNITS_PER_REGION))
+        .saturating_add(UNITS_PER_REPLICATE)
 }
 
-/// `R` for replicates that each cost `cost` ([`replicate_cost`]).
+/// The fewest replicates `auto` draws where they fit [`STRETCH_BUDGET`]: with fewer,
+/// the pools of levels with few cells (a nation, a handful of states) are too small and
+/// their coverage falls (measured in `docs/uncertainty.md`: at 15 replicates the top
+/// levels of the chain shape cover 65% of cells at 90% nominal; from 30, 88–92%).
+pub const MIN_AUTO_REPLICATES: u32 = 30;
+/// The work `auto` may spend to reach [`MIN_AUTO_REPLICATES`] (four times
+/// [`WORK_BUDGET`]). Beyond it (census scale) the time bound wins: the levels with few
+/// cells are then the least certain intervals of the release.
+pub const STRETCH_BUDGET: u64 = 4 * WORK_BUDGET;
+
+/// `R` for replicates that each cost `cost` ([`replicate_cost`]): as many as fit
+/// [`WORK_BUDGET`], at least [`MIN_AUTO_REPLICATES`] where they fit [`STRETCH_BUDGET`].
 pub fn auto_replicates(cost: u64) -> u32 {
-    let r = WORK_BUDGET / cost.max(1);
+    let cost = cost.max(1);
+    let floor = (STRETCH_BUDGET / cost).min(u64::from(MIN_AUTO_REPLICATES));
+    let r = (WORK_BUDGET / cost).max(floor);
+    (r.min(u64::from(MAX_REPLICATES)) as u32).max(MIN_REPLICATES)
+}
+
+/// `R` for replicates that each cost `cost` within `budget`.
+pub fn replicates_within(budget: u64, cost: u64) -> u32 {
+    let r = budget / cost.max(1);
     (r.min(u64::from(MAX_REPLICATES)) as u32).max(MIN_REPLICATES)
 }
 
@@ -273,7 +330,7 @@ impl Uncertainty {
         if far.high > 0 {
             // Every far cell is listed too (a release whose replicates moved groups
             // far from where it put them).
-            let mut near = HashMap::new();
+            let mut near = HashMap::default();
             pool::for_each_near_cell(hist, self.max_size, |s, c| {
                 near.insert(s, c);
             });
@@ -312,6 +369,53 @@ impl Uncertainty {
             .get(&class)
             .copied()
             .unwrap_or(Offsets { low: 0, high: 0 })
+    }
+}
+
+/// What margins are computed from: released histograms, their `K` and the consistency
+/// step that made them. Outside coco it is made only from a [`Draw`] (the measurement
+/// path's output); inside, a preview trial's consistent histograms (post-processed
+/// noisy measurements as well) make one too, for the preview's coverage diagnostic.
+#[derive(Clone, Copy)]
+pub struct Released<'a> {
+    histograms: &'a HistogramSet,
+    max_size: Size,
+    consistency: crate::consistency::Consistency,
+}
+
+impl<'a> Released<'a> {
+    pub fn of(draw: &'a Draw) -> Released<'a> {
+        Released {
+            histograms: draw.histograms(),
+            max_size: draw.max_size(),
+            consistency: draw.consistency(),
+        }
+    }
+
+    /// A preview trial's consistent histograms (never the truth: the caller holds
+    /// them from [`crate::consistency::make_consistent`]).
+    pub(crate) fn trial(
+        histograms: &'a HistogramSet,
+        max_size: Size,
+        consistency: crate::consistency::Consistency,
+    ) -> Released<'a> {
+        Released {
+            histograms,
+            max_size,
+            consistency,
+        }
+    }
+
+    pub fn histograms(&self) -> &'a HistogramSet {
+        self.histograms
+    }
+
+    pub fn max_size(&self) -> Size {
+        self.max_size
+    }
+
+    pub fn consistency(&self) -> crate::consistency::Consistency {
+        self.consistency
     }
 }
 
@@ -356,7 +460,7 @@ fn add_replicate(
         .into_par_iter()
         .chunks(CHUNK)
         .map(|ids| {
-            let mut out = Pools::new();
+            let mut out = Pools::default();
             for i in ids {
                 let id = NodeId(i as u32);
                 if public.groups(id) == 0 {
@@ -412,7 +516,7 @@ fn add_replicate(
             }
             out
         })
-        .reduce(Pools::new, merge_pools);
+        .reduce(Pools::default, merge_pools);
     let taken = std::mem::take(pools);
     *pools = merge_pools(taken, found);
 }
@@ -427,7 +531,7 @@ fn offsets(dist: &[(i64, u64)], rule: Rule, confidence: Confidence) -> Offsets {
         Rule::Percentile => (lo, hi),
         Rule::Symmetric => {
             let abs: Vec<(i64, u64)> = {
-                let mut m: HashMap<i64, u64> = HashMap::new();
+                let mut m: HashMap<i64, u64> = HashMap::default();
                 for &(d, n) in dist {
                     *m.entry(d.abs()).or_default() += n;
                 }
@@ -486,7 +590,7 @@ fn ancestors(c: Class) -> Vec<Class> {
 /// [`MIN_SAMPLES`], else from its finest ancestor ([`ancestors`]) that does (else from
 /// all the level's errors of its kind, however few).
 fn offsets_table(pools: &Pools, rule: Rule, confidence: Confidence) -> HashMap<Class, Offsets> {
-    let mut coarse: HashMap<Class, Pool> = HashMap::new();
+    let mut coarse: HashMap<Class, Pool> = HashMap::default();
     for (c, p) in pools {
         for a in ancestors(*c) {
             coarse.entry(a).or_default().merge(p);
@@ -512,27 +616,30 @@ pub fn intervals(
     public: PublicData<'_>,
     options: &UncertaintyOptions,
 ) -> Result<Uncertainty, UncertaintyError> {
+    intervals_of(Released::of(release), plan, public, options)
+}
+
+/// [`intervals`] of a [`Released`] view.
+pub(crate) fn intervals_of(
+    release: Released<'_>,
+    plan: &ReleasePlan,
+    public: PublicData<'_>,
+    options: &UncertaintyOptions,
+) -> Result<Uncertainty, UncertaintyError> {
     let k = release.max_size();
-    let replicates = match options.replicates {
-        Replicates::Fixed(n) => n.max(1),
-        Replicates::Auto => {
-            let samples = plan
-                .noise_samples(public.hierarchy, |id| public.groups(id), k)
-                .into_iter()
-                .fold(0u64, u64::saturating_add);
-            auto_replicates(replicate_cost(
-                samples,
-                release.histograms().cells() as u64,
-                public.hierarchy.len() as u64,
-            ))
-        }
-    };
     let source = source_of(options)?;
     let released = release.histograms();
     let consistency = bootstrap::replicate_consistency_options(plan, public);
-    let mut pools = Pools::new();
+    let mut pools = Pools::default();
     let mut summary = summary::SummaryPools::default();
-    for r in 0..replicates {
+    // The first replicate says what one costs (the noisy values it drew and fitted);
+    // `auto` sizes `R` from that.
+    let mut replicates = match options.replicates {
+        Replicates::Fixed(n) => n.max(1),
+        Replicates::Auto | Replicates::Within(_) => 1,
+    };
+    let mut r = 0;
+    while r < replicates {
         let replicate = bootstrap::replicate(
             release,
             plan,
@@ -540,8 +647,28 @@ pub fn intervals(
             &source.derive(u64::from(r)),
             &consistency,
         )?;
-        add_replicate(&mut pools, released, &replicate, public, k);
-        summary.add(released, &replicate, public, k);
+        if r == 0 {
+            let cost = replicate_cost(
+                replicate.work,
+                released.cells() as u64,
+                public.hierarchy.len() as u64,
+            );
+            match options.replicates {
+                Replicates::Auto => replicates = auto_replicates(cost),
+                Replicates::Within(budget) => replicates = replicates_within(budget, cost),
+                Replicates::Fixed(_) => {}
+            }
+            crate::timing::note(&format!(
+                "margins of error: a replicate costs {} units ({} of measurements, {} cells, {} regions): {replicates} replicates",
+                crate::units::thousands(u128::from(cost)),
+                crate::units::thousands(u128::from(replicate.work)),
+                crate::units::thousands(released.cells() as u128),
+                crate::units::thousands(public.hierarchy.len() as u128),
+            ));
+        }
+        add_replicate(&mut pools, released, &replicate.histograms, public, k);
+        summary.add(released, &replicate.histograms, public, k);
+        r += 1;
     }
     Ok(Uncertainty {
         confidence: options.confidence,
@@ -551,4 +678,41 @@ pub fn intervals(
         offsets: offsets_table(&pools, options.rule, options.confidence),
         summary: summary.offsets(options.confidence),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_replicates_follow_the_cost() {
+        // Cheap replicates: the most.
+        assert_eq!(auto_replicates(1), MAX_REPLICATES);
+        assert_eq!(auto_replicates(WORK_BUDGET / 100), MAX_REPLICATES);
+        // Between: as many as fit the budget, at least the floor while it fits the
+        // stretched budget.
+        assert_eq!(auto_replicates(WORK_BUDGET / 50), 50);
+        assert_eq!(auto_replicates(WORK_BUDGET / 13), MIN_AUTO_REPLICATES);
+        assert_eq!(auto_replicates(STRETCH_BUDGET / 20), 20);
+        // Census scale: one.
+        assert_eq!(auto_replicates(10_000_000_000), 1);
+        assert_eq!(auto_replicates(u64::MAX), 1);
+    }
+
+    #[test]
+    fn replicates_parse_auto_or_a_number_in_range() {
+        assert_eq!(Replicates::parse("auto").unwrap(), Replicates::Auto);
+        assert_eq!(Replicates::parse(" 7 ").unwrap(), Replicates::Fixed(7));
+        assert_eq!(
+            Replicates::parse("10000").unwrap(),
+            Replicates::Fixed(Replicates::MAX_FIXED)
+        );
+        for bad in ["0", "-1", "10001", "1.5", "", "many"] {
+            let e = Replicates::parse(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("expected \"auto\" or a whole number from 1 to 10,000"),
+                "{e}"
+            );
+        }
+    }
 }

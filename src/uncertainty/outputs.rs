@@ -1,6 +1,6 @@
 //! The extra files of a release directory, written by the release writer
 //! ([`crate::release::outputs::export`]) after the tables: `uncertainty.csv` (and
-//! `uncertainty.parquet`), `summary.csv`, `measurements.csv`.
+//! `uncertainty.parquet`), `summary.csv` (and `summary.parquet`), `measurements.jsonl`.
 
 use std::path::Path;
 
@@ -103,9 +103,16 @@ pub fn write(
             files::write_parquet(w, public, released, levels, &u)
         })?);
     }
-    digests.push(write_file(dir, files::SUMMARY_FILE, |w| {
-        files::write_summary(w, public, released, levels, &u)
-    })?);
+    if format.csv() {
+        digests.push(write_file(dir, files::SUMMARY_FILE, |w| {
+            files::write_summary(w, public, released, levels, &u)
+        })?);
+    }
+    if format.parquet() {
+        digests.push(write_file(dir, files::SUMMARY_PARQUET_FILE, |w| {
+            files::write_summary_parquet(w, public, released, levels, &u)
+        })?);
+    }
     Ok((
         digests,
         Some(ManifestUncertainty {

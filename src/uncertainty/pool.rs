@@ -15,7 +15,7 @@
 //! class with fewer than [`MIN_SAMPLES`] differences borrows the quantiles of the
 //! coarser class of its level and count (any size), then of its level alone.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use crate::histogram::{Count, HistRef, Size};
 

@@ -10,7 +10,7 @@
 //! Means and shares are kept as fixed-point integers (units of [`SCALE`]⁻¹) and written
 //! with four decimals.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
 
@@ -123,7 +123,7 @@ impl SummaryPools {
             .into_par_iter()
             .chunks(1024)
             .map(|ids| {
-                let mut out: HashMap<Key, Pool> = HashMap::new();
+                let mut out: HashMap<Key, Pool> = HashMap::default();
                 for i in ids {
                     let id = NodeId(i as u32);
                     let g = public.groups(id);
@@ -146,7 +146,7 @@ impl SummaryPools {
                 }
                 out
             })
-            .reduce(HashMap::new, |mut a, b| {
+            .reduce(HashMap::default, |mut a, b| {
                 for (k, v) in b {
                     a.entry(k).or_default().merge(&v);
                 }
@@ -160,7 +160,7 @@ impl SummaryPools {
     /// The offsets of every pool at `confidence`: its own if it holds enough errors,
     /// else its level and statistic's.
     pub fn offsets(&self, confidence: Confidence) -> SummaryOffsets {
-        let mut whole: HashMap<(u16, Stat), Pool> = HashMap::new();
+        let mut whole: HashMap<(u16, Stat), Pool> = HashMap::default();
         for (&(l, s, _), p) in &self.0 {
             whole.entry((l, s)).or_default().merge(p);
         }

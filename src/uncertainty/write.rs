@@ -194,3 +194,92 @@ pub fn write_summary<W: Write + Send>(
         Ok(())
     })
 }
+
+pub const SUMMARY_PARQUET_FILE: &str = "summary.parquet";
+
+/// The columns of `summary.parquet`: those of `summary.csv`, the counts as 64-bit
+/// integers and the means and shares as decimals with four places (exactly the values
+/// `summary.csv` writes); a statistic undefined for a region is null.
+pub fn summary_schema(k: crate::histogram::Size) -> SchemaRef {
+    let mut fields = vec![
+        Field::new("level", DataType::Utf8, false),
+        Field::new("region", DataType::Utf8, false),
+        Field::new("groups", DataType::Int64, false),
+    ];
+    for stat in super::summary::stats(k) {
+        let name = stat.name();
+        let kind = match stat {
+            super::summary::Stat::AtLeast(_) => DataType::Int64,
+            _ => DataType::Decimal128(SUMMARY_PRECISION, SUMMARY_SCALE),
+        };
+        for column in [
+            name.clone(),
+            format!("{name}_lower"),
+            format!("{name}_upper"),
+        ] {
+            fields.push(Field::new(column, kind.clone(), true));
+        }
+    }
+    Arc::new(Schema::new(fields))
+}
+
+/// Decimal digits of a fixed-point statistic in `summary.parquet` (an `i64` has 19).
+const SUMMARY_PRECISION: u8 = 19;
+/// Its decimal places: [`super::summary::SCALE`] is 10⁴.
+const SUMMARY_SCALE: i8 = 4;
+
+/// Writes `summary.parquet`: the rows of `summary.csv`.
+pub fn write_summary_parquet<W: Write + Send>(
+    w: W,
+    public: PublicData<'_>,
+    released: &HistogramSet,
+    levels: &[Vec<NodeId>],
+    u: &Uncertainty,
+) -> std::io::Result<()> {
+    let h = public.hierarchy;
+    let stats = super::summary::stats(u.max_size());
+    let schema = summary_schema(u.max_size());
+    let chunks = chunks_of(levels);
+    write_batches(w, schema.clone(), chunks.len(), |i| {
+        let (l, range) = &chunks[i];
+        let level_name = h.level_name(LevelId(*l));
+        let mut level = arrow_array::builder::StringBuilder::new();
+        let mut region = arrow_array::builder::StringBuilder::new();
+        let mut groups: Vec<i64> = Vec::new();
+        let mut values: Vec<Vec<Option<i64>>> = vec![Vec::new(); 3 * stats.len()];
+        let mut regions = DisplayIds::new(h);
+        for &id in &levels[*l][range.clone()] {
+            let g = public.groups(id);
+            level.append_value(level_name);
+            region.append_value(regions.of(id));
+            groups.push(int64(g)?);
+            let stat_values = u.summary(*l, released.get(id.index()), g);
+            for (j, value) in stat_values.into_iter().enumerate().take(stats.len()) {
+                let v = value.map(|v| [v.estimate, v.lower, v.upper]);
+                for (k, column) in values[3 * j..3 * j + 3].iter_mut().enumerate() {
+                    column.push(v.map(|v| v[k]));
+                }
+            }
+        }
+        let mut columns: Vec<ArrayRef> = vec![
+            Arc::new(level.finish()),
+            Arc::new(region.finish()),
+            Arc::new(Int64Array::from(groups)),
+        ];
+        for (j, stat) in stats.iter().enumerate() {
+            for column in &values[3 * j..3 * j + 3] {
+                columns.push(match stat {
+                    super::summary::Stat::AtLeast(_) => Arc::new(Int64Array::from(column.clone())),
+                    _ => Arc::new(
+                        arrow_array::Decimal128Array::from(
+                            column.iter().map(|v| v.map(i128::from)).collect::<Vec<_>>(),
+                        )
+                        .with_precision_and_scale(SUMMARY_PRECISION, SUMMARY_SCALE)
+                        .map_err(arrow_error)?,
+                    ),
+                });
+            }
+        }
+        RecordBatch::try_new(schema.clone(), columns).map_err(arrow_error)
+    })
+}

@@ -904,7 +904,7 @@ fn feature_name(i: usize, k: Size) -> String {
 /// A release scenario: the consistency step and the root's and the leaves' methods.
 type ReleaseCase = (Consistency, Method, Method);
 
-/// How a scenario reads in a message: "wls and hc" or "wls and hg, then hc+tail>2".
+/// How a scenario reads in a message: "wls and hc" or "wls and hg, then hc+tail≥2".
 fn case_label((consistency, root, leaves): ReleaseCase) -> String {
     if root == leaves {
         format!("{} and {}", consistency.name(), root.label())

@@ -41,9 +41,20 @@ fn plan(tmp: &Path, data: &Path, budgets: &str, home: &Path) -> PathBuf {
     path
 }
 
+/// A release with margins of error from two replicates (the intervals are tested in
+/// `published.rs` and the library's `uncertainty.rs`; here, the draw around them).
 fn release(data: &Path, plan: &Path, out: &Path, home: &Path) -> Output {
     coco(
-        &["release", &s(data), "--config", &s(plan), "--out", &s(out)],
+        &[
+            "release",
+            &s(data),
+            "--config",
+            &s(plan),
+            "--out",
+            &s(out),
+            "--replicates",
+            "2",
+        ],
         home,
     )
 }
@@ -415,6 +426,8 @@ fn exit_codes_json_and_private_files() {
             "--out",
             &s(&out),
             "--json",
+            "--replicates",
+            "2",
         ],
         &home,
     );

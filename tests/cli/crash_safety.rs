@@ -72,6 +72,9 @@ fn start_release(s: &Setup, home: &Path, out: &Path) -> Child {
         .arg(&s.plan)
         .arg("--out")
         .arg(out)
+        // The margins of error are written (their files are among the kill points),
+        // from two replicates: what is tested here is the write, not the intervals.
+        .args(["--replicates", "2"])
         .env("COCO_HOME", home)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -165,6 +165,25 @@ fn release_and_verify_exit_codes() {
         2,
     );
     exits("an output that exists", &release("r0", &[]), 3);
+    let o = release("r4", &["--replicates", "0"]);
+    exits("no replicates", &o, 2);
+    assert!(
+        text(&o).contains("expected \"auto\" or a whole number from 1 to 10,000"),
+        "{}",
+        text(&o)
+    );
+    let o = release("r4", &["--uncertainty", "none", "--replicates", "5"]);
+    exits("replicates without margins", &o, 2);
+    assert!(text(&o).contains("--replicates"), "{}", text(&o));
+    assert!(!tmp.path().join("r4").exists(), "nothing is written");
+    exits(
+        "seven replicates",
+        &release("r5", &["--replicates", "7"]),
+        0,
+    );
+    let manifest = std::fs::read_to_string(tmp.path().join("r5/manifest.json")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(manifest["uncertainty"]["replicates"], 7, "{manifest}");
     let bad_plan = tmp.path().join("bad.toml");
     std::fs::write(&bad_plan, "max_size = 0\n").unwrap();
     let o = coco(

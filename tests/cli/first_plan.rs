@@ -64,7 +64,7 @@ fn the_default_preview_is_at_or_below_bottom_up_above_the_leaves() {
                 "seed {seed}, {}: consistent {consistent} above bottom-up {bottom_up}",
                 l["level"]
             );
-            assert_eq!(l["method"], "hc+tail>20");
+            assert_eq!(l["method"], "hc+tail≥20");
         }
     }
 }
@@ -209,7 +209,7 @@ fn the_search_recommends_no_dominated_plan_and_shows_its_uncertainty() {
         .flat_map(|c| c["methods"].as_array().unwrap())
         .map(|m| m.as_str().unwrap())
         .collect();
-    for m in ["hc", "hg", "hc+tail>20/auto", "hc+tail>10/auto"] {
+    for m in ["hc", "hg", "hc+tail≥20/auto", "hc+tail≥10/auto"] {
         assert!(methods.contains(&m), "{m} not searched: {methods:?}");
     }
     // The text says it too.
@@ -256,6 +256,8 @@ fn how_a_plan_was_tuned_is_recorded_in_the_plan_ledger_and_manifest() {
             s(config),
             "--out".into(),
             s(&out),
+            "--replicates".into(),
+            "2".into(),
         ];
         args.extend(extra.iter().map(|a| a.to_string()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -336,4 +338,48 @@ fn how_a_plan_was_tuned_is_recorded_in_the_plan_ledger_and_manifest() {
     v.as_object_mut().unwrap().remove("tuning");
     let old: coco::release::manifest::Manifest = serde_json::from_value(v).unwrap();
     assert_eq!(old.tuning, None);
+}
+
+/// `coco preview --coverage`: each trial's margins of error, as a release would publish
+/// them, compared with the truth: per level the share of cells covered (near the 90%
+/// asked for on the sample), the mean width and error, in JSON and in the text; absent
+/// without the flag.
+#[test]
+fn the_preview_measures_how_often_the_margins_cover_the_truth() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let data = s(&sample());
+    let args = ["preview", &data, "--trials", "3", "--seed", "4"];
+    let plain = json(&coco(&[&args[..], &["--json"]].concat(), &home));
+    for l in plain["levels"].as_array().unwrap() {
+        assert!(l.get("coverage").is_none(), "{l}");
+    }
+    let v = json(&coco(
+        &[&args[..], &["--json", "--coverage"]].concat(),
+        &home,
+    ));
+    for l in v["levels"].as_array().unwrap() {
+        let c = &l["coverage"];
+        assert_eq!(c["confidence"], 0.9, "{l}");
+        let share = mean(&c["share"]);
+        assert!(
+            (0.8..=1.0).contains(&share),
+            "{}: covered {share}",
+            l["level"]
+        );
+        let (width, error) = (
+            c["mean_width"].as_f64().unwrap(),
+            c["mean_error"].as_f64().unwrap(),
+        );
+        assert!(width > error && error > 0.0, "{l}");
+        assert!(c["replicates"].as_u64().unwrap() >= 1, "{l}");
+    }
+    let o = coco(&[&args[..], &["--coverage"]].concat(), &home);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("share of cells whose 90% margin of error covered the truth")
+            && out.contains("CONFIDENTIAL"),
+        "{out}"
+    );
 }

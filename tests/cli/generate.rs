@@ -610,6 +610,10 @@ fn us_blocks_releases_end_to_end() {
             "--out",
             out.to_str().unwrap(),
             "--json",
+            // The margins are written and verified; their intervals are tested in
+            // the library's uncertainty.rs.
+            "--replicates",
+            "2",
         ],
         &home,
     );

@@ -100,6 +100,8 @@ fn previews_and_manifests_name_the_consistency_step_that_ran() {
                 "--seed",
                 "7",
                 "--not-private",
+                "--replicates",
+                "2",
             ],
             &home,
         );

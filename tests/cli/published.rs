@@ -124,6 +124,9 @@ fn no_published_file_holds_a_digest_of_the_inputs() {
                 "--out",
                 &s(&out),
                 "--json",
+                // The margins' files are scanned too; two replicates make them.
+                "--replicates",
+                "2",
             ],
             &home,
         );

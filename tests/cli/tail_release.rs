@@ -270,6 +270,8 @@ fn joined_runs_are_reported_when_memory_is_short() {
             "--seed",
             "3",
             "--not-private",
+            "--replicates",
+            "2",
         ])
         .env("COCO_HOME", &home);
         if let Some(l) = limit {

@@ -46,9 +46,20 @@ fn plan(tmp: &Path, data: &Path, budgets: &str, home: &Path) -> PathBuf {
     path
 }
 
+/// A release with margins of error from two replicates (the intervals are tested in
+/// `published.rs` and the library's `uncertainty.rs`; here, the draw around them).
 fn release(data: &Path, plan: &Path, out: &Path, home: &Path) -> Output {
     coco(
-        &["release", &s(data), "--config", &s(plan), "--out", &s(out)],
+        &[
+            "release",
+            &s(data),
+            "--config",
+            &s(plan),
+            "--out",
+            &s(out),
+            "--replicates",
+            "2",
+        ],
         home,
     )
 }
@@ -514,6 +525,8 @@ fn verify_is_anchored_in_the_ledger() {
             "--seed",
             "7",
             "--not-private",
+            "--replicates",
+            "2",
         ],
         &home,
     ));
@@ -795,6 +808,8 @@ fn the_edges_of_a_draw() {
             "--out",
             &s(&tmp.path().join("big")),
             "--allow-large-epsilon",
+            "--replicates",
+            "2",
         ],
         &home,
     );
@@ -809,7 +824,15 @@ fn the_edges_of_a_draw() {
     let ledger = Ledger::at(&home);
     let lock = ledger.lock().unwrap();
     let mut child = Command::new(COCO)
-        .args(["release", &s(&data), "--config", &s(&p), "--out"])
+        .args([
+            "release",
+            &s(&data),
+            "--config",
+            &s(&p),
+            "--replicates",
+            "2",
+            "--out",
+        ])
         .arg(tmp.path().join("waited"))
         .env("COCO_HOME", &home)
         .stdout(Stdio::null())

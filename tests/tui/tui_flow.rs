@@ -832,7 +832,7 @@ fn k_below_a_tail_is_refused_whichever_comes_first() {
     act(&mut rt, &[Action::SetMaxSize]);
     answer(&mut rt, "10");
     assert!(
-        error(&rt).contains("a tail above L = 20 with K = 10: expected L below K"),
+        error(&rt).contains("a tail from L = 20 with K = 10: expected L below K"),
         "{}",
         error(&rt)
     );
@@ -857,7 +857,7 @@ fn k_below_a_tail_is_refused_whichever_comes_first() {
     act(&mut rt, &[Action::SetTail]);
     answer(&mut rt, "20");
     assert!(
-        error(&rt).contains("a tail above L = 20 with K = 10: expected L below K"),
+        error(&rt).contains("a tail from L = 20 with K = 10: expected L below K"),
         "{}",
         error(&rt)
     );
@@ -1301,7 +1301,7 @@ fn the_export_format_is_chosen_on_the_release_screen() {
         [
             "counts.parquet",
             "manifest.json",
-            "summary.csv",
+            "summary.parquet",
             "tables",
             "uncertainty.parquet"
         ]

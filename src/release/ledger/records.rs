@@ -138,7 +138,7 @@ impl LevelRecord {
             MethodKind::Naive => "naive",
         };
         match self.tail {
-            Some(t) => format!("{m}+tail>{}", t.above),
+            Some(t) => format!("{m}+tail≥{}", t.above),
             None => m.to_string(),
         }
     }

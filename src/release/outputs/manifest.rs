@@ -35,8 +35,8 @@ pub struct ManifestLevel {
     /// ε exactly, as a decimal or `a/b`.
     pub epsilon_exact: String,
     pub method: MethodKind,
-    /// For `method = "hc"` with a tail: sizes above `above` were measured as the sorted
-    /// sizes of each region's `groups` largest groups (absent otherwise).
+    /// For `method = "hc"` with a tail: sizes below `above` were measured as `Hc`, groups
+    /// of size `above` or more as the sorted sizes of each region's `groups` largest groups (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tail: Option<ManifestTail>,
     pub nodes: usize,

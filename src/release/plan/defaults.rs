@@ -101,7 +101,7 @@ impl PublicDefault {
     }
 }
 
-/// The default tail under `K`: sizes above 20, each region's list sized from its own
+/// The default tail under `K`: groups of size 20 or more listed, each region's list sized from its own
 /// noisy head ([`TailLength::Auto`]).
 pub fn default_tail(k: Option<Size>) -> Tail {
     Tail::AUTO.below(k)

@@ -159,7 +159,7 @@ pub enum PlanRuleError {
         reason: String,
     },
     #[error(
-        "level {level:?}: a tail above L = {above} with K = {k}: expected L below K (the tail holds the sizes above L; tail.above below max_size)"
+        "level {level:?}: a tail from L = {above} with K = {k}: expected L below K (the tail lists the groups of size L or more; tail.above below max_size)"
     )]
     TailNotBelowK { level: String, above: Size, k: Size },
     #[error("level {level:?}: a tail above L = {above}: expected L from 0 to {}", MAX_K - 1)]

@@ -148,7 +148,7 @@ fn tails() {
     };
     assert_eq!(
         with("tail = { above = 100 }"),
-        "plan.toml:2: level \"nation\": a tail above L = 100 with K = 100: expected L below K (the tail holds the sizes above L; tail.above below max_size)"
+        "plan.toml:2: level \"nation\": a tail from L = 100 with K = 100: expected L below K (the tail lists the groups of size L or more; tail.above below max_size)"
     );
     assert!(with("tail = { groups = 5 }").starts_with("plan.toml:6: missing key \"tail.above\""));
     assert!(

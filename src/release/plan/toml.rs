@@ -258,12 +258,12 @@ impl ReleasePlan {
                 let _ = match t.groups {
                     TailLength::Fixed(m) => writeln!(
                         s,
-                        "tail = {{ above = {}, groups = {m} }}  # sizes above {} as the {m} largest groups' sorted sizes (same ε)",
+                        "tail = {{ above = {}, groups = {m} }}  # sizes below {} as cumulative counts, then the sizes of the {m} largest groups (same ε)",
                         t.above, t.above
                     ),
                     TailLength::Auto => writeln!(
                         s,
-                        "tail = {{ above = {}, groups = \"auto\" }}  # sizes from {} on as each region's listed groups, as many as its noisy head says (same ε)",
+                        "tail = {{ above = {}, groups = \"auto\" }}  # sizes below {} as cumulative counts, then each region's groups of that size or more, as many as its noisy head says (same ε)",
                         t.above, t.above
                     ),
                 };
@@ -522,7 +522,7 @@ pub(crate) fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Locate
     })
 }
 
-pub(crate) const TAIL: &str = "tail = { above = 20, groups = 1000 } (or groups = \"auto\"): sizes above `above` measured as the sorted sizes of the `groups` largest groups";
+pub(crate) const TAIL: &str = "tail = { above = 20, groups = 1000 } (or groups = \"auto\"): sizes below `above` as cumulative counts, groups of size `above` or more as the sorted sizes of the `groups` largest groups";
 
 /// `tail = { above = L, groups = m }` (`groups` defaults to [`Tail::DEFAULT`]'s).
 pub(crate) fn parse_tail(text: &str, item: &Item) -> Result<Tail, Located> {

@@ -92,7 +92,7 @@ pub fn update(app: &mut App, action: Action) {
             app.ask(
                 InputPurpose::Tail(level.0),
                 format!(
-                    "Tail for level {name}: sizes above L measured as the m largest groups' sizes, no extra ε (L or L,m; \"none\" for plain hc):"
+                    "Tail for level {name}: sizes below L as cumulative counts, groups of size L or more as the m largest groups' sizes, no extra ε (L or L,m; \"none\" for plain hc):"
                 ),
                 &current,
             );
@@ -657,7 +657,7 @@ fn tail_hint(session: &Session) -> Option<String> {
         .collect();
     (!plain.is_empty()).then(|| {
         format!(
-            "{} measure{} plain hc over K + 1 = {} sizes: a tail measures sizes above {above} as each region's largest groups at the same ε, as coco's default does (public figures only)",
+            "{} measure{} plain hc over K + 1 = {} sizes: a tail lists each region's groups of size {above} or more at the same ε, as coco's default does (public figures only)",
             plain.join(", "),
             if plain.len() == 1 { "s" } else { "" },
             int(u64::from(k) + 1),

@@ -121,6 +121,7 @@ pub fn start(app: &mut App) {
             compare: false,
             keep_last_trial: true,
             bottom_up: true,
+            coverage: Some(crate::uncertainty::Confidence::DEFAULT),
         },
     };
     app.preview.running = Some(Running {
@@ -376,7 +377,10 @@ fn render_table(
         .max()
         .unwrap_or(0)
         .max(6) as u16;
-    let wide = area.width >= 84 + method_width;
+    let covers = report.levels.iter().any(|l| l.coverage.is_some());
+    let wide = area.width >= 84 + method_width + if covers { 4 } else { 0 };
+    // The four errors' columns, narrower when the coverage column is shown.
+    let stat_width = if covers { 13 } else { 15 };
     let mut headers = vec![
         "level",
         "ε",
@@ -390,10 +394,10 @@ fn render_table(
         Col::name(6).at_least(10),
         Col::left().at_least(9),
         Col::name(6).at_least(method_width),
-        Col::left().at_least(15),
-        Col::left().at_least(15),
-        Col::left().at_least(15),
-        Col::left().at_least(15),
+        Col::left().at_least(stat_width),
+        Col::left().at_least(stat_width),
+        Col::left().at_least(stat_width),
+        Col::left().at_least(stat_width),
     ];
     if !wide {
         headers.remove(2);
@@ -405,6 +409,12 @@ fn render_table(
             Col::left().at_least(14),
             Col::left().at_least(10),
         ];
+    }
+    if covers {
+        // How often the trials' margins of error held the truth (confidential, as
+        // every figure here).
+        headers.push("covered");
+        cols.push(Col::left().at_least(7));
     }
     let texts: Vec<Vec<String>> = report
         .levels
@@ -421,6 +431,12 @@ fn render_table(
             ];
             if !wide {
                 cells.remove(2);
+            }
+            if covers {
+                cells.push(
+                    l.coverage
+                        .map_or_else(String::new, |c| format!("{:.0}%", c.share.mean * 100.0)),
+                );
             }
             cells
         })
