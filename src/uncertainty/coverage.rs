@@ -9,7 +9,8 @@ use crate::release::pipeline::draw::Draw;
 use super::Uncertainty;
 
 /// One level's coverage: of the cells listed in `uncertainty.csv` or with a true count
-/// above 0, those whose interval (`[0, 0]` if unlisted) holds the true count.
+/// above 0, those whose interval (`[0, 0]` if unlisted) holds the true count (sizes
+/// above `K` top-coded to `K`, as released).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LevelCoverage {
     pub cells: u64,
@@ -51,7 +52,10 @@ pub(crate) fn coverage_of(
         let level = h.node(id).level.0;
         let released = released.get(i);
         let cells = u.region(level, released, public.groups(id));
-        let t = truth.node(id);
+        // The release estimates the histogram with sizes above K top-coded to K: so is
+        // the truth it is compared with.
+        let t = truth.node(id).top_coded(u.max_size());
+        let t = t.as_ref();
         let mut sizes: Vec<Size> = cells.iter().map(|c| c.size).collect();
         sizes.extend(t.pairs().iter().map(|&(s, _)| s));
         sizes.sort_unstable();

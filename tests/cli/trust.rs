@@ -11,58 +11,9 @@ use std::time::{Duration, Instant};
 use coco::release::ledger::Ledger;
 
 use crate::common;
-use common::cli::{COCO, coco, s, sample, text};
-
-/// A copy of the sample in `dir`.
-fn copy_sample(dir: &Path) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    for f in ["hierarchy.csv", "groups.csv", "names.csv"] {
-        std::fs::copy(sample().join(f), dir.join(f)).unwrap();
-    }
-    dir.to_path_buf()
-}
-
-/// A plan with `hc` at every level and these budgets (root first).
-fn plan(tmp: &Path, data: &Path, budgets: &str, home: &Path) -> PathBuf {
-    let path = tmp.join(format!(
-        "plan-{}-{}.toml",
-        data.file_name().unwrap().to_string_lossy(),
-        budgets.replace(['/', ','], "_")
-    ));
-    let o = coco(
-        &[
-            "plan",
-            &s(data),
-            "--budgets",
-            budgets,
-            "--method",
-            "hc",
-            "--out",
-            &s(&path),
-        ],
-        home,
-    );
-    assert!(o.status.success(), "{}", text(&o));
-    path
-}
-
-/// A release with margins of error from two replicates (the intervals are tested in
-/// `published.rs` and the library's `uncertainty.rs`; here, the draw around them).
-fn release(data: &Path, plan: &Path, out: &Path, home: &Path) -> Output {
-    coco(
-        &[
-            "release",
-            &s(data),
-            "--config",
-            &s(plan),
-            "--out",
-            &s(out),
-            "--replicates",
-            "2",
-        ],
-        home,
-    )
-}
+use common::cli::{
+    COCO, coco, copy_sample, plan_hc as plan, release_quick as release, s, sample, text,
+};
 
 fn ok(o: &Output) {
     assert!(o.status.success(), "{}", text(o));

@@ -20,6 +20,9 @@ struct LevelScore {
     covered: u64,
     width: f64,
     error: f64,
+    /// `summary.csv`'s statistics: values defined for the truth, and those covered.
+    stats: u64,
+    stats_covered: u64,
 }
 
 fn plan(d: &Dataset, k: Size) -> ReleasePlan {
@@ -46,7 +49,10 @@ fn score(
         let id = NodeId(i as u32);
         let level = h.node(id).level.0;
         let cells = u.region(level, draw.histograms().get(i), d.groups(id));
-        let t = truth.node(id);
+        // Released counts top-code sizes above K to K: so does the truth they are
+        // compared with.
+        let t = truth.node(id).top_coded(u.max_size());
+        let t = t.as_ref();
         let mut sizes: Vec<Size> = cells.iter().map(|c| c.size).collect();
         sizes.extend(t.pairs().iter().map(|&(s, _)| s));
         sizes.sort_unstable();
@@ -62,6 +68,18 @@ fn score(
             s.covered += u64::from(lower <= truth && truth <= upper);
             s.width += (upper - lower) as f64;
             s.error += (count as f64 - truth as f64).abs();
+        }
+        // The statistics of summary.csv against the same ones of the truth.
+        let summary = u.summary(level, draw.histograms().get(i), d.groups(id));
+        for (stat, interval) in uncertainty::summary::stats(u.max_size())
+            .iter()
+            .zip(summary)
+        {
+            let (Some(truth), Some(iv)) = (stat.of(t, d.groups(id)), interval) else {
+                continue;
+            };
+            s.stats += 1;
+            s.stats_covered += u64::from(iv.lower <= truth && truth <= iv.upper);
         }
     }
     for (a, b) in out.iter().zip(&library) {
@@ -92,6 +110,23 @@ fn datasets() -> Vec<(String, Dataset, Size)> {
     out
 }
 
+/// Datasets drawn from real figures, for the table only (`EXTRA=1`): `us-counties`
+/// (the ACS 2019 county household counts), `taxi` and `us-blocks` at 1%.
+fn real_datasets(keep: &tempfile::TempDir) -> Vec<(String, Dataset, Size)> {
+    use coco::generate::{Preset, generate_into};
+    let mut out = Vec::new();
+    for (preset, name, scale, k) in [
+        (Preset::UsCounties, "us-counties", None, 2_000),
+        (Preset::Taxi, "taxi", None, 10_000),
+        (Preset::UsBlocks, "us-blocks-1%", Some(0.01), 10_000),
+    ] {
+        let dir = keep.path().join(name);
+        generate_into(preset, &dir, 7, scale, &mut |_, _| {}).unwrap();
+        out.push((name.to_string(), Dataset::load(&dir).unwrap(), k));
+    }
+    out
+}
+
 /// Per level, the scores of `trials` seeded releases of `d` and their intervals.
 fn measure(
     d: &Dataset,
@@ -114,6 +149,8 @@ fn measure(
             a.covered += b.covered;
             a.width += b.width;
             a.error += b.error;
+            a.stats += b.stats;
+            a.stats_covered += b.stats_covered;
         }
     }
     total
@@ -153,9 +190,10 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The table of `docs/uncertainty.md`: `cargo test --release --test uncertainty table
-/// -- --ignored --nocapture` (`TRIALS=n`, `REPS=n`, `RULE=basic|percentile|symmetric`,
-/// `DATA=sample,dense` to change what is measured).
+/// The table of `docs/uncertainty.md`: `cargo test --release --test library
+/// uncertainty::table -- --ignored --nocapture` (`TRIALS=n`, `REPS=n`,
+/// `RULE=basic|percentile|symmetric`, `DATA=sample,dense` to change what is measured,
+/// `EXTRA=1` to add datasets drawn from real figures).
 #[test]
 #[ignore]
 fn table() {
@@ -173,9 +211,16 @@ fn table() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(10);
     let only = std::env::var("DATA").ok();
-    println!("| dataset | level | cells | coverage | mean width | mean abs. error |");
-    println!("|---|---|---|---|---|---|");
-    for (name, d, k) in datasets() {
+    println!(
+        "| dataset | level | cells | coverage | mean width | mean abs. error | statistics | their coverage |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let keep = tempfile::tempdir().unwrap();
+    let mut all = datasets();
+    if std::env::var_os("EXTRA").is_some() {
+        all.extend(real_datasets(&keep));
+    }
+    for (name, d, k) in all {
         if only
             .as_ref()
             .is_some_and(|o| !o.split(',').any(|x| x == name))
@@ -186,12 +231,14 @@ fn table() {
         for (level, s) in scores.iter().enumerate() {
             let n = s.cells.max(1) as f64;
             println!(
-                "| {name} | {} | {} | {:.3} | {:.2} | {:.2} |",
+                "| {name} | {} | {} | {:.3} | {:.2} | {:.2} | {} | {:.3} |",
                 d.hierarchy.level_name(coco::data::LevelId(level)),
                 s.cells,
                 s.covered as f64 / n,
                 s.width / n,
-                s.error / n
+                s.error / n,
+                s.stats,
+                s.stats_covered as f64 / s.stats.max(1) as f64
             );
         }
     }
