@@ -244,8 +244,8 @@ pub fn replicate_cost(measurement_work: u64, released_cells: u64, regions: u64) 
 
 /// The fewest replicates `auto` draws where they fit [`STRETCH_BUDGET`]: with fewer,
 /// the pools of levels with few cells (a nation, a handful of states) are too small and
-/// their coverage falls (measured in `docs/uncertainty.md`: at 15 replicates the top
-/// levels of the chain shape cover 65% of cells at 90% nominal; from 30, 88–92%).
+/// their coverage falls well below the nominal (the figures, per number of replicates,
+/// are in `docs/uncertainty.md`, "How many replicates").
 pub const MIN_AUTO_REPLICATES: u32 = 30;
 /// The work `auto` may spend to reach [`MIN_AUTO_REPLICATES`] (four times
 /// [`WORK_BUDGET`]). Beyond it (census scale) the time bound wins: the levels with few
