@@ -277,6 +277,12 @@ pub struct App {
 }
 
 impl App {
+    /// ε as the operator reads it: a short decimal, or exactly after `E`
+    /// ([`App::exact_epsilon`]).
+    pub fn epsilon_text(&self, e: &crate::privacy::Epsilon) -> String {
+        crate::tui::widgets::epsilon_as(self.exact_epsilon, e)
+    }
+
     pub fn new(options: AppOptions) -> App {
         let (ledger, home_error) = match options.home {
             Some(h) => (Some(Ledger::at(h)), None),

@@ -250,15 +250,12 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     let mut spent = widgets::field("ε spent", format!("{}{cap}", s.ledger.spent_text(exact)));
     if let Some(release::Busy::Drawing { .. }) = &app.release.busy {
         spent.push(Span::styled(
-            format!(" + {} being drawn", widgets::epsilon(app, &s.total())),
+            format!(" + {} being drawn", app.epsilon_text(&s.total())),
             theme::warning(),
         ));
     }
     parts.push((spent, 0));
-    parts.push((
-        widgets::field("total ε", widgets::epsilon(app, &s.total())),
-        1,
-    ));
+    parts.push((widgets::field("total ε", app.epsilon_text(&s.total())), 1));
     parts.push((
         widgets::field(
             "previews:",
@@ -720,7 +717,7 @@ pub fn question(app: &App, question: &Confirm) -> String {
         .release
         .drawn
         .as_ref()
-        .map_or_else(String::new, |d| widgets::epsilon(app, d.draw.epsilon()));
+        .map_or_else(String::new, |d| app.epsilon_text(d.draw.epsilon()));
     match question {
         Confirm::QuitWithDraw => format!(
             "A drawn release is undecided. Quitting now records it in the ledger as discarded: \

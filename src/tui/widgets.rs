@@ -13,7 +13,6 @@ use crate::histogram::{HistRef, Size};
 use crate::inspect::thousands;
 use crate::preview::Stat;
 
-use super::app::App;
 use super::session::show;
 use super::theme;
 use super::worker::TrialClock;
@@ -77,13 +76,8 @@ pub fn trial_regions(nodes_done: usize, nodes: usize) -> String {
     }
 }
 
-/// ε as the operator reads it: a short decimal (`0.25`, `≈2.834`), or exactly after
-/// `E` ([`App::exact_epsilon`]). For a budget being planned (rounded to the nearest).
-pub fn epsilon(app: &App, e: &Epsilon) -> String {
-    show(e, app.exact_epsilon, Rounding::Nearest)
-}
-
-/// [`epsilon`] with the choice of exact or short given.
+/// ε as the operator reads it: a short decimal (`0.25`, `≈2.834`), or exactly when
+/// `exact` (the `E` key). For a budget being planned (rounded to the nearest).
 pub fn epsilon_as(exact: bool, e: &Epsilon) -> String {
     show(e, exact, Rounding::Nearest)
 }

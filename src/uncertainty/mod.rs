@@ -7,7 +7,10 @@
 //! `K`, tails; [`bootstrap::replicate`]), estimate, and run the release's consistency
 //! step. Each cell's differences `d = c* − c` (replicate minus released) are pooled
 //! with those of comparable cells of its level ([`pool`]), and the interval is read from
-//! the pooled quantiles of `d` ([`Rule`]), clipped to `[0, G]`.
+//! the pooled quantiles of `d` ([`Rule`]), clipped to `[0, G]`. Where the replicates
+//! move groups off their sizes (sparse large sizes, small regions), the released-0
+//! cells within the measured displacement of a released group get an upper bound of at
+//! least 1 ([`reach`]), so that the cells holding true groups are covered too.
 //!
 //! Everything here is post-processing: the entry point [`intervals`] takes the
 //! published release ([`Draw`], which only the measurement path constructs) and public
@@ -66,6 +69,7 @@ pub mod coverage;
 pub mod measurements;
 pub mod outputs;
 pub mod pool;
+pub mod reach;
 pub mod summary;
 pub mod verify;
 pub mod write;
@@ -284,6 +288,8 @@ pub struct Uncertainty {
     max_size: Size,
     offsets: HashMap<Class, Offsets>,
     summary: summary::SummaryOffsets,
+    /// Where a released 0 may hide a group ([`reach`]).
+    reach: reach::Reach,
 }
 
 /// One cell's interval.
@@ -341,11 +347,32 @@ impl Uncertainty {
                 };
                 push(s, near.get(&s).copied().unwrap_or(0), o);
             }
+        } else {
+            pool::for_each_near_cell(hist, self.max_size, |s, c| {
+                push(s, c, self.offsets_of(pool::class_of(level, pairs, s, c)))
+            });
+        }
+        // The released-0 cells a released group's true position may be in.
+        let within = self.reach.cells(level, pairs, self.max_size);
+        if within.is_empty() {
             return out;
         }
-        pool::for_each_near_cell(hist, self.max_size, |s, c| {
-            push(s, c, self.offsets_of(pool::class_of(level, pairs, s, c)))
-        });
+        let mut added = Vec::new();
+        for z in within {
+            match out.binary_search_by_key(&z, |c| c.size) {
+                Ok(j) => out[j].upper = out[j].upper.max(1),
+                Err(_) => added.push(CellInterval {
+                    size: z,
+                    count: 0,
+                    lower: 0,
+                    upper: 1,
+                }),
+            }
+        }
+        if !added.is_empty() {
+            out.extend(added);
+            out.sort_unstable_by_key(|c| c.size);
+        }
         out
     }
 
@@ -450,6 +477,7 @@ const CHUNK: usize = 1024;
 /// bootstrap world).
 fn add_replicate(
     pools: &mut Pools,
+    reach: &mut reach::ReachPools,
     released: &HistogramSet,
     replicate: &HistogramSet,
     public: PublicData<'_>,
@@ -461,6 +489,7 @@ fn add_replicate(
         .chunks(CHUNK)
         .map(|ids| {
             let mut out = Pools::default();
+            let mut moved = reach::ReachPools::default();
             for i in ids {
                 let id = NodeId(i as u32);
                 if public.groups(id) == 0 {
@@ -470,6 +499,7 @@ fn add_replicate(
                 let p = released.get(i).pairs();
                 let observed = replicate.get(i);
                 let q = observed.pairs();
+                moved.add_region(level, p, q, k);
                 let far = pool::for_each_near_cell(observed, k, |s, r| {
                     out.entry(pool::class_of(level, q, s, r)).or_default().cells += 1;
                 });
@@ -514,11 +544,18 @@ fn add_replicate(
                     }
                 }
             }
-            out
+            (out, moved)
         })
-        .reduce(Pools::default, merge_pools);
+        .reduce(
+            || (Pools::default(), reach::ReachPools::default()),
+            |(a, mut x), (b, y)| {
+                x.merge(y);
+                (merge_pools(a, b), x)
+            },
+        );
     let taken = std::mem::take(pools);
-    *pools = merge_pools(taken, found);
+    *pools = merge_pools(taken, found.0);
+    reach.merge(found.1);
 }
 
 /// A class's offsets under `rule` from its pooled distribution.
@@ -631,6 +668,7 @@ pub(crate) fn intervals_of(
     let released = release.histograms();
     let consistency = bootstrap::replicate_consistency_options(plan, public);
     let mut pools = Pools::default();
+    let mut moved = reach::ReachPools::default();
     let mut summary = summary::SummaryPools::default();
     // The first replicate says what one costs (the noisy values it drew and fitted);
     // `auto` sizes `R` from that.
@@ -666,16 +704,25 @@ pub(crate) fn intervals_of(
                 crate::units::thousands(public.hierarchy.len() as u128),
             ));
         }
-        add_replicate(&mut pools, released, &replicate.histograms, public, k);
+        add_replicate(
+            &mut pools,
+            &mut moved,
+            released,
+            &replicate.histograms,
+            public,
+            k,
+        );
         summary.add(released, &replicate.histograms, public, k);
         r += 1;
     }
+    let offsets = offsets_table(&pools, options.rule, options.confidence);
     Ok(Uncertainty {
         confidence: options.confidence,
         rule: options.rule,
         replicates,
         max_size: k,
-        offsets: offsets_table(&pools, options.rule, options.confidence),
+        reach: moved.table(&offsets, options.confidence),
+        offsets,
         summary: summary.offsets(options.confidence),
     })
 }

@@ -23,6 +23,9 @@ struct LevelScore {
     /// `summary.csv`'s statistics: values defined for the truth, and those covered.
     stats: u64,
     stats_covered: u64,
+    /// The cells whose true or released count is above 0, and those covered.
+    occupied: u64,
+    occupied_covered: u64,
 }
 
 fn plan(d: &Dataset, k: Size) -> ReleasePlan {
@@ -66,6 +69,10 @@ fn score(
             };
             s.cells += 1;
             s.covered += u64::from(lower <= truth && truth <= upper);
+            if truth > 0 || count > 0 {
+                s.occupied += 1;
+                s.occupied_covered += u64::from(lower <= truth && truth <= upper);
+            }
             s.width += (upper - lower) as f64;
             s.error += (count as f64 - truth as f64).abs();
         }
@@ -151,6 +158,8 @@ fn measure(
             a.error += b.error;
             a.stats += b.stats;
             a.stats_covered += b.stats_covered;
+            a.occupied += b.occupied;
+            a.occupied_covered += b.occupied_covered;
         }
     }
     total
@@ -212,9 +221,9 @@ fn table() {
         .unwrap_or(10);
     let only = std::env::var("DATA").ok();
     println!(
-        "| dataset | level | cells | coverage | mean width | mean abs. error | statistics | their coverage |"
+        "| dataset | level | cells | coverage | mean width | mean abs. error | occupied cells | their coverage | statistics | their coverage |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let keep = tempfile::tempdir().unwrap();
     let mut all = datasets();
     if std::env::var_os("EXTRA").is_some() {
@@ -231,12 +240,14 @@ fn table() {
         for (level, s) in scores.iter().enumerate() {
             let n = s.cells.max(1) as f64;
             println!(
-                "| {name} | {} | {} | {:.3} | {:.2} | {:.2} | {} | {:.3} |",
+                "| {name} | {} | {} | {:.3} | {:.2} | {:.2} | {} | {:.3} | {} | {:.3} |",
                 d.hierarchy.level_name(coco::data::LevelId(level)),
                 s.cells,
                 s.covered as f64 / n,
                 s.width / n,
                 s.error / n,
+                s.occupied,
+                s.occupied_covered as f64 / s.occupied.max(1) as f64,
                 s.stats,
                 s.stats_covered as f64 / s.stats.max(1) as f64
             );

@@ -387,10 +387,7 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             let method = crate::tradeoff::method_text(now.method());
             // Only what changes is said twice; ε compared exactly, shown for reading.
             let same = b == now.epsilon();
-            let (b, e) = (
-                widgets::epsilon(app, b),
-                widgets::epsilon(app, now.epsilon()),
-            );
+            let (b, e) = (app.epsilon_text(b), app.epsilon_text(now.epsilon()));
             match (same, *m == method) {
                 (true, true) => format!("{} {b} {m} (as now)", now.name()),
                 (false, true) => format!("{} {b} (now {e})", now.name()),
@@ -437,10 +434,9 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let plan = &session.plan;
     let k = match &plan.max_size() {
         MaxSize::Fixed(k) => format!("{} (fixed)", int(u64::from(*k))),
-        MaxSize::Estimate { epsilon } => format!(
-            "estimated privately with ε = {}",
-            widgets::epsilon(app, epsilon)
-        ),
+        MaxSize::Estimate { epsilon } => {
+            format!("estimated privately with ε = {}", app.epsilon_text(epsilon))
+        }
     };
     let merge = if plan.consistency().uses_merge() {
         plan.merge().name().to_string()
@@ -455,7 +451,7 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Line::from(
             [
                 vec![Span::styled("Plan ", theme::heading())],
-                widgets::field("total ε =", widgets::epsilon(app, &session.total())),
+                widgets::field("total ε =", app.epsilon_text(&session.total())),
                 widgets::field(" · preset", session.preset.describe()),
                 widgets::field(" · K", k),
             ]
@@ -516,7 +512,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             vec![
                 lp.name().to_string(),
                 int(h.level_len(level) as u64),
-                widgets::epsilon(app, lp.epsilon()),
+                app.epsilon_text(lp.epsilon()),
                 format!("{:.1}%", f.share),
                 lp.method().label(),
                 f.noise_samples.map_or_else(
@@ -615,7 +611,7 @@ fn ledger_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
                 format!(
                     "⚠ over the cap: {} spent + {} for this plan > cap {}; a draw would be refused",
                     status.spent_text(exact),
-                    widgets::epsilon(app, &total),
+                    app.epsilon_text(&total),
                     status.cap_text(exact)
                 ),
                 theme::warning(),

@@ -422,7 +422,7 @@ fn render_table(
         .map(|l| {
             let mut cells = vec![
                 l.level.clone(),
-                widgets::epsilon(app, &l.epsilon),
+                app.epsilon_text(&l.epsilon),
                 l.method.clone(),
                 stat(l.independent),
                 stat(l.consistent[0].emd),

@@ -281,7 +281,7 @@ pub fn receive(app: &mut App, update: Update) {
                 (Ok(pending), _) if cancelled => {
                     // Cancelled too late: the draw was already recorded as pending. It is
                     // never shown, and is recorded as discarded (its ε stays spent).
-                    let epsilon = widgets::epsilon(app, &pending.recorded().epsilon);
+                    let epsilon = app.epsilon_text(&pending.recorded().epsilon);
                     let slot: PendingSlot = Arc::new(std::sync::Mutex::new(Some(*pending)));
                     app.outbox.push(Command::Start(Job::Discard {
                         pending: slot,
@@ -447,19 +447,19 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             format!(
                 "{} {} {}",
                 l.name(),
-                widgets::epsilon(app, l.epsilon()),
+                app.epsilon_text(l.epsilon()),
                 l.method().label()
             )
         })
         .collect();
     let total = plan
         .total_epsilon()
-        .map(|t| widgets::epsilon(app, &t))
+        .map(|t| app.epsilon_text(&t))
         .unwrap_or_default();
     let k = match &plan.max_size() {
         MaxSize::Fixed(k) => int(u64::from(*k)),
         MaxSize::Estimate { epsilon } => {
-            format!("estimated with ε = {}", widgets::epsilon(app, epsilon))
+            format!("estimated with ε = {}", app.epsilon_text(epsilon))
         }
     };
     let exact = app.exact_epsilon;
@@ -510,7 +510,7 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             lines.push(Line::styled(
                 format!(
                     "⚠ a draw of ε = {} would exceed the cap and be refused",
-                    widgets::epsilon(app, &total)
+                    app.epsilon_text(&total)
                 ),
                 theme::warning(),
             ));
@@ -603,7 +603,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
                 Span::styled("UNDECIDED ", theme::warning()),
                 Span::raw(format!(
                     "draw of ε = {}: {a_key} approves and exports it in {} ({f_key} changes the format), {x_key} discards it (its ε stays spent either way)",
-                    widgets::epsilon(app, d.draw.epsilon()),
+                    app.epsilon_text(d.draw.epsilon()),
                     state.format.label()
                 )),
             ]),
@@ -624,7 +624,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
                 Span::styled("DISCARDED ", theme::warning()),
                 Span::raw(format!(
                     "recorded in the ledger: ε = {} stays spent. {d_key} draws again (spends ε again).",
-                    widgets::epsilon(app, d.draw.epsilon())
+                    app.epsilon_text(d.draw.epsilon())
                 )),
             ]),
             Decision::RecordedNotWritten { message } => Line::from(vec![
@@ -788,10 +788,7 @@ fn check_lines(app: &App, drawn: &DrawnRelease) -> Vec<Line<'static>> {
         Line::from(checks),
         Line::from(
             [
-                widgets::field(
-                    "ε (from the measurements)",
-                    widgets::epsilon(app, d.epsilon()),
-                ),
+                widgets::field("ε (from the measurements)", app.epsilon_text(d.epsilon())),
                 widgets::field(" · consistency", d.consistency().name()),
                 widgets::field(
                     " · noise",

@@ -443,7 +443,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         ),
         View::Frontier => widgets::field(
             "frontier at total ε =",
-            widgets::epsilon(app, &session.levels_total()),
+            app.epsilon_text(&session.levels_total()),
         ),
     };
     spans.extend(widgets::field(
@@ -745,7 +745,7 @@ fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, n
         .enumerate()
         .map(|(i, (p, (n, d)))| {
             let mut cells = vec![
-                widgets::epsilon(app, &p.budgets[sweep.level]),
+                app.epsilon_text(&p.budgets[sweep.level]),
                 if d == 1 {
                     format!("{n}")
                 } else {
@@ -847,7 +847,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     let budgets = |budgets: &[Epsilon]| {
         budgets
             .iter()
-            .map(|b| widgets::epsilon(app, b))
+            .map(|b| app.epsilon_text(b))
             .collect::<Vec<_>>()
             .join(" / ")
     };
@@ -888,7 +888,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
         "bottom-up".to_string(),
         format!(
             "all {} on the leaves, {}",
-            widgets::epsilon(app, &f.total_epsilon),
+            app.epsilon_text(&f.total_epsilon),
             f.bottom_up_method
         ),
     ];
@@ -910,7 +910,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     let title = rows_title(
         &format!(
             "Frontier at total ε = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
-            widgets::epsilon(app, &f.total_epsilon),
+            app.epsilon_text(&f.total_epsilon),
             f.trials,
             f.candidates.len()
         ),
@@ -931,7 +931,7 @@ pub fn recommendation_line(app: &App, f: &Frontier, apply_key: &str) -> Line<'st
                 .budgets
                 .iter()
                 .zip(&r.methods)
-                .map(|(b, m)| format!("{} {m}", widgets::epsilon(app, b)))
+                .map(|(b, m)| format!("{} {m}", app.epsilon_text(b)))
                 .collect();
             let ratios = r.ratio_texts();
             let (on, style) = match &f.data {
