@@ -17,6 +17,9 @@
 //!
 //! Where groups are dense (small sizes, many groups) the replicates release every size
 //! the truth holds, `D` is 0 for nearly all cells and the reach is 0: nothing changes.
+//! A level whose classes already cover the confidence's share of its true cells in the
+//! bootstrap world gets no reach at all (the many-region levels, as a rule): the rule
+//! lists cells only where the level as a whole needs them.
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -155,7 +158,8 @@ impl ReachPools {
     /// The reach of every level and size bucket at `confidence`, given the classes'
     /// `offsets` ([`Tally::reach`]): from its own pool if it holds at least
     /// [`MIN_SAMPLES`] true cells, else from the finest coarser pool that does
-    /// (neighbouring buckets merged pairwise, then the level's), else the level's.
+    /// (neighbouring buckets merged pairwise, then the level's), else the level's; none for a
+    /// level whose classes already cover its true cells.
     pub fn table(&self, offsets: &HashMap<Class, Offsets>, confidence: Confidence) -> Reach {
         let ancestors = |(level, b): Key| {
             let mut out = Vec::new();
@@ -191,6 +195,15 @@ impl ReachPools {
                 let Some(top) = *top else {
                     return Vec::new();
                 };
+                // A level whose classes already cover the confidence's share of its
+                // true cells needs no reach, whatever a bucket of it lacks.
+                let whole = (level as u16, super::pool::ANY);
+                if coarse
+                    .get(&whole)
+                    .is_none_or(|p| p.reach(offsets, confidence) == 0)
+                {
+                    return Vec::new();
+                }
                 (0..=top)
                     .map(|b| {
                         let key = (level as u16, b);
