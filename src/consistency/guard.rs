@@ -15,9 +15,8 @@
 //! their noise does not, and they share their sign with the region's own: the sum of
 //! ten states is then off by several of its own standard deviations in the direction
 //! the nation's own fit already errs, and any weight on it makes the nation worse.
-//! Measured before this check: the root of a ten-state dataset with many empty
-//! counties 13% worse than its own measurement; a nation 3–5× worse where many blocks
-//! each missed a group just above `L`.
+//! What the unchecked step cost is measured in `docs/accuracy.md` ("What this shows":
+//! the *unchecked* column).
 //!
 //! # The check, from the measurements
 //! **Where the region's own noisy cells are at hand** (the cumulative head: `Hc[j]`

@@ -15,7 +15,7 @@
 //! added is removed exactly. Counts are summed in floating point, whose
 //! rounding is far below the `1/1024` resolution the projection works at.
 //!
-//! **Events by position.** Positions below [`DENSE`] (the sizes where almost every
+//! **Events by position.** Positions below `DENSE` (the sizes where almost every
 //! group lies) are accumulated in per-thread arrays and read back in order; the rest are
 //! sorted. A sum over children costs `O(events + distinct positions)`.
 

@@ -184,7 +184,7 @@ impl<'de> Deserialize<'de> for TailGroups {
 }
 
 /// How many groups a tail lists: a number fixed in the plan, or `auto`, each region's
-/// own number chosen from its measured head (see [`auto_positions`]).
+/// own number chosen from its measured head (see [`auto_rest`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TailLength {
     /// `m`: the `min(m, G)` largest groups of every region.
@@ -307,7 +307,7 @@ pub enum Rest {
 
 /// The smallest `t ≥ 1` with `P[e ≥ t] ≤ 10⁻⁶` for the head's noise `e` at `ε`, so that
 /// an `auto` tail of `N̂ + t` positions runs out (saturates) with probability at most
-/// `10⁻⁶` (see [`auto_positions`]).
+/// `10⁻⁶` (see [`auto_rest`]).
 ///
 /// # Formula
 /// The two-sided geometric with `p = e^{−ε}` has `P[e ≥ t] = p^t/(1 + p)` for `t ≥ 1`,

@@ -2,7 +2,7 @@
 //! only two kinds of code can open.
 //!
 //! - The measurement step ([`crate::release::run`], through [`crate::estimate::measure`]):
-//!   [`Confidential::for_measurement`] is crate-private, and what it reads leaves only
+//!   `Confidential::for_measurement` is crate-private, and what it reads leaves only
 //!   with noise added.
 //! - Operator diagnostics, each named by a [`Diagnostic`] at the call site so an audit can
 //!   list them (`grep for_diagnostic`): `coco inspect`, the preview's errors against the

@@ -303,7 +303,7 @@ pub struct PendingDraw {
     draw: Arc<Draw>,
     /// The pending line as written.
     entry: LedgerEntry,
-    /// [uncertainty] The margins of error computed for review before the decision
+    /// \[uncertainty\] The margins of error computed for review before the decision
     /// ([`PendingDraw::with_margins`]); the export writes these same intervals.
     margins: Option<Arc<crate::uncertainty::Uncertainty>>,
 }
@@ -366,7 +366,7 @@ impl PendingDraw {
         &self.plan
     }
 
-    /// [uncertainty] Computes the margins of error of the draw (post-processing with
+    /// \[uncertainty\] Computes the margins of error of the draw (post-processing with
     /// public data only) for review; the export then writes these same intervals. A
     /// failure leaves none: the export computes them again, and reports its failure.
     pub fn with_margins(mut self, options: &crate::uncertainty::UncertaintyOptions) -> Self {
@@ -377,7 +377,7 @@ impl PendingDraw {
         self
     }
 
-    /// [uncertainty] The margins computed by [`PendingDraw::with_margins`].
+    /// \[uncertainty\] The margins computed by [`PendingDraw::with_margins`].
     pub fn margins(&self) -> Option<&Arc<crate::uncertainty::Uncertainty>> {
         self.margins.as_ref()
     }

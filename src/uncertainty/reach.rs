@@ -156,7 +156,7 @@ impl ReachPools {
     }
 
     /// The reach of every level and size bucket at `confidence`, given the classes'
-    /// `offsets` ([`Tally::reach`]): from its own pool if it holds at least
+    /// `offsets` (`Tally::reach`): from its own pool if it holds at least
     /// [`MIN_SAMPLES`] true cells, else from the finest coarser pool that does
     /// (neighbouring buckets merged pairwise, then the level's), else the level's; none for a
     /// level whose classes already cover its true cells.

@@ -5,7 +5,7 @@
 //! [`THRESHOLDS`] (those `≤ K`), the mean group size (entities / `G`; `G` is public),
 //! and the share of single-member groups. Each interval is read as the cells' are: the
 //! errors `f(released) − f(replicate)` of a statistic are pooled over the regions of a
-//! level whose replicate value is alike ([`bucket`]), and the interval around a
+//! level whose replicate value is alike (`bucket`), and the interval around a
 //! released value `x` is `[x + q_lo, x + q_hi]`, clipped to the statistic's range.
 //! Means and shares are kept as fixed-point integers (units of [`SCALE`]⁻¹) and written
 //! with four decimals.

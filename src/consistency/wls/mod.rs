@@ -29,7 +29,7 @@
 //!    from its residuals: [`crate::estimate::pooled_spread`]). Cell `j` gets the variance
 //!    `p(1 − p)`, `p = e^{−d/(WIDEN·b)}/2` at distance `d = |j + ½ − ŝ|`, summed over the
 //!    groups ([`WIDEN`] says why the profile is wider than `b`). That profile is smooth
-//!    and reaches [`REACH`]`·WIDEN·b` cells each way; kept cell by cell it would cost
+//!    and reaches `REACH``·WIDEN·b` cells each way; kept cell by cell it would cost
 //!    hundreds of cells per group at block level. It is kept as [`Profile::Bins`]: its
 //!    average over bins of cells, one cell wide for the 4 cells next to the step, then
 //!    two bins per doubling of the distance, aligned to multiples of their width so that

@@ -29,9 +29,9 @@
 //! population key ([`crate::data::population`]: the root's sizes, independent of the
 //! hierarchy, matching one entity more or fewer) and its directory: an entry counts
 //! against a dataset when any matches (or, for old lines, the byte fingerprint of the
-//! input files) ([`keys`]). Every cap that covers the dataset applies and the strictest
+//! input files) (`keys`). Every cap that covers the dataset applies and the strictest
 //! binds; a directory cap covers the data the ledger recorded for that directory
-//! wherever it is copied ([`caps`]). The default cap applies only to datasets without a
+//! wherever it is copied (`caps`). The default cap applies only to datasets without a
 //! cap of their own.
 //!
 //! # Failing closed
@@ -46,7 +46,7 @@
 //! Each line carries `prev`, the SHA-256 of the previous line's bytes. An edit, a
 //! deletion or an insertion anywhere but at the very end breaks the chain at the next
 //! line. Lines removed from the end, a truncated or deleted ledger, or an older copy put
-//! in its place are caught by the anchor ([`anchor`]): a small file kept apart from the
+//! in its place are caught by the anchor (`anchor`): a small file kept apart from the
 //! ledger (`ledger.anchor`, in the configuration directory) with the number of lines and
 //! the hash of the last, updated after every append and checked before every draw. Who
 //! rewrites both files, or uses another home, is not caught: the ledger is the agency's
@@ -56,7 +56,7 @@
 //! draw, decision), write each line with one `write` and `fsync` it, so two processes
 //! never interleave and never both slip under a cap. The ledger, lock and configuration
 //! are created readable by their owner only (mode 0600), in directories of mode 0700,
-//! and tightened when found looser ([`files`]).
+//! and tightened when found looser (`files`).
 
 mod records;
 #[allow(unused_imports)]

@@ -5,7 +5,7 @@
 //! more"), and `manifest.json`. Rows are formatted in parallel chunks and written in
 //! order, byte for byte as `csv::Writer` writes them. Each file is `fsync`ed (on a
 //! thread of its own, while the next is written); `counts.csv` is read back and checked
-//! ([`check_counts`](crate::release::pipeline::checks::check_counts)) while the tables are written; once
+//! ([`check_counts`](crate::release::outputs::read_back::check_counts)) while the tables are written; once
 //! every `fsync` is done, the directory is renamed into place and its parent `fsync`ed.
 //! The release transaction records the outcome in the ledger afterwards. A crash at any
 //! point leaves either no destination or a complete, verified one (plus at most a stray
@@ -233,7 +233,7 @@ fn parent_dir(out: &Path) -> PathBuf {
 /// Writes a drawn release into `out` atomically: into a temporary directory beside it,
 /// each file `fsync`ed, `counts.csv` read back and checked, then renamed into place and
 /// the parent `fsync`ed. Records nothing: the release transaction
-/// ([`super::transaction`]) records the outcome once it is known. A release that fails
+/// ([`crate::release::transaction`]) records the outcome once it is known. A release that fails
 /// its checks is never written, and on any failure nothing appears at `out`.
 pub fn write_release_dir(
     out: &Path,

@@ -132,7 +132,7 @@ pub struct Draws<'a> {
     pub purpose: u8,
     pub cancel: Option<&'a AtomicBool>,
     pub progress: Option<Progress<'a>>,
-    /// [uncertainty] Where to keep every noisy measurement made (`coco release
+    /// \[uncertainty\] Where to keep every noisy measurement made (`coco release
     /// --measurements`); `None`: they are dropped once estimated.
     pub measurements: Option<&'a std::sync::Mutex<Vec<estimate::NodeMeasurement>>>,
 }
@@ -257,7 +257,7 @@ pub fn plan_settings(plan: &ReleasePlan) -> Vec<Option<LevelSetting>> {
 /// Independent estimates of every node under the plan, with `K` and the charges.
 pub struct PlanEstimates {
     pub max_size: Size,
-    /// [uncertainty] The noisy measurements, when they were asked to be kept.
+    /// \[uncertainty\] The noisy measurements, when they were asked to be kept.
     pub measurements: Option<crate::uncertainty::measurements::Measurements>,
     /// Indexed by [`NodeId`].
     pub estimates: Estimates,
@@ -415,7 +415,7 @@ pub struct Draw {
     runs_joined: Vec<u64>,
     /// The draw's ledger id: every ledger line about this draw carries it.
     id: String,
-    /// [uncertainty] The noisy measurements, when asked for (`--measurements`).
+    /// \[uncertainty\] The noisy measurements, when asked for (`--measurements`).
     measurements: Option<std::sync::Arc<crate::uncertainty::measurements::Measurements>>,
 }
 
@@ -473,7 +473,7 @@ impl Draw {
         &self.id
     }
 
-    /// [uncertainty] The noisy measurements the release was computed from, when the
+    /// \[uncertainty\] The noisy measurements the release was computed from, when the
     /// draw was asked to keep them ([`draw_keeping`]): differentially private outputs
     /// themselves.
     pub fn measurements(&self) -> Option<&crate::uncertainty::measurements::Measurements> {

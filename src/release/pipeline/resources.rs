@@ -124,16 +124,14 @@ pub struct SampleLimit {
 }
 
 /// The most noise samples a run draws unless `COCO_NOISE_SAMPLE_LIMIT` says otherwise:
-/// 10^10. The exact sampler, with the estimation that follows it, handled about 5.5
-/// million samples a second on the 2-core reference machine under load (a plan with
-/// K = 3,000,000 on the sample: 201 million samples measured and estimated in 36 s), so
-/// 10^10 samples take about half an hour there — far beyond what a census needs
-/// (us-blocks at full scale, 8 million blocks with the default plan, draws about
-/// 2·10^8) and the point past which a plan is a mistake (a K typed with three zeros too
-/// many) rather than a release.
+/// 10^10, about half an hour at `SAMPLES_PER_SECOND` — far beyond what a census needs
+/// and the point past which a plan is a mistake (a K typed with three zeros too many)
+/// rather than a release. The measurements behind both figures are in
+/// `docs/performance.md` ("The noise-sample limit").
 pub const NOISE_SAMPLE_LIMIT: u64 = 10_000_000_000;
 
-/// The rate behind [`NOISE_SAMPLE_LIMIT`]'s derivation, for a refusal's time estimate.
+/// The rate of the exact sampler with the estimation that follows it on the 2-core
+/// reference machine, for a refusal's time estimate (`docs/performance.md`).
 const SAMPLES_PER_SECOND: f64 = 5.5e6;
 
 /// The noise-sample limit in force: [`NOISE_SAMPLE_LIMIT`], or `COCO_NOISE_SAMPLE_LIMIT`

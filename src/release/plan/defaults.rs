@@ -102,7 +102,7 @@ impl PublicDefault {
 }
 
 /// The default tail under `K`: groups of size 20 or more listed, each region's list sized from its own
-/// noisy head ([`TailLength::Auto`]).
+/// noisy head ([`crate::estimate::tail::TailLength::Auto`]).
 pub fn default_tail(k: Option<Size>) -> Tail {
     Tail::AUTO.below(k)
 }

@@ -57,7 +57,7 @@ pub struct DrawnRelease {
     /// held) while it is undecided; `None` once decided.
     pub pending: Option<PendingSlot>,
     pub decision: Decision,
-    /// [uncertainty] The margins of error of every cell (public: post-processing).
+    /// \[uncertainty\] The margins of error of every cell (public: post-processing).
     pub margins: Option<Arc<crate::uncertainty::Uncertainty>>,
 }
 
@@ -655,7 +655,7 @@ pub fn wide_cells(h: crate::histogram::HistRef<'_>) -> [u64; 8] {
     cells
 }
 
-/// [uncertainty] The census-style cells with their margins of error: `count (lower–upper)`
+/// \[uncertainty\] The census-style cells with their margins of error: `count (lower–upper)`
 /// for sizes 0–6 (a cell without an interval is exactly 0), and for 7 or more the
 /// interval of `summary.csv`'s groups of size ≥ 7.
 pub fn wide_intervals(
