@@ -12,11 +12,16 @@ use super::action::Action;
 use super::app::{App, AppOptions, Command, update};
 use super::keymap::Key;
 use super::ui;
-use super::worker::Worker;
+use super::worker::{Job, Worker, WorkerEvent};
+
+/// Answers a job without running it ([`Runtime::answer_with`]): the event the job would
+/// send when done, or `None` to run it.
+pub type Answer = Box<dyn FnMut(&Job) -> Option<WorkerEvent>>;
 
 pub struct Runtime {
     pub app: App,
     worker: Worker,
+    answer: Option<Answer>,
 }
 
 impl Runtime {
@@ -25,6 +30,7 @@ impl Runtime {
         let mut rt = Runtime {
             app: App::new(options),
             worker: Worker::new(),
+            answer: None,
         };
         rt.flush();
         rt
@@ -54,11 +60,25 @@ impl Runtime {
         }
     }
 
+    /// Answers the jobs `answer` knows instead of running them (for tests that check how
+    /// the screens show results, with results made for them); the others run.
+    pub fn answer_with(&mut self, answer: Answer) {
+        self.answer = Some(answer);
+    }
+
     fn flush(&mut self) {
-        for command in self.app.outbox.drain(..) {
-            match command {
-                Command::Start(job) => self.worker.start(job),
-                Command::Cancel(kind) => self.worker.cancel(kind),
+        // An answered job's event may start more jobs: until none is left.
+        while !self.app.outbox.is_empty() {
+            for command in std::mem::take(&mut self.app.outbox) {
+                match command {
+                    Command::Start(job) => {
+                        match self.answer.as_mut().and_then(|answer| answer(&job)) {
+                            Some(event) => self.app.receive(event),
+                            None => self.worker.start(job),
+                        }
+                    }
+                    Command::Cancel(kind) => self.worker.cancel(kind),
+                }
             }
         }
     }

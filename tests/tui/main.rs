@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod canned;
 mod plan_edits;
 mod tui_fit;
 mod tui_flow;

@@ -11,6 +11,7 @@
 //! would pass for a wrap: the check is a net, the helpers that fit and wrap every text
 //! (`widgets::fit_line`, `fit_title`, `wrapped`) are the guarantee.
 
+use crate::canned;
 use crate::common;
 
 use std::path::{Path, PathBuf};
@@ -171,12 +172,10 @@ fn act(rt: &mut Runtime, actions: &[Action]) {
 
 /// The states an operator meets on a dataset, each checked at every size.
 fn walk(rt: &mut Runtime, home: &Path, failures: &mut Vec<String>) {
-    // Two trials per run, the fewest that show a spread (±): this scan checks how the
-    // screens show results, not the results, and costs a fifth of the default trials
-    // (the real preview, sweep and frontier at their defaults run in tui_flow and
-    // tui_snapshots). Shown as "2 trials", one digit narrower than the default 10.
-    rt.app.preview.trials = 2;
-    rt.app.tradeoff.trials = 2;
+    // The preview, sweep and frontier answer with canned results ([`canned`]): this
+    // scan checks how the screens show results, not the results (the real runs at
+    // their defaults are in tui_flow and tui_snapshots).
+    rt.answer_with(Box::new(canned::answer));
     let screens = [
         ("Dataset", Action::ScreenDataset),
         ("Hierarchy", Action::ScreenHierarchy),
