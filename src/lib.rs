@@ -29,7 +29,6 @@ pub mod timing;
 pub mod tradeoff;
 #[cfg(feature = "tui")]
 pub mod tui;
-pub mod uncertainty;
 pub mod units;
 pub mod warning;
 pub mod wire;

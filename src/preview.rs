@@ -48,7 +48,7 @@ pub struct PreviewOptions {
     /// Also compute each trial's margins of error at this confidence, as a release
     /// would publish them, and how often they covered the truth (a CONFIDENTIAL
     /// diagnostic; the trials share a tenth of a release's replicate budget).
-    pub coverage: Option<crate::uncertainty::Confidence>,
+    pub coverage: Option<crate::release::margins::Confidence>,
 }
 
 impl Default for PreviewOptions {
@@ -221,7 +221,7 @@ pub enum PreviewError {
     Randomness(#[from] OsRandomnessError),
     /// The margins of error of a trial (the coverage diagnostic).
     #[error("the margins of error of a trial: {0}")]
-    Margins(crate::uncertainty::UncertaintyError),
+    Margins(crate::release::margins::UncertaintyError),
     /// A point of a sweep breaks a plan rule (an ε its noise cannot use).
     #[error(transparent)]
     Plan(#[from] crate::release::plan::PlanRuleError),
@@ -306,7 +306,7 @@ pub fn preview(
     let mut last = None;
     // Per level: each trial's covered share, and the sums of cells, widths and errors.
     let mut covered: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
-    let mut cover_sums = vec![crate::uncertainty::coverage::LevelCoverage::default(); depth];
+    let mut cover_sums = vec![crate::release::margins::coverage::LevelCoverage::default(); depth];
     let mut cover_replicates = 0;
     let mut fallbacks: Vec<crate::warning::Warning> = Vec::new();
     // The step each variant ran (differs from the one asked for after a fallback).
@@ -375,19 +375,19 @@ pub fn preview(
             }
         }
         if let Some(confidence) = options.coverage {
-            let released = crate::uncertainty::Released::trial(
+            let released = crate::release::margins::Released::trial(
                 &kept_consistent,
                 est.max_size,
                 ran[0].consistency,
             );
-            let u = crate::uncertainty::intervals_of(
+            let u = crate::release::margins::intervals_of(
                 released,
                 plan,
                 dataset.public(),
-                &crate::uncertainty::UncertaintyOptions {
+                &crate::release::margins::UncertaintyOptions {
                     confidence,
-                    replicates: crate::uncertainty::Replicates::Within(
-                        crate::uncertainty::WORK_BUDGET / 10 / trials as u64,
+                    replicates: crate::release::margins::Replicates::Within(
+                        crate::release::margins::WORK_BUDGET / 10 / trials as u64,
                     ),
                     seed: options
                         .seed
@@ -398,7 +398,7 @@ pub fn preview(
             .map_err(PreviewError::Margins)?;
             cover_replicates = u.replicates;
             let truth = dataset.truth().for_diagnostic(Diagnostic::Preview);
-            let levels = crate::uncertainty::coverage::coverage_of(
+            let levels = crate::release::margins::coverage::coverage_of(
                 &kept_consistent,
                 &u,
                 dataset.public(),

@@ -157,7 +157,7 @@ fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chos
         bottom_up: true,
         coverage: args
             .coverage
-            .then_some(coco::uncertainty::Confidence::DEFAULT),
+            .then_some(coco::release::margins::Confidence::DEFAULT),
     };
     let mut report = preview::preview(
         dataset,

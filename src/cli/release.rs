@@ -75,20 +75,20 @@ pub struct ReleaseArgs {
 
 /// `--uncertainty`: a confidence, or none.
 #[derive(Clone, Copy, Debug)]
-pub struct Margins(pub Option<coco::uncertainty::Confidence>);
+pub struct Margins(pub Option<coco::release::margins::Confidence>);
 
 fn parse_confidence(text: &str) -> Result<Margins, String> {
-    coco::uncertainty::Confidence::parse(text)
+    coco::release::margins::Confidence::parse(text)
         .map(Margins)
         .map_err(|e| e.to_string())
 }
 
 /// `--replicates`: auto, or a number of replicates.
 #[derive(Clone, Copy, Debug)]
-pub struct ReplicatesArg(pub coco::uncertainty::Replicates);
+pub struct ReplicatesArg(pub coco::release::margins::Replicates);
 
 fn parse_replicates(text: &str) -> Result<ReplicatesArg, String> {
-    coco::uncertainty::Replicates::parse(text)
+    coco::release::margins::Replicates::parse(text)
         .map(ReplicatesArg)
         .map_err(|e| e.to_string())
 }
@@ -143,7 +143,8 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         replicates,
         measurements,
     } = args;
-    if uncertainty.0.is_none() && !matches!(replicates.0, coco::uncertainty::Replicates::Auto) {
+    if uncertainty.0.is_none() && !matches!(replicates.0, coco::release::margins::Replicates::Auto)
+    {
         return Err(FlagError {
             flag: "--replicates".into(),
             message: "goes with margins of error, and --uncertainty none writes none".into(),
@@ -208,10 +209,10 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         measurements,
     )?;
     progress.finish();
-    let extras = coco::uncertainty::Extras {
+    let extras = coco::release::outputs::margins::Extras {
         uncertainty: uncertainty
             .0
-            .map(|confidence| coco::uncertainty::UncertaintyOptions {
+            .map(|confidence| coco::release::margins::UncertaintyOptions {
                 confidence,
                 replicates: replicates.0,
                 ..Default::default()

@@ -211,7 +211,7 @@ impl Reservation {
     }
 
     /// [`Reservation::draw`], keeping the noisy measurements when `keep_measurements`
-    /// (written as `measurements.jsonl`; see [`crate::uncertainty::measurements`]).
+    /// (written as `measurements.jsonl`; see [`crate::release::outputs::margins::measurements`]).
     pub fn draw_keeping(
         self,
         source: &NoiseSource,
@@ -305,7 +305,7 @@ pub struct PendingDraw {
     entry: LedgerEntry,
     /// \[uncertainty\] The margins of error computed for review before the decision
     /// ([`PendingDraw::with_margins`]); the export writes these same intervals.
-    margins: Option<Arc<crate::uncertainty::Uncertainty>>,
+    margins: Option<Arc<crate::release::margins::Uncertainty>>,
 }
 
 /// A release written and recorded.
@@ -369,16 +369,20 @@ impl PendingDraw {
     /// \[uncertainty\] Computes the margins of error of the draw (post-processing with
     /// public data only) for review; the export then writes these same intervals. A
     /// failure leaves none: the export computes them again, and reports its failure.
-    pub fn with_margins(mut self, options: &crate::uncertainty::UncertaintyOptions) -> Self {
-        self.margins =
-            crate::uncertainty::intervals(&self.draw, &self.plan, self.dataset.public(), options)
-                .ok()
-                .map(Arc::new);
+    pub fn with_margins(mut self, options: &crate::release::margins::UncertaintyOptions) -> Self {
+        self.margins = crate::release::margins::intervals(
+            &self.draw,
+            &self.plan,
+            self.dataset.public(),
+            options,
+        )
+        .ok()
+        .map(Arc::new);
         self
     }
 
     /// \[uncertainty\] The margins computed by [`PendingDraw::with_margins`].
-    pub fn margins(&self) -> Option<&Arc<crate::uncertainty::Uncertainty>> {
+    pub fn margins(&self) -> Option<&Arc<crate::release::margins::Uncertainty>> {
         self.margins.as_ref()
     }
 
@@ -399,16 +403,20 @@ impl PendingDraw {
         out: &Path,
         format: export::OutputFormat,
     ) -> Result<Approved, ApproveError> {
-        self.approve_with(out, format, &crate::uncertainty::Extras::default())
+        self.approve_with(
+            out,
+            format,
+            &crate::release::outputs::margins::Extras::default(),
+        )
     }
 
     /// [`PendingDraw::approve_as`], writing the extra files of `extras` (the margins of
-    /// error and the other files of [`crate::uncertainty`]).
+    /// error and the other files of [`crate::release::margins`]).
     pub fn approve_with(
         mut self,
         out: &Path,
         format: export::OutputFormat,
-        extras: &crate::uncertainty::Extras,
+        extras: &crate::release::outputs::margins::Extras,
     ) -> Result<Approved, ApproveError> {
         if let Err(error) = export::check_output(out) {
             return Err(ApproveError::Refused {
@@ -417,7 +425,7 @@ impl PendingDraw {
             });
         }
         let phase = crate::timing::phase("write and read back");
-        let extras = crate::uncertainty::Extras {
+        let extras = crate::release::outputs::margins::Extras {
             computed: self
                 .margins
                 .clone()

@@ -9,6 +9,7 @@ mod common;
 mod consistency;
 mod estimators;
 mod fuzz_regressions;
+mod layers;
 mod load_errors;
 mod noise_sampler;
 mod parquet_input;

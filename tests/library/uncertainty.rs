@@ -8,9 +8,10 @@ use coco::histogram::Size;
 use coco::noise::NoiseSource;
 use coco::privacy::{Diagnostic, Epsilon};
 use coco::release::defaults;
+use coco::release::margins::{self as uncertainty, Replicates, Rule, UncertaintyOptions};
+use coco::release::outputs::margins as files;
 use coco::release::plan::{MaxSize, ReleasePlan};
 use coco::release::run;
-use coco::uncertainty::{self, Replicates, Rule, UncertaintyOptions};
 use coco::wire::Named;
 
 /// Per level: cells counted, cells covered, total width, total absolute error.
@@ -289,7 +290,7 @@ fn a_release_writes_its_margins_and_verify_checks_them() {
         &p,
         &draw,
         OutputFormat::Both,
-        &uncertainty::Extras::default(),
+        &files::Extras::default(),
     )
     .unwrap();
     for f in [
@@ -305,7 +306,7 @@ fn a_release_writes_its_margins_and_verify_checks_them() {
     assert_eq!(u.confidence, 0.9);
     assert!(u.replicates >= 2);
     assert_eq!(
-        uncertainty::verify::check(&out, &manifest, &|_| true),
+        files::verify::check(&out, &manifest, &|_| true),
         Vec::<String>::new()
     );
     // Every released cell is listed with its count, within its interval.
@@ -328,7 +329,7 @@ fn a_release_writes_its_margins_and_verify_checks_them() {
     let edited = text.replacen(",1,", ",2,", 1);
     assert_ne!(edited, text);
     std::fs::write(out.join("uncertainty.csv"), edited).unwrap();
-    assert!(!uncertainty::verify::check(&out, &manifest, &|_| true).is_empty());
+    assert!(!files::verify::check(&out, &manifest, &|_| true).is_empty());
     // The summary has a row per region, and each estimate lies within its interval.
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), d.hierarchy.len() + 1);
@@ -368,7 +369,7 @@ fn the_measurements_file_is_the_noise_drawn() {
         .map(|l| d.hierarchy.level_nodes(l).collect())
         .collect();
     let mut file = Vec::new();
-    uncertainty::measurements::write(&mut file, d.public(), &levels, m).unwrap();
+    files::measurements::write(&mut file, d.public(), &levels, m).unwrap();
     let truth = d.truth().for_diagnostic(Diagnostic::Oracle);
     let mut regions = 0;
     for line in String::from_utf8(file).unwrap().lines() {

@@ -21,14 +21,12 @@ use crate::data::{Dataset, hex};
 use crate::release::ledger::{new_id, sync_dir};
 use crate::release::outputs::manifest::{self, FileDigest, Manifest};
 use crate::release::outputs::rows::{sorted_levels, table_file};
-use crate::release::outputs::writer::{
-    self, TableFormat, Unsynced, io, write_file, write_unsynced,
-};
+use crate::release::outputs::writer::{Unsynced, io, write_file, write_unsynced};
 use crate::release::pipeline::checks::Checks;
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
-pub use crate::release::outputs::writer::ExportError;
+pub use crate::release::outputs::writer::{ExportError, OutputFormat};
 
 /// Refuses an output path that exists and is not an empty directory.
 pub fn check_output_free(out: &Path) -> Result<(), ExportError> {
@@ -46,67 +44,6 @@ pub fn check_output_free(out: &Path) -> Result<(), ExportError> {
         Err(_) => Err(ExportError::OutputExists {
             path: out.to_path_buf(),
         }),
-    }
-}
-
-/// The files a release is written as: CSV (`counts.csv`, `tables/*.csv`; the default),
-/// Parquet (`counts.parquet`, `tables/*.parquet`), or both. Either form holds the same
-/// columns and rows.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-#[value(rename_all = "lowercase")]
-pub enum OutputFormat {
-    #[default]
-    Csv,
-    Parquet,
-    Both,
-}
-
-impl OutputFormat {
-    pub fn csv(self) -> bool {
-        matches!(self, OutputFormat::Csv | OutputFormat::Both)
-    }
-
-    pub fn parquet(self) -> bool {
-        matches!(self, OutputFormat::Parquet | OutputFormat::Both)
-    }
-
-    /// The files' format in a sentence: "CSV", "Parquet", "CSV and Parquet".
-    pub fn label(self) -> &'static str {
-        match self {
-            OutputFormat::Csv => "CSV",
-            OutputFormat::Parquet => "Parquet",
-            OutputFormat::Both => "CSV and Parquet",
-        }
-    }
-
-    /// The next format, in declaration order.
-    pub fn next(self) -> OutputFormat {
-        match self {
-            OutputFormat::Csv => OutputFormat::Parquet,
-            OutputFormat::Parquet => OutputFormat::Both,
-            OutputFormat::Both => OutputFormat::Csv,
-        }
-    }
-
-    /// The table formats written, in order (the manifest reports the first one's
-    /// checks).
-    pub(crate) fn tables(self) -> &'static [&'static dyn TableFormat] {
-        match self {
-            OutputFormat::Csv => &[&writer::Csv],
-            OutputFormat::Parquet => &[&writer::Parquet],
-            OutputFormat::Both => &[&writer::Csv, &writer::Parquet],
-        }
     }
 }
 
@@ -260,19 +197,19 @@ pub fn write_release_dir_as(
         plan,
         draw,
         format,
-        &crate::uncertainty::Extras::default(),
+        &crate::release::outputs::margins::Extras::default(),
     )
 }
 
 /// [`write_release_dir_as`] with the extra files of `extras` (the margins of error,
-/// `summary.csv`, the noisy measurements; see [`crate::uncertainty`]).
+/// `summary.csv`, the noisy measurements; see [`crate::release::margins`]).
 pub fn write_release_dir_with(
     out: &Path,
     dataset: &Dataset,
     plan: &ReleasePlan,
     draw: &Draw,
     format: OutputFormat,
-    extras: &crate::uncertainty::Extras,
+    extras: &crate::release::outputs::margins::Extras,
 ) -> Result<Manifest, ExportError> {
     check_output(out)?;
     if !draw.checks().passed() {
@@ -315,7 +252,7 @@ fn fill_release_dir(
     plan: &ReleasePlan,
     draw: &Draw,
     format: OutputFormat,
-    extras: &crate::uncertainty::Extras,
+    extras: &crate::release::outputs::margins::Extras,
 ) -> Result<Manifest, ExportError> {
     let h = &dataset.hierarchy;
     let hists = draw.histograms();
@@ -410,8 +347,8 @@ fn fill_release_dir(
     manifest.checks = checks;
     manifest.outputs = outputs;
     // [uncertainty] The margins of error and the other extra files: post-processing of
-    // the draw with public data only (`src/uncertainty/`).
-    let (files, described) = crate::uncertainty::outputs::write(
+    // the draw with public data only (`src/release/margins/`).
+    let (files, described) = crate::release::outputs::margins::files::write(
         tmp,
         dataset.public(),
         plan,

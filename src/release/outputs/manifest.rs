@@ -158,7 +158,7 @@ pub struct Manifest {
     /// How the margins of error in `uncertainty.csv` were computed (absent when none
     /// were written, and in manifests written before coco wrote them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub uncertainty: Option<crate::uncertainty::ManifestUncertainty>,
+    pub uncertainty: Option<ManifestUncertainty>,
 }
 
 /// Builds the manifest of a release (outputs and checks filled in by the writer).
@@ -240,4 +240,17 @@ pub fn level_total(manifest: &Manifest) -> Option<Epsilon> {
         .map(|l| Epsilon::parse(&l.epsilon_exact).ok())
         .collect();
     Epsilon::sum(&parsed?)
+}
+
+/// The manifest's `uncertainty`: how the margins of error were computed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ManifestUncertainty {
+    /// The confidence of every interval (e.g. 0.9).
+    pub confidence: f64,
+    /// `parametric-bootstrap-pooled` (see `docs/uncertainty.md`).
+    pub method: String,
+    /// Bootstrap replicates drawn.
+    pub replicates: u32,
+    /// How an interval is read from the pooled differences.
+    pub rule: crate::release::margins::Rule,
 }

@@ -5,6 +5,7 @@
 pub(crate) mod csv;
 pub mod export;
 pub mod manifest;
+pub mod margins;
 pub(crate) mod parquet;
 pub mod read_back;
 pub(crate) mod rows;

@@ -366,8 +366,10 @@ pub fn verify_release(
     }
     // The tables against the counts.
     problems.extend(cross_check(out, &manifest, &readable));
-    // [uncertainty] `uncertainty.csv` against `counts.csv` (`src/uncertainty/verify.rs`).
-    problems.extend(crate::uncertainty::verify::check(out, &manifest, &readable));
+    // [uncertainty] `uncertainty.csv` against `counts.csv` (`src/release/outputs/margins/verify.rs`).
+    problems.extend(crate::release::outputs::margins::verify::check(
+        out, &manifest, &readable,
+    ));
 
     // The ledger (the anchor read first: see `Ledger::read_anchored`).
     let (read, anchor) = ledger.read_anchored()?;

@@ -35,9 +35,9 @@ pub enum ExportError {
     ChecksFailed { problems: String, checks: Checks },
     #[error("{path}: cannot write a release there: {why}")]
     BadOutput { path: PathBuf, why: String },
-    /// The margins of error could not be computed (`src/uncertainty/`).
+    /// The margins of error could not be computed (`src/release/margins/`).
     #[error("the margins of error: {0}")]
-    Uncertainty(#[from] crate::uncertainty::UncertaintyError),
+    Uncertainty(#[from] crate::release::margins::UncertaintyError),
 }
 
 pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
@@ -260,5 +260,66 @@ impl TableFormat for Parquet {
         ids: &[NodeId],
     ) -> std::io::Result<()> {
         parquet::check_wide(path, h, hists, ids)
+    }
+}
+
+/// The files a release is written as: CSV (`counts.csv`, `tables/*.csv`; the default),
+/// Parquet (`counts.parquet`, `tables/*.parquet`), or both. Either form holds the same
+/// columns and rows.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+#[value(rename_all = "lowercase")]
+pub enum OutputFormat {
+    #[default]
+    Csv,
+    Parquet,
+    Both,
+}
+
+impl OutputFormat {
+    pub fn csv(self) -> bool {
+        matches!(self, OutputFormat::Csv | OutputFormat::Both)
+    }
+
+    pub fn parquet(self) -> bool {
+        matches!(self, OutputFormat::Parquet | OutputFormat::Both)
+    }
+
+    /// The files' format in a sentence: "CSV", "Parquet", "CSV and Parquet".
+    pub fn label(self) -> &'static str {
+        match self {
+            OutputFormat::Csv => "CSV",
+            OutputFormat::Parquet => "Parquet",
+            OutputFormat::Both => "CSV and Parquet",
+        }
+    }
+
+    /// The next format, in declaration order.
+    pub fn next(self) -> OutputFormat {
+        match self {
+            OutputFormat::Csv => OutputFormat::Parquet,
+            OutputFormat::Parquet => OutputFormat::Both,
+            OutputFormat::Both => OutputFormat::Csv,
+        }
+    }
+
+    /// The table formats written, in order (the manifest reports the first one's
+    /// checks).
+    pub(crate) fn tables(self) -> &'static [&'static dyn TableFormat] {
+        match self {
+            OutputFormat::Csv => &[&Csv],
+            OutputFormat::Parquet => &[&Parquet],
+            OutputFormat::Both => &[&Csv, &Parquet],
+        }
     }
 }

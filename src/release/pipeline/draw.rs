@@ -258,7 +258,7 @@ pub fn plan_settings(plan: &ReleasePlan) -> Vec<Option<LevelSetting>> {
 pub struct PlanEstimates {
     pub max_size: Size,
     /// \[uncertainty\] The noisy measurements, when they were asked to be kept.
-    pub measurements: Option<crate::uncertainty::measurements::Measurements>,
+    pub measurements: Option<crate::release::pipeline::measurements::Measurements>,
     /// Indexed by [`NodeId`].
     pub estimates: Estimates,
     pub charges: Charges,
@@ -378,7 +378,7 @@ pub fn estimate_plan_keeping(
     }
     Ok(PlanEstimates {
         measurements: sink.map(|s| {
-            crate::uncertainty::measurements::Measurements::new(
+            crate::release::pipeline::measurements::Measurements::new(
                 s.into_inner().unwrap_or_else(|e| e.into_inner()),
                 probe,
             )
@@ -416,7 +416,7 @@ pub struct Draw {
     /// The draw's ledger id: every ledger line about this draw carries it.
     id: String,
     /// \[uncertainty\] The noisy measurements, when asked for (`--measurements`).
-    measurements: Option<std::sync::Arc<crate::uncertainty::measurements::Measurements>>,
+    measurements: Option<std::sync::Arc<crate::release::pipeline::measurements::Measurements>>,
 }
 
 impl Draw {
@@ -476,7 +476,7 @@ impl Draw {
     /// \[uncertainty\] The noisy measurements the release was computed from, when the
     /// draw was asked to keep them ([`draw_keeping`]): differentially private outputs
     /// themselves.
-    pub fn measurements(&self) -> Option<&crate::uncertainty::measurements::Measurements> {
+    pub fn measurements(&self) -> Option<&crate::release::pipeline::measurements::Measurements> {
         self.measurements.as_deref()
     }
 }

@@ -6,6 +6,7 @@
 pub mod accounting;
 pub mod checks;
 pub mod draw;
+pub mod measurements;
 pub mod resources;
 
 use crate::estimate::Method;

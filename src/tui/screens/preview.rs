@@ -121,7 +121,7 @@ pub fn start(app: &mut App) {
             compare: false,
             keep_last_trial: true,
             bottom_up: true,
-            coverage: Some(crate::uncertainty::Confidence::DEFAULT),
+            coverage: Some(crate::release::margins::Confidence::DEFAULT),
         },
     };
     app.preview.running = Some(Running {

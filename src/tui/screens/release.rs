@@ -58,7 +58,7 @@ pub struct DrawnRelease {
     pub pending: Option<PendingSlot>,
     pub decision: Decision,
     /// \[uncertainty\] The margins of error of every cell (public: post-processing).
-    pub margins: Option<Arc<crate::uncertainty::Uncertainty>>,
+    pub margins: Option<Arc<crate::release::margins::Uncertainty>>,
 }
 
 /// Work in progress on this screen.
@@ -659,7 +659,7 @@ pub fn wide_cells(h: crate::histogram::HistRef<'_>) -> [u64; 8] {
 /// for sizes 0–6 (a cell without an interval is exactly 0), and for 7 or more the
 /// interval of `summary.csv`'s groups of size ≥ 7.
 pub fn wide_intervals(
-    u: &crate::uncertainty::Uncertainty,
+    u: &crate::release::margins::Uncertainty,
     level: usize,
     hist: crate::histogram::HistRef<'_>,
     groups: u64,
@@ -679,12 +679,12 @@ pub fn wide_intervals(
         })
         .collect();
     let seven = wide_cells(hist)[7];
-    let stats = crate::uncertainty::summary::stats(u.max_size());
+    let stats = crate::release::margins::summary::stats(u.max_size());
     // `AtLeast(i)` counts groups of size ≥ THRESHOLDS[i]; THRESHOLDS[2] = 7.
-    debug_assert_eq!(crate::uncertainty::summary::THRESHOLDS[2], 7);
+    debug_assert_eq!(crate::release::margins::summary::THRESHOLDS[2], 7);
     let at_least_7 = stats
         .iter()
-        .position(|&s| s == crate::uncertainty::summary::Stat::AtLeast(2));
+        .position(|&s| s == crate::release::margins::summary::Stat::AtLeast(2));
     let interval =
         at_least_7.and_then(|i| u.summary(level, hist, groups).get(i).copied().flatten());
     out.push(match interval {

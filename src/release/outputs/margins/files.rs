@@ -4,16 +4,15 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
 use crate::data::{NodeId, PublicData};
-use crate::release::outputs::export::{ExportError, OutputFormat};
-use crate::release::outputs::manifest::FileDigest;
+use crate::release::outputs::manifest::{FileDigest, ManifestUncertainty};
 use crate::release::outputs::writer::write_file;
+use crate::release::outputs::writer::{ExportError, OutputFormat};
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
-use super::{Rule, UncertaintyOptions, intervals, write as files};
+use super::tables as files;
+use crate::release::margins::{UncertaintyOptions, intervals};
 
 /// What a release writes besides its tables.
 #[derive(Clone, Debug)]
@@ -21,7 +20,7 @@ pub struct Extras {
     /// The margins of error (`uncertainty.csv`, `summary.csv`); `None`: neither.
     pub uncertainty: Option<UncertaintyOptions>,
     /// Margins already computed for this draw (shown for review): written as they are.
-    pub computed: Option<std::sync::Arc<super::Uncertainty>>,
+    pub computed: Option<std::sync::Arc<crate::release::margins::Uncertainty>>,
 }
 
 impl Default for Extras {
@@ -40,19 +39,6 @@ impl Extras {
         uncertainty: None,
         computed: None,
     };
-}
-
-/// The manifest's `uncertainty`: how the margins of error were computed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ManifestUncertainty {
-    /// The confidence of every interval (e.g. 0.9).
-    pub confidence: f64,
-    /// `parametric-bootstrap-pooled` (see `docs/uncertainty.md`).
-    pub method: String,
-    /// Bootstrap replicates drawn.
-    pub replicates: u32,
-    /// How an interval is read from the pooled differences.
-    pub rule: Rule,
 }
 
 /// Writes the extra files of `extras` into `dir` (a release being written), returning

@@ -24,37 +24,12 @@
 use std::io::Write;
 
 use crate::data::{NodeId, PublicData};
-use crate::estimate::max_size::{self, MaxSizeMeasurement};
+use crate::estimate::max_size;
 use crate::estimate::{NodeMeasurement, Noisy};
 use crate::release::outputs::rows::DisplayIds;
+use crate::release::pipeline::measurements::Measurements;
 
 pub const FILE: &str = "measurements.jsonl";
-
-/// Every noisy measurement of a draw, by node, and the private `K` probe if made.
-#[derive(Clone, Debug)]
-pub struct Measurements {
-    nodes: Vec<NodeMeasurement>,
-    probe: Option<MaxSizeMeasurement>,
-}
-
-impl Measurements {
-    pub(crate) fn new(mut nodes: Vec<NodeMeasurement>, probe: Option<MaxSizeMeasurement>) -> Self {
-        nodes.sort_by_key(|m| m.node());
-        Measurements { nodes, probe }
-    }
-
-    /// The measurement of `node`, if it was measured.
-    pub fn node(&self, node: NodeId) -> Option<&NodeMeasurement> {
-        self.nodes
-            .binary_search_by_key(&node, |m| m.node())
-            .ok()
-            .map(|i| &self.nodes[i])
-    }
-
-    pub fn probe(&self) -> Option<&MaxSizeMeasurement> {
-        self.probe.as_ref()
-    }
-}
 
 /// The JSON line of a region's measurement.
 pub fn region_line(level: &str, region: &str, m: &NodeMeasurement) -> serde_json::Value {

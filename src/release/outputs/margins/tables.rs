@@ -15,7 +15,7 @@ use crate::release::outputs::csv::{push_field, push_number, write_chunks};
 use crate::release::outputs::parquet::{arrow_error, int64, write_batches};
 use crate::release::outputs::rows::{DisplayIds, chunks_of};
 
-use super::Uncertainty;
+use crate::release::margins::Uncertainty;
 
 /// The header of `uncertainty.csv`.
 pub const HEADER: &str = "level,region,size,count,lower,upper";
@@ -132,7 +132,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 /// The header of `summary.csv` for a release with bound `k`.
 pub fn summary_header(k: crate::histogram::Size) -> String {
     let mut fields = vec!["level".to_string(), "region".into(), "groups".into()];
-    for stat in super::summary::stats(k) {
+    for stat in crate::release::margins::summary::stats(k) {
         let name = stat.name();
         fields.push(name.clone());
         fields.push(format!("{name}_lower"));
@@ -143,7 +143,7 @@ pub fn summary_header(k: crate::histogram::Size) -> String {
 
 /// Appends a fixed-point value with four decimals.
 fn push_fixed(buf: &mut Vec<u8>, v: i64) {
-    let scale = super::summary::SCALE as i64;
+    let scale = crate::release::margins::summary::SCALE as i64;
     let _ = write!(buf, "{}.{:04}", v / scale, v % scale);
 }
 
@@ -160,7 +160,7 @@ pub fn write_summary<W: Write + Send>(
     w.write_all(summary_header(u.max_size()).as_bytes())?;
     w.write_all(b"\n")?;
     let level_fields = level_fields(h);
-    let stats = super::summary::stats(u.max_size());
+    let stats = crate::release::margins::summary::stats(u.max_size());
     let chunks = chunks_of(levels);
     write_chunks(w, chunks.len(), |i, buf| {
         let (l, range) = &chunks[i];
@@ -181,7 +181,9 @@ pub fn write_summary<W: Write + Send>(
                 {
                     buf.push(b',');
                     match stat {
-                        super::summary::Stat::AtLeast(_) => push_number(buf, &mut itoa, v),
+                        crate::release::margins::summary::Stat::AtLeast(_) => {
+                            push_number(buf, &mut itoa, v)
+                        }
                         _ => push_fixed(buf, v),
                     }
                 }
@@ -206,10 +208,10 @@ pub fn summary_schema(k: crate::histogram::Size) -> SchemaRef {
         Field::new("region", DataType::Utf8, false),
         Field::new("groups", DataType::Int64, false),
     ];
-    for stat in super::summary::stats(k) {
+    for stat in crate::release::margins::summary::stats(k) {
         let name = stat.name();
         let kind = match stat {
-            super::summary::Stat::AtLeast(_) => DataType::Int64,
+            crate::release::margins::summary::Stat::AtLeast(_) => DataType::Int64,
             _ => DataType::Decimal128(SUMMARY_PRECISION, SUMMARY_SCALE),
         };
         for column in [
@@ -225,7 +227,7 @@ pub fn summary_schema(k: crate::histogram::Size) -> SchemaRef {
 
 /// Decimal digits of a fixed-point statistic in `summary.parquet` (an `i64` has 19).
 const SUMMARY_PRECISION: u8 = 19;
-/// Its decimal places: [`super::summary::SCALE`] is 10⁴.
+/// Its decimal places: [`crate::release::margins::summary::SCALE`] is 10⁴.
 const SUMMARY_SCALE: i8 = 4;
 
 /// Writes `summary.parquet`: the rows of `summary.csv`.
@@ -237,7 +239,7 @@ pub fn write_summary_parquet<W: Write + Send>(
     u: &Uncertainty,
 ) -> std::io::Result<()> {
     let h = public.hierarchy;
-    let stats = super::summary::stats(u.max_size());
+    let stats = crate::release::margins::summary::stats(u.max_size());
     let schema = summary_schema(u.max_size());
     let chunks = chunks_of(levels);
     write_batches(w, schema.clone(), chunks.len(), |i| {
@@ -269,7 +271,9 @@ pub fn write_summary_parquet<W: Write + Send>(
         for (j, stat) in stats.iter().enumerate() {
             for column in &values[3 * j..3 * j + 3] {
                 columns.push(match stat {
-                    super::summary::Stat::AtLeast(_) => Arc::new(Int64Array::from(column.clone())),
+                    crate::release::margins::summary::Stat::AtLeast(_) => {
+                        Arc::new(Int64Array::from(column.clone()))
+                    }
                     _ => Arc::new(
                         arrow_array::Decimal128Array::from(
                             column.iter().map(|v| v.map(i128::from)).collect::<Vec<_>>(),

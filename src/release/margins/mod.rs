@@ -23,16 +23,16 @@
 //!
 //! ```compile_fail
 //! fn leak(d: &coco::data::Dataset, p: &coco::release::plan::ReleasePlan) {
-//!     let o = coco::uncertainty::UncertaintyOptions::default();
-//!     let _ = coco::uncertainty::intervals(d, p, d.public(), &o);
+//!     let o = coco::release::margins::UncertaintyOptions::default();
+//!     let _ = coco::release::margins::intervals(d, p, d.public(), &o);
 //! }
 //! ```
 //!
 //! ```compile_fail
 //! fn leak(d: &coco::data::Dataset, p: &coco::release::plan::ReleasePlan) {
-//!     let o = coco::uncertainty::UncertaintyOptions::default();
+//!     let o = coco::release::margins::UncertaintyOptions::default();
 //!     let truth = d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle);
-//!     let _ = coco::uncertainty::intervals(truth, p, d.public(), &o);
+//!     let _ = coco::release::margins::intervals(truth, p, d.public(), &o);
 //! }
 //! ```
 //!
@@ -40,8 +40,8 @@
 //!
 //! ```compile_fail
 //! fn leak(r: &coco::release::run::Draw, d: &coco::data::Dataset, p: &coco::release::plan::ReleasePlan) {
-//!     let o = coco::uncertainty::UncertaintyOptions::default();
-//!     let _ = coco::uncertainty::intervals(r, p, d, &o);
+//!     let o = coco::release::margins::UncertaintyOptions::default();
+//!     let _ = coco::release::margins::intervals(r, p, d, &o);
 //! }
 //! ```
 //!
@@ -52,8 +52,8 @@
 //!     r: &coco::release::run::Draw,
 //!     d: &coco::data::Dataset,
 //!     p: &coco::release::plan::ReleasePlan,
-//! ) -> Result<coco::uncertainty::Uncertainty, coco::uncertainty::UncertaintyError> {
-//!     coco::uncertainty::intervals(r, p, d.public(), &Default::default())
+//! ) -> Result<coco::release::margins::Uncertainty, coco::release::margins::UncertaintyError> {
+//!     coco::release::margins::intervals(r, p, d.public(), &Default::default())
 //! }
 //! ```
 //!
@@ -66,15 +66,9 @@
 
 pub mod bootstrap;
 pub mod coverage;
-pub mod measurements;
-pub mod outputs;
 pub mod pool;
 pub mod reach;
 pub mod summary;
-pub mod verify;
-pub mod write;
-
-pub use outputs::{Extras, ManifestUncertainty};
 
 use rustc_hash::FxHashMap as HashMap;
 

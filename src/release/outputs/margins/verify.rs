@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::release::outputs::manifest::Manifest;
 
-use super::write::{CSV_FILE, HEADER, PARQUET_FILE};
+use super::tables::{CSV_FILE, HEADER, PARQUET_FILE};
 
 /// At most this many problems are reported per file.
 const MAX_PROBLEMS: usize = 5;
