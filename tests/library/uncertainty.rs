@@ -175,6 +175,9 @@ const MIN_COVERAGE: f64 = 0.85;
 /// nominal at the top levels of small or sparse data (the figures and why are in
 /// `docs/uncertainty.md`); this floor catches a method that stops covering them.
 const MIN_OCCUPIED_COVERAGE: f64 = 0.75;
+/// The least share of a level's `summary.csv` statistics (region × statistic values
+/// defined for the truth) an interval at 90% must cover.
+const MIN_SUMMARY_COVERAGE: f64 = 0.8;
 /// The most a level's mean width may be, in mean absolute errors of the released
 /// counts. For an error that is Laplace distributed (the noise of one measured cell),
 /// the 90% interval is ±2.30 scales and the mean absolute error one scale: a ratio of
@@ -184,8 +187,8 @@ const MAX_WIDTH_RATIO: f64 = 9.2;
 /// At 90% nominal, every level of the sample and of every robustness shape has at
 /// least [`MIN_COVERAGE`] of its cells (those listed in `uncertainty.csv` or with a
 /// true count above 0) covered and at least [`MIN_OCCUPIED_COVERAGE`] of its occupied
-/// cells, with widths at most [`MAX_WIDTH_RATIO`] mean absolute errors. Seeded: the
-/// outcome is deterministic.
+/// cells and [`MIN_SUMMARY_COVERAGE`] of its summary statistics, with widths at most
+/// [`MAX_WIDTH_RATIO`] mean absolute errors. Seeded: the outcome is deterministic.
 #[test]
 fn intervals_cover_the_truth_at_every_level_of_every_shape() {
     let mut failures = Vec::new();
@@ -195,15 +198,19 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape() {
             let coverage = s.covered as f64 / s.cells.max(1) as f64;
             let ratio = s.width / s.error.max(1.0);
             let occupied = s.occupied_covered as f64 / s.occupied.max(1) as f64;
+            let stats = s.stats_covered as f64 / s.stats.max(1) as f64;
             if s.cells == 0
                 || coverage < MIN_COVERAGE
                 || occupied < MIN_OCCUPIED_COVERAGE
+                || s.stats == 0
+                || stats < MIN_SUMMARY_COVERAGE
                 || ratio > MAX_WIDTH_RATIO
             {
                 failures.push(format!(
-                    "{name} level {level}: coverage {coverage:.3} of {} cells ({occupied:.3} of {} occupied), mean width {:.2} = {ratio:.2} × the mean absolute error",
+                    "{name} level {level}: coverage {coverage:.3} of {} cells ({occupied:.3} of {} occupied; {stats:.3} of {} statistics), mean width {:.2} = {ratio:.2} × the mean absolute error",
                     s.cells,
                     s.occupied,
+                    s.stats,
                     s.width / s.cells.max(1) as f64
                 ));
             }

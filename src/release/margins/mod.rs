@@ -284,7 +284,15 @@ pub struct Uncertainty {
     summary: summary::SummaryOffsets,
     /// Where a released 0 may hide a group ([`reach`]).
     reach: reach::Reach,
+    /// Per level: whether it has fewer than [`FEW_REGIONS`] regions, whose summary
+    /// statistics also take the interval their cells imply ([`Uncertainty::summary`]).
+    few_regions: Vec<bool>,
 }
+
+/// A level of fewer regions than this pools each summary statistic's errors over too
+/// few regions to average out the estimator's bias there (`docs/uncertainty.md`): its
+/// statistics' intervals also cover what the cells' intervals imply.
+pub const FEW_REGIONS: usize = 30;
 
 /// One cell's interval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -377,7 +385,21 @@ impl Uncertainty {
         hist: HistRef<'_>,
         groups: Count,
     ) -> Vec<Option<summary::StatInterval>> {
-        self.summary.region(level, hist, groups, self.max_size)
+        let mut out = self.summary.region(level, hist, groups, self.max_size);
+        if self.few_regions.get(level).copied().unwrap_or(false) {
+            let cells = self.region(level, hist, groups);
+            for (stat, interval) in summary::stats(self.max_size).into_iter().zip(&mut out) {
+                if let Some(iv) = interval {
+                    if let Some((lower, upper)) =
+                        summary::from_cells(stat, &cells, groups, iv.estimate)
+                    {
+                        iv.lower = iv.lower.min(lower);
+                        iv.upper = iv.upper.max(upper);
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// The bound `K` of the release.
@@ -718,6 +740,17 @@ pub(crate) fn intervals_of(
         reach: moved.table(&offsets, options.confidence),
         offsets,
         summary: summary.offsets(options.confidence),
+        few_regions: {
+            let h = public.hierarchy;
+            let mut regions = vec![0usize; h.depth()];
+            for i in 0..h.len() {
+                let id = NodeId(i as u32);
+                if public.groups(id) > 0 {
+                    regions[h.node(id).level.0] += 1;
+                }
+            }
+            regions.into_iter().map(|n| n < FEW_REGIONS).collect()
+        },
     })
 }
 

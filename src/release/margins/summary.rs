@@ -188,6 +188,64 @@ impl SummaryPools {
     }
 }
 
+/// The interval of `stat` that a region's cell intervals imply (`cells`: the listed
+/// cells, by size; an unlisted cell is `[0, 0]`), for a region of `G` groups, around
+/// the released value `x`: for the groups of size at least `s`, `x` minus and plus the
+/// root sum of squares of the cells' distances to their bounds over the sizes `≥ s`
+/// (or below `s`, for `G` minus those, whichever is narrower) — the cells' errors
+/// taken as independent; for the share of single-member groups, the size-1 cell's
+/// bounds over `G`. `None` for the mean size, whose sum over sizes weighs the largest
+/// cells' bounds by their sizes.
+pub fn from_cells(
+    stat: Stat,
+    cells: &[super::CellInterval],
+    groups: Count,
+    x: i64,
+) -> Option<(i64, i64)> {
+    let g = groups as i64;
+    match stat {
+        Stat::AtLeast(i) => {
+            let s = THRESHOLDS[i as usize];
+            // Sums of squared distances below and above: sizes ≥ s, then sizes < s.
+            let mut sq = [[0f64; 2]; 2];
+            for c in cells {
+                let side = usize::from(c.size < s);
+                let down = (c.count - c.lower) as f64;
+                let up = (c.upper - c.count) as f64;
+                sq[side][0] += down * down;
+                sq[side][1] += up * up;
+            }
+            // Direct: x − √(Σ down²), x + √(Σ up²). Complement (G − the rest): a rest
+            // lower by `down` is a statistic higher by as much.
+            let direct = (sq[0][0].sqrt(), sq[0][1].sqrt());
+            let complement = (sq[1][1].sqrt(), sq[1][0].sqrt());
+            let (down, up) = if direct.0 + direct.1 <= complement.0 + complement.1 {
+                direct
+            } else {
+                complement
+            };
+            Some((
+                (x - down.ceil() as i64).max(0),
+                (x + up.ceil() as i64).min(g),
+            ))
+        }
+        Stat::SingleShare => {
+            if g == 0 {
+                return None;
+            }
+            let (lo, up) = cells
+                .iter()
+                .find(|c| c.size == 1)
+                .map_or((0, 0), |c| (c.lower as i64, c.upper as i64));
+            Some((
+                (lo as f64 / g as f64 * SCALE).floor() as i64,
+                (up as f64 / g as f64 * SCALE).ceil() as i64,
+            ))
+        }
+        Stat::MeanSize => None,
+    }
+}
+
 /// The offsets of the statistics' intervals.
 #[derive(Clone, Debug, Default)]
 pub struct SummaryOffsets(HashMap<Key, Offsets>);
@@ -235,5 +293,44 @@ impl SummaryOffsets {
                 })
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::release::margins::CellInterval;
+
+    fn cell(size: Size, count: Count, lower: Count, upper: Count) -> CellInterval {
+        CellInterval {
+            size,
+            count,
+            lower,
+            upper,
+        }
+    }
+
+    #[test]
+    fn the_cells_imply_an_interval_for_sums_and_the_single_share() {
+        let cells = [
+            cell(1, 50, 46, 53),
+            cell(2, 30, 27, 34),
+            cell(20, 3, 1, 6),
+            cell(21, 0, 0, 1),
+            cell(22, 0, 0, 1),
+            cell(23, 0, 0, 1),
+        ];
+        let g = 83;
+        // Size 20 or more: 3 released; down √(2²) = 2, up √(3² + 1 + 1 + 1) = √12 → 4.
+        assert_eq!(from_cells(Stat::AtLeast(3), &cells, g, 3), Some((1, 7)));
+        // Size 2 or more: 33 released. Directly: down √(3² + 2²) → 4, up √(4² + 3² + 3) →
+        // 6 (width 10); from G minus the size-1 cell: down 3, up 4 (width 7, narrower).
+        assert_eq!(from_cells(Stat::AtLeast(0), &cells, g, 33), Some((30, 37)));
+        // The single share: the size-1 cell's bounds over G, outward.
+        assert_eq!(
+            from_cells(Stat::SingleShare, &cells, g, 6024),
+            Some((5542, 6386))
+        );
+        assert_eq!(from_cells(Stat::MeanSize, &cells, g, 20_000), None);
     }
 }
