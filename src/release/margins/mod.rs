@@ -500,6 +500,11 @@ fn add_replicate(
     k: Size,
 ) {
     let h = public.hierarchy;
+    // The reach's tally needs shares, not every region: a level of many regions is
+    // sampled, every `stride`-th region by index.
+    let strides: Vec<usize> = (0..h.depth())
+        .map(|l| (h.level_nodes(crate::data::LevelId(l)).len() / reach::SAMPLE_REGIONS).max(1))
+        .collect();
     let found = (0..h.len())
         .into_par_iter()
         .chunks(CHUNK)
@@ -515,7 +520,9 @@ fn add_replicate(
                 let p = released.get(i).pairs();
                 let observed = replicate.get(i);
                 let q = observed.pairs();
-                moved.add_region(level, p, q, k);
+                if i % strides[usize::from(level)] == 0 {
+                    moved.add_region(level, p, q, k);
+                }
                 let far = pool::for_each_near_cell(observed, k, |s, r| {
                     out.entry(pool::class_of(level, q, s, r)).or_default().cells += 1;
                 });

@@ -28,6 +28,12 @@ use crate::histogram::{Count, Size};
 use super::pool::{Class, MIN_SAMPLES, class_of, distance, size_bucket};
 use super::{Confidence, Offsets};
 
+/// The regions of a level whose true cells the tally records, at most about this many
+/// (every `n / SAMPLE_REGIONS`-th region of a level of `n`): the reach is read from
+/// shares of them, which a sample of this size measures to well within a point, and a
+/// census block level (8 million regions) is tallied in a fraction of the time.
+pub const SAMPLE_REGIONS: usize = 50_000;
+
 /// A size bucket's pooled displacements, or a coarser pool's (`size | COARSE` after
 /// halving; [`super::pool::ANY`] for the level's).
 type Key = (u16, u16);
