@@ -286,6 +286,7 @@ impl Reach {
             if w == 0 {
                 continue;
             }
+            // Past the cells already listed: the sizes stay ascending and distinct.
             let from = s.saturating_sub(w).max(out.last().map_or(0, |&z| z + 1));
             for z in from..=s.saturating_add(w).min(k) {
                 if z != s
@@ -296,7 +297,6 @@ impl Reach {
                 }
             }
         }
-        out.dedup();
         out
     }
 }
