@@ -701,6 +701,7 @@ pub(crate) fn intervals_of(
     };
     let mut r = 0;
     while r < replicates {
+        let phase = crate::timing::phase("    replicate: measure, estimate, consistency");
         let replicate = bootstrap::replicate(
             release,
             plan,
@@ -708,6 +709,7 @@ pub(crate) fn intervals_of(
             &source.derive(u64::from(r)),
             &consistency,
         )?;
+        phase.done();
         if r == 0 {
             let cost = replicate_cost(
                 replicate.work,
@@ -727,6 +729,7 @@ pub(crate) fn intervals_of(
                 crate::units::thousands(public.hierarchy.len() as u128),
             ));
         }
+        let phase = crate::timing::phase("    replicate: pooling its errors");
         add_replicate(
             &mut pools,
             &mut moved,
@@ -736,10 +739,12 @@ pub(crate) fn intervals_of(
             k,
         );
         summary.add(released, &replicate.histograms, public, k);
+        phase.done();
         r += 1;
     }
+    let phase = crate::timing::phase("    quantiles of the pools");
     let offsets = offsets_table(&pools, options.rule, options.confidence);
-    Ok(Uncertainty {
+    let u = Uncertainty {
         confidence: options.confidence,
         rule: options.rule,
         replicates,
@@ -758,7 +763,9 @@ pub(crate) fn intervals_of(
             }
             regions.into_iter().map(|n| n < FEW_REGIONS).collect()
         },
-    })
+    };
+    phase.done();
+    Ok(u)
 }
 
 #[cfg(test)]

@@ -254,6 +254,49 @@ fn fill_release_dir(
     format: OutputFormat,
     extras: &crate::release::outputs::margins::Extras,
 ) -> Result<Manifest, ExportError> {
+    use crate::release::outputs::margins::files;
+    std::thread::scope(|scope| {
+        // The margins' bootstrap reads only the draw, the plan and public data: it runs
+        // while the tables are written, `fsync`ed and read back, whose I/O leaves the
+        // cores idle part of the time.
+        let margins = scope.spawn(|| files::margins(dataset.public(), plan, draw, extras));
+        let tables = write_tables(tmp, dataset, plan, draw, format);
+        let margins = margins
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (mut manifest, levels) = tables?;
+        let margins = margins?;
+        // [uncertainty] The margins of error and the other extra files: post-processing
+        // of the draw with public data only (`src/release/margins/`).
+        let (files, described) = files::write(
+            tmp,
+            dataset.public(),
+            draw,
+            &levels,
+            format,
+            margins.as_deref(),
+        )?;
+        manifest.outputs.extend(files);
+        manifest.uncertainty = described;
+        let json = serde_json::to_string_pretty(&manifest).expect("manifests serialise");
+        write_file(tmp, "manifest.json", |w| {
+            w.write_all(json.as_bytes())?;
+            w.write_all(b"\n")
+        })?;
+        Ok(manifest)
+    })
+}
+
+/// Writes the tables (`counts` and the wide tables, in every format asked for), reads
+/// them back and checks them; returns the manifest with their digests, and the levels'
+/// regions in the order of the files.
+fn write_tables(
+    tmp: &Path,
+    dataset: &Dataset,
+    plan: &ReleasePlan,
+    draw: &Draw,
+    format: OutputFormat,
+) -> Result<(Manifest, Vec<Vec<crate::data::NodeId>>), ExportError> {
     let h = &dataset.hierarchy;
     let hists = draw.histograms();
     let levels = sorted_levels(h);
@@ -346,23 +389,5 @@ fn fill_release_dir(
     let mut manifest = manifest::build(dataset, plan, draw);
     manifest.checks = checks;
     manifest.outputs = outputs;
-    // [uncertainty] The margins of error and the other extra files: post-processing of
-    // the draw with public data only (`src/release/margins/`).
-    let (files, described) = crate::release::outputs::margins::files::write(
-        tmp,
-        dataset.public(),
-        plan,
-        draw,
-        &levels,
-        format,
-        extras,
-    )?;
-    manifest.outputs.extend(files);
-    manifest.uncertainty = described;
-    let json = serde_json::to_string_pretty(&manifest).expect("manifests serialise");
-    write_file(tmp, "manifest.json", |w| {
-        w.write_all(json.as_bytes())?;
-        w.write_all(b"\n")
-    })?;
-    Ok(manifest)
+    Ok((manifest, levels))
 }

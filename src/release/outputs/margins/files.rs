@@ -3,16 +3,17 @@
 //! `uncertainty.parquet`), `summary.csv` (and `summary.parquet`), `measurements.jsonl`.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::data::{NodeId, PublicData};
 use crate::release::outputs::manifest::{FileDigest, ManifestUncertainty};
-use crate::release::outputs::writer::write_file;
 use crate::release::outputs::writer::{ExportError, OutputFormat};
+use crate::release::outputs::writer::{Out, write_file, write_unsynced};
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
 use super::tables as files;
-use crate::release::margins::{UncertaintyOptions, intervals};
+use crate::release::margins::{Uncertainty, UncertaintyOptions, intervals};
 
 /// What a release writes besides its tables.
 #[derive(Clone, Debug)]
@@ -20,7 +21,7 @@ pub struct Extras {
     /// The margins of error (`uncertainty.csv`, `summary.csv`); `None`: neither.
     pub uncertainty: Option<UncertaintyOptions>,
     /// Margins already computed for this draw (shown for review): written as they are.
-    pub computed: Option<std::sync::Arc<crate::release::margins::Uncertainty>>,
+    pub computed: Option<Arc<Uncertainty>>,
 }
 
 impl Default for Extras {
@@ -41,16 +42,44 @@ impl Extras {
     };
 }
 
-/// Writes the extra files of `extras` into `dir` (a release being written), returning
-/// their digests and the manifest's description.
-pub fn write(
-    dir: &Path,
+/// The margins of error `extras` asks for: those already computed, or computed now from
+/// the draw, the plan and public data (post-processing; a seeded release gets
+/// reproducible margins, from a key apart from its own). `None`: no margins.
+pub fn margins(
     public: PublicData<'_>,
     plan: &ReleasePlan,
     draw: &Draw,
+    extras: &Extras,
+) -> Result<Option<Arc<Uncertainty>>, ExportError> {
+    let Some(options) = extras.uncertainty else {
+        return Ok(None);
+    };
+    if let Some(u) = &extras.computed {
+        return Ok(Some(u.clone()));
+    }
+    let options = UncertaintyOptions {
+        seed: options.seed.or(match draw.randomness() {
+            crate::noise::Randomness::Seeded { seed } => Some(seed),
+            crate::noise::Randomness::Os => None,
+        }),
+        ..options
+    };
+    let phase = crate::timing::phase("  margins of error (bootstrap)");
+    let u = intervals(draw, plan, public, &options)?;
+    phase.done();
+    Ok(Some(Arc::new(u)))
+}
+
+/// Writes the extra files into `dir` (a release being written): the measurements if the
+/// draw kept them, and the margins `u` ([`margins`]) if any. Returns their digests and
+/// the manifest's description of the margins.
+pub fn write(
+    dir: &Path,
+    public: PublicData<'_>,
+    draw: &Draw,
     levels: &[Vec<NodeId>],
     format: OutputFormat,
-    extras: &Extras,
+    u: Option<&Uncertainty>,
 ) -> Result<(Vec<FileDigest>, Option<ManifestUncertainty>), ExportError> {
     let mut digests = Vec::new();
     if let Some(m) = draw.measurements() {
@@ -58,47 +87,62 @@ pub fn write(
             super::measurements::write(w, public, levels, m)
         })?);
     }
-    let Some(options) = extras.uncertainty else {
+    let Some(u) = u else {
         return Ok((digests, None));
     };
-    let options = UncertaintyOptions {
-        // A seeded release gets reproducible margins (from a key apart from its own).
-        seed: options.seed.or(match draw.randomness() {
-            crate::noise::Randomness::Seeded { seed } => Some(seed),
-            crate::noise::Randomness::Os => None,
-        }),
-        ..options
-    };
-    let u = match &extras.computed {
-        Some(u) => u.clone(),
-        None => {
-            let phase = crate::timing::phase("  margins of error (bootstrap)");
-            let u = intervals(draw, plan, public, &options)?;
-            phase.done();
-            std::sync::Arc::new(u)
-        }
-    };
     let released = draw.histograms();
-    if format.csv() {
-        digests.push(write_file(dir, files::CSV_FILE, |w| {
-            files::write_csv(w, public, released, levels, &u)
-        })?);
-    }
-    if format.parquet() {
-        digests.push(write_file(dir, files::PARQUET_FILE, |w| {
-            files::write_parquet(w, public, released, levels, &u)
-        })?);
-    }
-    if format.csv() {
-        digests.push(write_file(dir, files::SUMMARY_FILE, |w| {
-            files::write_summary(w, public, released, levels, &u)
-        })?);
-    }
-    if format.parquet() {
-        digests.push(write_file(dir, files::SUMMARY_PARQUET_FILE, |w| {
-            files::write_summary_parquet(w, public, released, levels, &u)
-        })?);
-    }
+    // Each file is `fsync`ed on a thread of its own while the next is written (2 GB of
+    // `uncertainty.csv` at census scale); all are joined before returning.
+    let synced = std::thread::scope(|scope| {
+        let mut syncing = Vec::new();
+        let written = (|| {
+            let mut write = |name: &str, fill: &dyn Fn(&mut Out) -> std::io::Result<()>| {
+                let phase = crate::timing::phase(format!("  write {name}"));
+                let file = write_unsynced(dir, name, fill)?;
+                phase.done();
+                syncing.push(scope.spawn(move || file.sync()));
+                Ok::<_, ExportError>(())
+            };
+            if format.csv() {
+                write(files::CSV_FILE, &|w| {
+                    files::write_csv(w, public, released, levels, u)
+                })?;
+            }
+            if format.parquet() {
+                write(files::PARQUET_FILE, &|w| {
+                    files::write_parquet(w, public, released, levels, u)
+                })?;
+            }
+            if format.csv() {
+                write(files::SUMMARY_FILE, &|w| {
+                    files::write_summary(w, public, released, levels, u)
+                })?;
+            }
+            if format.parquet() {
+                write(files::SUMMARY_PARQUET_FILE, &|w| {
+                    files::write_summary_parquet(w, public, released, levels, u)
+                })?;
+            }
+            Ok::<_, ExportError>(())
+        })();
+        // Every file is synced (or failed) before anything is returned, in order.
+        let phase = crate::timing::phase("  fsync (margins)");
+        let synced = syncing
+            .into_iter()
+            .map(|s| {
+                s.join().unwrap_or_else(|_| {
+                    Err(ExportError::Io {
+                        path: dir.to_path_buf(),
+                        source: std::io::Error::other("an fsync thread panicked"),
+                    })
+                })
+            })
+            .collect::<Result<Vec<FileDigest>, _>>();
+        phase.done();
+        written?;
+        synced
+    })?;
+    digests.extend(synced);
     Ok((
         digests,
         Some(ManifestUncertainty {
