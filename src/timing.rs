@@ -173,6 +173,9 @@ mod tests {
         let kept = Arc::new(Mutex::new(Vec::new()));
         let subscriber = tracing_subscriber::registry().with(Keep(kept.clone()));
         tracing::subscriber::with_default(subscriber, || {
+            // Other tests' threads may have registered these callsites while nobody
+            // listened: their cached interest is recomputed with this subscriber.
+            tracing::callsite::rebuild_interest_cache();
             assert!(enabled());
             let p = phase(format!("write counts.{}", "csv"));
             note("12 runs joined");

@@ -222,7 +222,8 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape() {
 /// The table of `docs/uncertainty.md`: `cargo test --release --test library
 /// uncertainty::table -- --ignored --nocapture` (`TRIALS=n`, `REPS=n`,
 /// `RULE=basic|percentile|symmetric`, `DATA=sample,dense` to change what is measured,
-/// `EXTRA=1` to add datasets drawn from real figures).
+/// `EXTRA=1` to add datasets drawn from real figures, `DIRS=name=path,…` datasets on
+/// disk).
 #[test]
 #[ignore]
 fn table() {
@@ -248,6 +249,12 @@ fn table() {
     let mut all = datasets();
     if std::env::var_os("EXTRA").is_some() {
         all.extend(real_datasets(&keep));
+    }
+    // Datasets on disk, `DIRS=name=path,…` (e.g. `us-blocks` at full scale), with K 10,000.
+    for pair in std::env::var("DIRS").iter().flat_map(|s| s.split(',')) {
+        let (name, dir) = pair.split_once('=').expect("DIRS=name=path,…");
+        let d = Dataset::load(std::path::Path::new(dir)).unwrap();
+        all.push((name.to_string(), d, 10_000));
     }
     for (name, d, k) in all {
         if only

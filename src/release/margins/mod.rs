@@ -7,7 +7,10 @@
 //! `K`, tails; [`bootstrap::replicate`]), estimate, and run the release's consistency
 //! step. Each cell's differences `d = c* − c` (replicate minus released) are pooled
 //! with those of comparable cells of its level ([`pool`]), and the interval is read from
-//! the pooled quantiles of `d` ([`Rule`]), clipped to `[0, G]`. Where the replicates
+//! the pooled quantiles of `d` ([`Rule`]), clipped to `[0, G]`. A class too thin to
+//! trust (at census scale, one replicate's errors at a nation) borrows a coarser
+//! class's quantiles, widened to what the level's own measurement alone gives
+//! ([`floor`]). Where the replicates
 //! move groups off their sizes (sparse large sizes, small regions), the released-0
 //! cells within the measured displacement of a released group get an upper bound of at
 //! least 1 ([`reach`]), so that the cells holding true groups are covered too.
@@ -66,6 +69,7 @@
 
 pub mod bootstrap;
 pub mod coverage;
+pub mod floor;
 pub mod pool;
 pub mod reach;
 pub mod summary;
@@ -491,6 +495,11 @@ const CHUNK: usize = 1024;
 /// histogram (the observed value in the bootstrap world), with the error `e = c − c*`
 /// of the replicate's count `c*` from the released count `c` (the truth in the
 /// bootstrap world).
+///
+/// With `register`, every class of the released histograms' own cells (those
+/// [`Uncertainty::region`] looks up) gets a pool, empty if no replicate cell falls in it,
+/// so that it borrows a coarser class's quantiles ([`offsets_table`]) instead of having
+/// none.
 fn add_replicate(
     pools: &mut Pools,
     reach: &mut reach::ReachPools,
@@ -498,6 +507,7 @@ fn add_replicate(
     replicate: &HistogramSet,
     public: PublicData<'_>,
     k: Size,
+    register: bool,
 ) {
     let h = public.hierarchy;
     // The reach's tally needs shares, not every region: a level of many regions is
@@ -518,6 +528,11 @@ fn add_replicate(
                 }
                 let level = h.node(id).level.0 as u16;
                 let p = released.get(i).pairs();
+                if register {
+                    pool::for_each_near_cell(released.get(i), k, |s, c| {
+                        out.entry(pool::class_of(level, p, s, c)).or_default();
+                    });
+                }
                 let observed = replicate.get(i);
                 let q = observed.pairs();
                 if i % strides[usize::from(level)] == 0 {
@@ -648,8 +663,14 @@ fn ancestors(c: Class) -> Vec<Class> {
 
 /// The offsets of every class: from its own errors if it holds at least
 /// [`MIN_SAMPLES`], else from its finest ancestor ([`ancestors`]) that does (else from
-/// all the level's errors of its kind, however few).
-fn offsets_table(pools: &Pools, rule: Rule, confidence: Confidence) -> HashMap<Class, Offsets> {
+/// all the level's errors of its kind, however few), widened to its level's measurement
+/// floor where that applies ([`floor`]).
+fn offsets_table(
+    pools: &Pools,
+    rule: Rule,
+    confidence: Confidence,
+    floors: &[Option<floor::Floor>],
+) -> HashMap<Class, Offsets> {
     let mut coarse: HashMap<Class, Pool> = HashMap::default();
     for (c, p) in pools {
         for a in ancestors(*c) {
@@ -664,7 +685,15 @@ fn offsets_table(pools: &Pools, rule: Rule, confidence: Confidence) -> HashMap<C
                 .chain(chain.iter().map(|a| &coarse[a]))
                 .find(|p| p.cells >= MIN_SAMPLES)
                 .unwrap_or_else(|| &coarse[chain.last().expect("a level class")]);
-            (*c, offsets(&chosen.distribution(), rule, confidence))
+            let mut o = offsets(&chosen.distribution(), rule, confidence);
+            if p.cells < MIN_SAMPLES {
+                let floor = floors.get(usize::from(c.level)).copied().flatten();
+                if let Some(f) = floor.filter(|f| floor::applies(f, *c)) {
+                    o.low = o.low.min(-f.q);
+                    o.high = o.high.max(f.q);
+                }
+            }
+            (*c, o)
         })
         .collect()
 }
@@ -737,13 +766,15 @@ pub(crate) fn intervals_of(
             &replicate.histograms,
             public,
             k,
+            r == 0,
         );
         summary.add(released, &replicate.histograms, public, k);
         phase.done();
         r += 1;
     }
     let phase = crate::timing::phase("    quantiles of the pools");
-    let offsets = offsets_table(&pools, options.rule, options.confidence);
+    let floors = floor::floors(plan, public, k, options.confidence);
+    let offsets = offsets_table(&pools, options.rule, options.confidence, &floors);
     let u = Uncertainty {
         confidence: options.confidence,
         rule: options.rule,

@@ -54,6 +54,33 @@ pub fn size_bucket(s: Size) -> u16 {
     (16 + 4 * (log - 4) + quarter + 1) as u16
 }
 
+/// The largest size of a [`size_bucket`] (`Size::MAX` for [`ANY`]).
+pub fn size_bucket_max(b: u16) -> Size {
+    if b == ANY {
+        return Size::MAX;
+    }
+    if b <= 16 {
+        return Size::from(b);
+    }
+    let log = (u32::from(b) - 17) / 4 + 4;
+    let quarter = (u32::from(b) - 17) % 4;
+    let width = 1u64 << (log - 2);
+    ((1u64 << log) + u64::from(quarter) * width + width - 1).min(u64::from(Size::MAX)) as Size
+}
+
+/// The smallest count of a [`count_bucket`] (0 for a released-0 or [`ANY`] bucket).
+pub fn count_bucket_min(b: u16) -> Count {
+    if b >= ZERO {
+        return 0;
+    }
+    if b <= 3 {
+        return Count::from(b);
+    }
+    let log = (u32::from(b) - 4) / 2 + 2;
+    let half = (u32::from(b) - 4) % 2;
+    (1u64 << log) + u64::from(half) * (1u64 << (log - 1))
+}
+
 /// Counts 1–3 on their own, then two buckets per doubling.
 pub fn count_bucket(c: Count) -> u16 {
     if c <= 3 {
@@ -197,6 +224,20 @@ mod tests {
             let b = count_bucket(c);
             assert!(b >= last && b - last <= 1, "{c}");
             last = b;
+        }
+    }
+
+    #[test]
+    fn bucket_bounds_hold_their_values() {
+        for s in (0..100_000u32).chain([u32::MAX / 2, u32::MAX - 1]) {
+            let b = size_bucket(s);
+            assert!(s <= size_bucket_max(b), "{s}");
+            assert!(b == 0 || size_bucket_max(b - 1) < s, "{s}");
+        }
+        for c in (0..100_000u64).chain([1 << 40, (1 << 41) - 1]) {
+            let b = count_bucket(c);
+            assert!(count_bucket_min(b) <= c, "{c}");
+            assert!(count_bucket_min(b + 1) > c, "{c}");
         }
     }
 
