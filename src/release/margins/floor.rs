@@ -141,33 +141,51 @@ fn merged_share(plan: &ReleasePlan, public: PublicData<'_>) -> Vec<f64> {
 }
 
 /// The smallest `q` with `P(|X| ≤ q) ≥ p` for `X` discrete Laplace with parameter
-/// `a = e^(−rate)`: `P(X = d) = (1 − a)/(1 + a) · a^|d|`.
+/// `a = e^(−rate)`: `P(X = d) = c · a^|d|` with `c = (1 − a)/(1 + a)`, so
+/// `P(|X| > q) = 2c · a^(q+1) / (1 − a)`.
 pub fn laplace_quantile(rate: f64, p: f64) -> i64 {
-    let a = (-rate).exp();
-    let c = (1.0 - a) / (1.0 + a);
-    quantile_of(p, |d| c * a.powi(d as i32))
+    let (a, one_minus_a) = ((-rate).exp(), -(-rate).exp_m1());
+    let c = one_minus_a / (1.0 + a);
+    smallest_q(p, |q| 2.0 * c * (-rate * (q + 1.0)).exp() / one_minus_a)
 }
 
 /// The smallest `q` with `P(|X − Y| ≤ q) ≥ p` for `X`, `Y` independent discrete Laplace
-/// with parameter `a = e^(−rate)`: summing over the pairs,
-/// `P(X − Y = d) = c² · a^|d| · (|d| + 1 + 2a²/(1 − a²))` with `c = (1 − a)/(1 + a)`.
+/// with parameter `a = e^(−rate)`. Summing over the pairs,
+/// `P(X − Y = d) = c² · a^|d| · (|d| + 1 + e)` with `e = 2a²/(1 − a²)`, so
+/// `P(|X − Y| > q) = 2c² · a^(q+1) · [((q+1)(1 − a) + a)/(1 − a)² + (1 + e)/(1 − a)]`.
 pub fn difference_quantile(rate: f64, p: f64) -> i64 {
-    let a = (-rate).exp();
-    let c = (1.0 - a) / (1.0 + a);
-    let extra = 2.0 * a * a / (1.0 - a * a);
-    quantile_of(p, |d| c * c * a.powi(d as i32) * (d as f64 + 1.0 + extra))
+    let (a, one_minus_a) = ((-rate).exp(), -(-rate).exp_m1());
+    let c = one_minus_a / (1.0 + a);
+    let e = 2.0 * a * a / (one_minus_a * (1.0 + a));
+    smallest_q(p, |q| {
+        let tail =
+            ((q + 1.0) * one_minus_a + a) / (one_minus_a * one_minus_a) + (1.0 + e) / one_minus_a;
+        2.0 * c * c * (-rate * (q + 1.0)).exp() * tail
+    })
 }
 
-/// The smallest `q ≥ 0` with `pmf(0) + 2 Σ_{1..=q} pmf(d) ≥ p`, for a pmf symmetric
-/// about 0 (`pmf(d)` for `d ≥ 0`). Stops at 10⁹ (a rate that small has no use).
-fn quantile_of(p: f64, pmf: impl Fn(i64) -> f64) -> i64 {
-    let mut total = pmf(0);
-    let mut q = 0;
-    while total < p && q < 1_000_000_000 {
-        q += 1;
-        total += 2.0 * pmf(q);
+/// The smallest `q ≥ 0` whose tail `P(|·| > q)` (decreasing in `q`) is at most `1 − p`,
+/// by bisection (up to 2⁵²: a rate that small has no use).
+fn smallest_q(p: f64, tail: impl Fn(f64) -> f64) -> i64 {
+    let target = 1.0 - p;
+    if tail(0.0) <= target {
+        return 0;
     }
-    q
+    let (mut lo, mut hi) = (0u64, 1u64);
+    while tail(hi as f64) > target && hi < 1 << 52 {
+        lo = hi;
+        hi *= 2;
+    }
+    // tail(lo) > target ≥ tail(hi)
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if tail(mid as f64) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi as i64
 }
 
 /// Whether the cells of class `c` get `floor`'s width (once they borrow): in the head,
@@ -238,6 +256,32 @@ mod tests {
             .unwrap();
         assert_eq!(merged_share(&plan, public)[0], 1.0);
         assert!(floors(&plan, public, 10, Confidence::default())[1].is_none());
+    }
+
+    /// The closed-form tails give the quantiles a brute-force sum of the pmfs gives.
+    #[test]
+    fn quantiles_agree_with_summing_the_pmfs() {
+        for rate in [0.005, 0.05, 0.2, 1.0, 3.0] {
+            let a: f64 = (-rate as f64).exp();
+            let c = (1.0 - a) / (1.0 + a);
+            let extra = 2.0 * a * a / (1.0 - a * a);
+            for p in [0.5, 0.8, 0.9, 0.95, 0.99] {
+                let (mut one, mut q1) = (c, 0i64);
+                while one < p {
+                    q1 += 1;
+                    one += 2.0 * c * a.powi(q1 as i32);
+                }
+                let (mut two, mut q2) = (c * c * (1.0 + extra), 0i64);
+                while two < p {
+                    q2 += 1;
+                    two += 2.0 * c * c * a.powi(q2 as i32) * (q2 as f64 + 1.0 + extra);
+                }
+                assert_eq!(laplace_quantile(rate, p), q1, "{rate} {p}");
+                assert_eq!(difference_quantile(rate, p), q2, "{rate} {p}");
+            }
+        }
+        // A tiny ε ends quickly.
+        assert!(difference_quantile(1e-12, 0.9) > 1_000_000_000_000);
     }
 
     #[test]
