@@ -288,7 +288,7 @@ fn sample() -> Dataset {
 
 /// A seeded release of the sample with its margins and measurements, written in both
 /// formats; the manifest lists every extra file, and `coco verify`'s check of
-/// `uncertainty.csv` accepts it and refuses it edited.
+/// `uncertainty.csv` and `uncertainty.parquet` accepts them and refuses them edited.
 #[test]
 fn a_release_writes_its_margins_and_verify_checks_them() {
     use coco::release::export::{OutputFormat, write_release_dir_with};
@@ -343,7 +343,42 @@ fn a_release_writes_its_margins_and_verify_checks_them() {
     let edited = text.replacen(",1,", ",2,", 1);
     assert_ne!(edited, text);
     std::fs::write(out.join("uncertainty.csv"), edited).unwrap();
-    assert!(!files::verify::check(&out, &manifest, &|_| true).is_empty());
+    let problems = files::verify::check(&out, &manifest, &|_| true);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("uncertainty.csv: line ")),
+        "{problems:?}"
+    );
+    assert!(
+        !problems
+            .iter()
+            .any(|p| p.starts_with("uncertainty.parquet"))
+    );
+    // So is another release's uncertainty.parquet: its counts are not counts.parquet's.
+    let other_draw = run::draw(&d, &p, &NoiseSource::seeded(6), None, None).unwrap();
+    let other = tmp.join("other");
+    write_release_dir_with(
+        &other,
+        &d,
+        &p,
+        &other_draw,
+        OutputFormat::Parquet,
+        &files::Extras::default(),
+    )
+    .unwrap();
+    std::fs::copy(
+        other.join("uncertainty.parquet"),
+        out.join("uncertainty.parquet"),
+    )
+    .unwrap();
+    let problems = files::verify::check(&out, &manifest, &|_| true);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.starts_with("uncertainty.parquet: row ")),
+        "{problems:?}"
+    );
     // The summary has a row per region, and each estimate lies within its interval.
     let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
     assert_eq!(summary.lines().count(), d.hierarchy.len() + 1);

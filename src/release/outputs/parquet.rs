@@ -60,7 +60,7 @@ pub(crate) fn arrow_error(e: arrow_schema::ArrowError) -> std::io::Error {
 }
 
 /// The columns of `counts.parquet`.
-pub(super) fn counts_schema() -> SchemaRef {
+pub(crate) fn counts_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
         Field::new("level", DataType::Utf8, false),
         Field::new("region", DataType::Utf8, false),
@@ -255,7 +255,7 @@ pub(super) fn write_wide<W: Write + Send>(
 
 /// Opens a Parquet file coco wrote and checks that its columns are `schema`'s; the
 /// batches of its rows, read as they are needed.
-fn open_batches(
+pub(crate) fn open_batches(
     path: &Path,
     schema: &SchemaRef,
 ) -> std::io::Result<impl Iterator<Item = std::io::Result<RecordBatch>> + use<>> {

@@ -366,7 +366,8 @@ pub fn verify_release(
     }
     // The tables against the counts.
     problems.extend(cross_check(out, &manifest, &readable));
-    // [uncertainty] `uncertainty.csv` against `counts.csv` (`src/release/outputs/margins/verify.rs`).
+    // [uncertainty] `uncertainty.csv` against `counts.csv`, `uncertainty.parquet` against
+    // `counts.parquet` (`src/release/outputs/margins/verify.rs`).
     problems.extend(crate::release::outputs::margins::verify::check(
         out, &manifest, &readable,
     ));

@@ -1,8 +1,8 @@
-//! `coco verify`'s checks of `uncertainty.csv` (and `uncertainty.parquet`): the header,
-//! every row integral and nonnegative with `lower ≤ count ≤ upper`, and its counts
-//! those of `counts.csv` in the same order (a cell `counts.csv` lists is listed, with
-//! the same count; a cell it leaves out has count 0). Read streaming, both files at
-//! once.
+//! `coco verify`'s checks of `uncertainty.csv` and `uncertainty.parquet`: the header (the
+//! columns), every row integral and nonnegative with `lower ≤ count ≤ upper`, and its
+//! counts those of `counts.csv` (`counts.parquet`) in the same order (a cell the counts
+//! list is listed, with the same count; a cell they leave out has count 0). Read
+//! streaming, both files at once.
 
 use std::path::Path;
 
@@ -87,47 +87,169 @@ impl CsvRows {
     }
 }
 
-/// The problems of `uncertainty.csv` in release `out` against `counts.csv`, if the
-/// manifest lists both (and they are `readable`).
+/// Rows of `level, region` and numbers, from a CSV or a Parquet file.
+trait Rows {
+    /// The next row, or what is wrong with it (the message names the file and row).
+    fn next_row(&mut self) -> Option<Result<(String, String, Vec<u64>), String>>;
+    /// Where row `n` (1 for the first after the header) is: `line n + 1` or `row n`.
+    fn at(&self, n: u64) -> String;
+}
+
+impl Rows for CsvRows {
+    fn next_row(&mut self) -> Option<Result<(String, String, Vec<u64>), String>> {
+        self.next()
+    }
+    fn at(&self, n: u64) -> String {
+        format!("line {}", n + 1)
+    }
+}
+
+/// Rows of a Parquet file coco wrote (`level`, `region`, then 64-bit integers).
+struct ParquetRows {
+    file: &'static str,
+    batches: Box<dyn Iterator<Item = std::io::Result<arrow_array::RecordBatch>>>,
+    batch: Option<arrow_array::RecordBatch>,
+    index: usize,
+    row: u64,
+}
+
+impl ParquetRows {
+    fn open(
+        path: &Path,
+        file: &'static str,
+        schema: &arrow_schema::SchemaRef,
+    ) -> Result<ParquetRows, String> {
+        let batches = crate::release::outputs::parquet::open_batches(path, schema)
+            .map_err(|e| format!("{file}: cannot be read as coco's Parquet: {e}"))?;
+        Ok(ParquetRows {
+            file,
+            batches: Box::new(batches),
+            batch: None,
+            index: 0,
+            row: 0,
+        })
+    }
+}
+
+impl Rows for ParquetRows {
+    fn next_row(&mut self) -> Option<Result<(String, String, Vec<u64>), String>> {
+        use arrow_array::Array;
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::Int64Type;
+        while self
+            .batch
+            .as_ref()
+            .is_none_or(|b| self.index >= b.num_rows())
+        {
+            match self.batches.next()? {
+                Ok(b) => {
+                    self.batch = Some(b);
+                    self.index = 0;
+                }
+                Err(e) => return Some(Err(format!("{}: {e}", self.file))),
+            }
+        }
+        let batch = self.batch.as_ref()?;
+        let (i, file) = (self.index, self.file);
+        self.index += 1;
+        self.row += 1;
+        let row = self.row;
+        let mut numbers = Vec::with_capacity(batch.num_columns() - 2);
+        for c in 0..batch.num_columns() {
+            let column = batch.column(c);
+            let name = batch.schema().field(c).name().clone();
+            if column.is_null(i) {
+                return Some(Err(format!(
+                    "{file}: row {row}, column {name}: a null, where coco writes a value"
+                )));
+            }
+            if c >= 2 {
+                let v = column.as_primitive::<Int64Type>().value(i);
+                match u64::try_from(v) {
+                    Ok(n) => numbers.push(n),
+                    Err(_) => {
+                        return Some(Err(format!(
+                            "{file}: row {row}, column {name}: {v}, expected a nonnegative integer"
+                        )));
+                    }
+                }
+            }
+        }
+        Some(Ok((
+            batch.column(0).as_string::<i32>().value(i).to_string(),
+            batch.column(1).as_string::<i32>().value(i).to_string(),
+            numbers,
+        )))
+    }
+    fn at(&self, n: u64) -> String {
+        format!("row {n}")
+    }
+}
+
+/// The problems of `uncertainty.csv` and `uncertainty.parquet` in release `out` against
+/// `counts.csv` and `counts.parquet`, for those the manifest lists (and that are
+/// `readable`).
 pub fn check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -> Vec<String> {
     let lists = |name: &str| manifest.outputs.iter().any(|f| f.path == name) && readable(name);
     let mut problems = Vec::new();
-    if lists(PARQUET_FILE) && manifest.uncertainty.is_none() {
-        problems.push(format!(
-            "{PARQUET_FILE} is listed but manifest.json has no \"uncertainty\""
-        ));
-    }
-    if !lists(CSV_FILE) {
-        return problems;
-    }
-    if manifest.uncertainty.is_none() {
-        problems.push(format!(
-            "{CSV_FILE} is listed but manifest.json has no \"uncertainty\""
-        ));
-    }
-    if !lists("counts.csv") {
-        return problems;
-    }
-    let mut margins = match CsvRows::open(&out.join(CSV_FILE), CSV_FILE, HEADER) {
-        Ok(r) => r,
-        Err(e) => {
-            problems.push(e);
-            return problems;
+    for (file, counts_file) in [(PARQUET_FILE, "counts.parquet"), (CSV_FILE, "counts.csv")] {
+        if !lists(file) {
+            continue;
         }
-    };
-    let mut counts = match CsvRows::open(
-        &out.join("counts.csv"),
-        "counts.csv",
-        "level,region,size,count",
-    ) {
-        Ok(r) => r,
-        Err(e) => {
-            problems.push(e);
-            return problems;
+        if manifest.uncertainty.is_none() {
+            problems.push(format!(
+                "{file} is listed but manifest.json has no \"uncertainty\""
+            ));
         }
-    };
+        if !lists(counts_file) {
+            continue;
+        }
+        let opened: Result<(Box<dyn Rows>, Box<dyn Rows>), String> = if file == CSV_FILE {
+            CsvRows::open(&out.join(file), CSV_FILE, HEADER).and_then(|m| {
+                let c = CsvRows::open(
+                    &out.join(counts_file),
+                    "counts.csv",
+                    "level,region,size,count",
+                )?;
+                Ok((Box::new(m) as Box<dyn Rows>, Box::new(c) as Box<dyn Rows>))
+            })
+        } else {
+            use crate::release::outputs::parquet::counts_schema;
+            ParquetRows::open(&out.join(file), PARQUET_FILE, &super::tables::schema()).and_then(
+                |m| {
+                    let c = ParquetRows::open(
+                        &out.join(counts_file),
+                        "counts.parquet",
+                        &counts_schema(),
+                    )?;
+                    Ok((Box::new(m) as Box<dyn Rows>, Box::new(c) as Box<dyn Rows>))
+                },
+            )
+        };
+        match opened {
+            Ok((mut margins, mut counts)) => problems.extend(compare(
+                file,
+                counts_file,
+                margins.as_mut(),
+                counts.as_mut(),
+            )),
+            Err(e) => problems.push(e),
+        }
+    }
+    problems
+}
+
+/// The problems of the margins' rows `margins` (of `file`) against the rows of
+/// `counts_file`.
+fn compare(
+    file: &str,
+    counts_file: &str,
+    margins: &mut dyn Rows,
+    counts: &mut dyn Rows,
+) -> Vec<String> {
+    let mut problems = Vec::new();
     let mut next_count = || -> Result<Option<Row>, String> {
-        match counts.next() {
+        match counts.next_row() {
             None => Ok(None),
             Some(Err(e)) => Err(e),
             Some(Ok((l, r, n))) => Ok(Some((l, r, n[0], n[1]))),
@@ -140,11 +262,12 @@ pub fn check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -
             return problems;
         }
     };
-    let mut row = 1u64;
-    while let Some(next) = margins.next() {
-        row += 1;
+    let mut n = 0u64;
+    while let Some(next) = margins.next_row() {
+        n += 1;
+        let row = margins.at(n);
         if problems.len() >= MAX_PROBLEMS {
-            problems.push(format!("{CSV_FILE}: further rows not checked"));
+            problems.push(format!("{file}: further rows not checked"));
             return problems;
         }
         let (level, region, n) = match next {
@@ -157,12 +280,12 @@ pub fn check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -
         let (size, count, lower, upper) = (n[0], n[1], n[2], n[3]);
         if !(lower <= count && count <= upper) {
             problems.push(format!(
-                "{CSV_FILE}: line {row}: lower {lower}, count {count}, upper {upper}: expected lower ≤ count ≤ upper"
+                "{file}: {row}: lower {lower}, count {count}, upper {upper}: expected lower ≤ count ≤ upper"
             ));
         }
         if upper == 0 {
             problems.push(format!(
-                "{CSV_FILE}: line {row}: the interval [0, 0] is listed; unlisted cells are [0, 0]"
+                "{file}: {row}: the interval [0, 0] is listed; unlisted cells are [0, 0]"
             ));
         }
         let same_cell = pending
@@ -175,13 +298,13 @@ pub fn check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -
                 }
                 Some((l, r, s, c)) => {
                     problems.push(format!(
-                        "{CSV_FILE}: line {row}: {level},{region},{size} has count {count}, but the next row of counts.csv is {l},{r},{s} with count {c}"
+                        "{file}: {row}: {level},{region},{size} has count {count}, but the next row of {counts_file} is {l},{r},{s} with count {c}"
                     ));
                     return problems;
                 }
                 None => {
                     problems.push(format!(
-                        "{CSV_FILE}: line {row}: {level},{region},{size} has count {count}, which counts.csv does not list"
+                        "{file}: {row}: {level},{region},{size} has count {count}, which {counts_file} does not list"
                     ));
                     return problems;
                 }
@@ -195,7 +318,7 @@ pub fn check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -
             };
         } else if same_cell {
             problems.push(format!(
-                "{CSV_FILE}: line {row}: {level},{region},{size} has count 0, but counts.csv lists it with count {}",
+                "{file}: {row}: {level},{region},{size} has count 0, but {counts_file} lists it with count {}",
                 pending.as_ref().map_or(0, |p| p.3)
             ));
             return problems;
@@ -203,7 +326,7 @@ pub fn check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -
     }
     if let Some((l, r, s, c)) = pending {
         problems.push(format!(
-            "{CSV_FILE}: does not list {l},{r},{s} (count {c} in counts.csv): every released cell has an interval"
+            "{file}: does not list {l},{r},{s} (count {c} in {counts_file}): every released cell has an interval"
         ));
     }
     problems
