@@ -19,9 +19,9 @@ use sha2::{Digest, Sha256};
 
 use crate::data::{Dataset, hex};
 use crate::release::ledger::{new_id, sync_dir};
-use crate::release::outputs::manifest::{self, FileDigest, Manifest};
+use crate::release::outputs::manifest::{self, Manifest};
 use crate::release::outputs::rows::{sorted_levels, table_file};
-use crate::release::outputs::writer::{Unsynced, io, write_file, write_unsynced};
+use crate::release::outputs::writer::{Unsynced, io, join_synced, write_file, write_unsynced};
 use crate::release::pipeline::checks::Checks;
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
@@ -365,17 +365,7 @@ fn write_tables(
         })();
         let phase = crate::timing::phase("  fsync (rest)");
         // Every file is synced (or failed) before anything is returned, in order.
-        let outputs = syncing
-            .into_iter()
-            .map(|s| {
-                s.join().unwrap_or_else(|_| {
-                    Err(ExportError::Io {
-                        path: tmp.to_path_buf(),
-                        source: std::io::Error::other("an fsync thread panicked"),
-                    })
-                })
-            })
-            .collect::<Result<Vec<FileDigest>, _>>();
+        let outputs = join_synced(tmp, syncing);
         phase.done();
         let checks = written?;
         Ok::<_, ExportError>((outputs?, checks))

@@ -81,6 +81,25 @@ impl Unsynced {
     }
 }
 
+/// Waits for every `fsync` thread (each file synced or failed) and returns the digests
+/// in order, or the first failure; a panicked thread is an I/O error on `dir`.
+pub(crate) fn join_synced(
+    dir: &Path,
+    syncing: Vec<std::thread::ScopedJoinHandle<'_, Result<FileDigest, ExportError>>>,
+) -> Result<Vec<FileDigest>, ExportError> {
+    syncing
+        .into_iter()
+        .map(|s| {
+            s.join().unwrap_or_else(|_| {
+                Err(ExportError::Io {
+                    path: dir.to_path_buf(),
+                    source: std::io::Error::other("an fsync thread panicked"),
+                })
+            })
+        })
+        .collect()
+}
+
 /// Creates `path`, lets `fill` write it and returns its digest, not yet `fsync`ed.
 pub(crate) fn write_unsynced(
     dir: &Path,

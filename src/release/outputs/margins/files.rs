@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::data::{NodeId, PublicData};
 use crate::release::outputs::manifest::{FileDigest, ManifestUncertainty};
 use crate::release::outputs::writer::{ExportError, OutputFormat};
-use crate::release::outputs::writer::{Out, write_file, write_unsynced};
+use crate::release::outputs::writer::{Out, join_synced, write_file, write_unsynced};
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
@@ -127,17 +127,7 @@ pub fn write(
         })();
         // Every file is synced (or failed) before anything is returned, in order.
         let phase = crate::timing::phase("  fsync (margins)");
-        let synced = syncing
-            .into_iter()
-            .map(|s| {
-                s.join().unwrap_or_else(|_| {
-                    Err(ExportError::Io {
-                        path: dir.to_path_buf(),
-                        source: std::io::Error::other("an fsync thread panicked"),
-                    })
-                })
-            })
-            .collect::<Result<Vec<FileDigest>, _>>();
+        let synced = join_synced(dir, syncing);
         phase.done();
         written?;
         synced

@@ -92,15 +92,26 @@ trait Rows {
     /// The next row, or what is wrong with it (the message names the file and row).
     fn next_row(&mut self) -> Option<Result<(String, String, Vec<u64>), String>>;
     /// Where row `n` (1 for the first after the header) is: `line n + 1` or `row n`.
-    fn at(&self, n: u64) -> String;
+    fn at(&self, n: u64) -> At;
+}
+
+/// A row's place in its file, shown as `line 12` or `row 11` (built for every row: no
+/// allocation until a problem is written).
+#[derive(Clone, Copy)]
+struct At(&'static str, u64);
+
+impl std::fmt::Display for At {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.0, self.1)
+    }
 }
 
 impl Rows for CsvRows {
     fn next_row(&mut self) -> Option<Result<(String, String, Vec<u64>), String>> {
         self.next()
     }
-    fn at(&self, n: u64) -> String {
-        format!("line {}", n + 1)
+    fn at(&self, n: u64) -> At {
+        At("line", n + 1)
     }
 }
 
@@ -157,10 +168,11 @@ impl Rows for ParquetRows {
         let mut numbers = Vec::with_capacity(batch.num_columns() - 2);
         for c in 0..batch.num_columns() {
             let column = batch.column(c);
-            let name = batch.schema().field(c).name().clone();
+            let name = || batch.schema().field(c).name().clone();
             if column.is_null(i) {
                 return Some(Err(format!(
-                    "{file}: row {row}, column {name}: a null, where coco writes a value"
+                    "{file}: row {row}, column {}: a null, where coco writes a value",
+                    name()
                 )));
             }
             if c >= 2 {
@@ -169,7 +181,8 @@ impl Rows for ParquetRows {
                     Ok(n) => numbers.push(n),
                     Err(_) => {
                         return Some(Err(format!(
-                            "{file}: row {row}, column {name}: {v}, expected a nonnegative integer"
+                            "{file}: row {row}, column {}: {v}, expected a nonnegative integer",
+                            name()
                         )));
                     }
                 }
@@ -181,8 +194,8 @@ impl Rows for ParquetRows {
             numbers,
         )))
     }
-    fn at(&self, n: u64) -> String {
-        format!("row {n}")
+    fn at(&self, n: u64) -> At {
+        At("row", n)
     }
 }
 
@@ -262,10 +275,10 @@ fn compare(
             return problems;
         }
     };
-    let mut n = 0u64;
+    let mut i = 0u64;
     while let Some(next) = margins.next_row() {
-        n += 1;
-        let row = margins.at(n);
+        i += 1;
+        let row = margins.at(i);
         if problems.len() >= MAX_PROBLEMS {
             problems.push(format!("{file}: further rows not checked"));
             return problems;
