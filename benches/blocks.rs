@@ -24,10 +24,10 @@ use coco::generate::{self, Preset};
 use coco::noise::NoiseSource;
 use coco::privacy::Epsilon;
 use coco::release::defaults::public_default;
-use coco::release::export::{OutputFormat, write_release_dir_as};
+use coco::release::export::{OutputFormat, WriteOptions, write_release_dir};
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::plan::MaxSize;
-use coco::release::transaction::Reservation;
+use coco::release::transaction::{Reservation, ReserveOptions};
 
 fn peak() -> String {
     coco::timing::peak_memory().map_or_else(
@@ -96,11 +96,15 @@ fn main() {
     )
     .unwrap()
     .plan;
-    let approved = Reservation::open(&ledger, dataset, plan.clone(), Tool::Release, Some(&out))
+    let reserve = ReserveOptions {
+        output: Some(&out),
+        ..Default::default()
+    };
+    let approved = Reservation::open(&ledger, dataset, plan.clone(), Tool::Release, reserve)
         .unwrap()
-        .draw(&NoiseSource::from_os().unwrap(), false, None, None)
+        .draw(&NoiseSource::from_os().unwrap(), &Default::default())
         .unwrap()
-        .approve(&out)
+        .approve(&out, &Default::default())
         .unwrap();
     let checks = &approved.manifest.checks;
     assert!(checks.consistent && checks.group_totals && checks.integral);
@@ -116,7 +120,17 @@ fn main() {
         let out = tmp.path().join(format!("write-{}", format.name()));
         reset_peak();
         let t = Instant::now();
-        write_release_dir_as(&out, &kept, &plan, &approved.draw, format).unwrap();
+        write_release_dir(
+            &out,
+            &kept,
+            &plan,
+            &approved.draw,
+            &WriteOptions {
+                format,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let seconds = t.elapsed().as_secs_f64();
         let bytes = |name: &str| std::fs::metadata(out.join(name)).map_or(0, |m| m.len());
         let tables: u64 = std::fs::read_dir(out.join("tables"))

@@ -15,7 +15,7 @@ use coco::estimate::{
     self, EstimateOptions, IsotonicFit, Method, cumulative, isotonic, unattributed,
 };
 use coco::histogram::{Count, CountOfCounts, Size};
-use coco::noise::{DiscreteLaplace, NoiseSource, StreamId};
+use coco::noise::{DiscreteLaplace, NoiseSource, Purpose};
 use coco::privacy::Epsilon;
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 
@@ -52,23 +52,24 @@ fn hc(c: &mut Criterion) {
     let groups = truth.groups();
     let source = NoiseSource::seeded(1);
     let options = EstimateOptions::default();
-    let noisy = cumulative::measure(&truth, k, &eps, &mut source.stream(StreamId(0))).unwrap();
+    let noisy =
+        cumulative::measure(&truth, k, &eps, &mut source.stream(Purpose::Test.index(0))).unwrap();
     let noise = DiscreteLaplace::new(1, &eps).unwrap();
 
     let mut g = c.benchmark_group("hc/k=100000");
     g.bench_function("measure+estimate", |b| {
-        let mut rng = source.stream(StreamId(1));
+        let mut rng = source.stream(Purpose::Test.index(1));
         b.iter(|| {
             estimate::estimate_node(Method::Hc, &truth, groups, k, &eps, &mut rng, &options)
                 .unwrap()
         })
     });
     g.bench_function("measure", |b| {
-        let mut rng = source.stream(StreamId(2));
+        let mut rng = source.stream(Purpose::Test.index(2));
         b.iter(|| cumulative::measure(&truth, k, &eps, &mut rng).unwrap())
     });
     g.bench_function("noise only", |b| {
-        let mut rng = source.stream(StreamId(3));
+        let mut rng = source.stream(Purpose::Test.index(3));
         b.iter(|| {
             let mut acc = 0i64;
             for _ in 0..=k {
@@ -100,25 +101,31 @@ fn hg(c: &mut Criterion) {
     assert!(groups >= 10_000_000, "{groups}");
     let source = NoiseSource::seeded(2);
     let options = EstimateOptions::default();
-    let noisy =
-        unattributed::measure(&truth, groups, k, &eps, &mut source.stream(StreamId(0))).unwrap();
+    let noisy = unattributed::measure(
+        &truth,
+        groups,
+        k,
+        &eps,
+        &mut source.stream(Purpose::Test.index(0)),
+    )
+    .unwrap();
     let noise = DiscreteLaplace::new(1, &eps).unwrap();
 
     let mut g = c.benchmark_group("hg/g=10^7");
     g.sample_size(10);
     g.bench_function("measure+estimate", |b| {
-        let mut rng = source.stream(StreamId(1));
+        let mut rng = source.stream(Purpose::Test.index(1));
         b.iter(|| {
             estimate::estimate_node(Method::Hg, &truth, groups, k, &eps, &mut rng, &options)
                 .unwrap()
         })
     });
     g.bench_function("measure", |b| {
-        let mut rng = source.stream(StreamId(2));
+        let mut rng = source.stream(Purpose::Test.index(2));
         b.iter(|| unattributed::measure(&truth, groups, k, &eps, &mut rng).unwrap())
     });
     g.bench_function("noise only", |b| {
-        let mut rng = source.stream(StreamId(3));
+        let mut rng = source.stream(Purpose::Test.index(3));
         b.iter(|| {
             let mut acc = 0i64;
             for _ in 0..groups {

@@ -17,13 +17,13 @@
 use std::hint::black_box;
 
 use coco::noise::inversion::InversionTable;
-use coco::noise::{DiscreteLaplace, NoiseSource, NoiseStream, StreamId, cks};
+use coco::noise::{DiscreteLaplace, NoiseSource, NoiseStream, Purpose, cks};
 use coco::privacy::Epsilon;
 use criterion::{Criterion, criterion_group, criterion_main};
 use rand::Rng;
 
 fn stream() -> NoiseStream {
-    NoiseSource::seeded(2024).stream(StreamId(1))
+    NoiseSource::seeded(2024).stream(Purpose::Test.index(1))
 }
 
 /// Floating-point two-sided geometric: the speed reference, not exact (Mironov 2012).

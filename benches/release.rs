@@ -20,10 +20,10 @@ use coco::generate::{self, Preset};
 use coco::noise::NoiseSource;
 use coco::preview::{self, PreviewOptions};
 use coco::privacy::Epsilon;
-use coco::release::export::{OutputFormat, write_release_dir_as};
+use coco::release::export::{OutputFormat, WriteOptions, write_release_dir};
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::plan::{MaxSize, ReleasePlan};
-use coco::release::transaction::Reservation;
+use coco::release::transaction::{Reservation, ReserveOptions};
 use criterion::{Criterion, criterion_group};
 
 fn peak_rss() -> String {
@@ -71,11 +71,15 @@ fn release_once(
     // draw, pending line, export, written line.
     let dataset = std::sync::Arc::new(Dataset::load(dir).unwrap());
     let plan = plan(&dataset, consistency, method);
-    let approved = Reservation::open(ledger, dataset, plan, Tool::Release, Some(out))
+    let reserve = ReserveOptions {
+        output: Some(out),
+        ..Default::default()
+    };
+    let approved = Reservation::open(ledger, dataset, plan, Tool::Release, reserve)
         .unwrap()
-        .draw(&NoiseSource::from_os().unwrap(), false, None, None)
+        .draw(&NoiseSource::from_os().unwrap(), &Default::default())
         .unwrap()
-        .approve(out)
+        .approve(out, &Default::default())
         .unwrap();
     let checks = &approved.manifest.checks;
     assert!(checks.consistent && checks.group_totals);
@@ -118,17 +122,21 @@ fn us_counties_release(c: &mut Criterion) {
     let dataset = std::sync::Arc::new(Dataset::load(&dir).unwrap());
     let plan = plan(&dataset, Consistency::Wls, Method::Hc);
     let first = outs.path().join("drawn");
+    let reserve = ReserveOptions {
+        output: Some(&first),
+        ..Default::default()
+    };
     let approved = Reservation::open(
         &ledger,
         dataset.clone(),
         plan.clone(),
         Tool::Release,
-        Some(&first),
+        reserve,
     )
     .unwrap()
-    .draw(&NoiseSource::from_os().unwrap(), false, None, None)
+    .draw(&NoiseSource::from_os().unwrap(), &Default::default())
     .unwrap()
-    .approve(&first)
+    .approve(&first, &Default::default())
     .unwrap();
     for format in [OutputFormat::Csv, OutputFormat::Parquet, OutputFormat::Both] {
         reset_peak();
@@ -142,7 +150,17 @@ fn us_counties_release(c: &mut Criterion) {
             b.iter(|| {
                 n += 1;
                 let out = outs.path().join(format!("w{n}"));
-                write_release_dir_as(&out, &dataset, &plan, &approved.draw, format).unwrap();
+                write_release_dir(
+                    &out,
+                    &dataset,
+                    &plan,
+                    &approved.draw,
+                    &WriteOptions {
+                        format,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
             })
         });
         group.finish();
@@ -162,6 +180,7 @@ fn us_counties_release(c: &mut Criterion) {
                 compare: false,
                 keep_last_trial: false,
                 bottom_up: true,
+                coverage: None,
             };
             preview::preview(&dataset, &plan, &options, None, &|_| {}).unwrap()
         })

@@ -25,8 +25,9 @@ use crate::data::{Dataset, NodeId};
 use crate::emd::emd;
 use rayon::prelude::*;
 
+use crate::estimate::Keep;
 use crate::histogram::{HistogramSet, Histograms, Size};
-use crate::noise::{NoiseSource, OsRandomnessError};
+use crate::noise::{NoiseSource, OsRandomnessError, Subkey};
 use crate::privacy::{Diagnostic, Epsilon};
 use crate::release::plan::{MaxSize, ReleasePlan};
 use crate::release::run::{self, RunError};
@@ -313,7 +314,7 @@ pub fn preview(
     let mut ran: Vec<Variant> = variants.clone();
     let nodes = h.len();
     for t in 0..trials {
-        let source = base.derive(t as u64);
+        let source = base.derive(Subkey::Trial(t as u32));
         let node_progress = |done: usize, total: usize| {
             progress(PreviewProgress {
                 trial: t,
@@ -322,8 +323,22 @@ pub fn preview(
                 nodes: total,
             });
         };
-        let keep = run::keep_for(plan, true, options.compare);
-        let est = run::estimate_plan(dataset, plan, &source, cancel, Some(&node_progress), keep)?;
+        let est = run::estimate_plan(
+            dataset,
+            plan,
+            &source,
+            &run::RunOptions {
+                cancel,
+                progress: Some(&node_progress),
+                // The independent histograms always; with `compare`, every step's inputs.
+                keep: Keep {
+                    histograms: true,
+                    runs: options.compare,
+                    fits: options.compare,
+                },
+                keep_measurements: false,
+            },
+        )?;
         max_size = est.max_size;
         for w in run::saturated_tails(h, plan, &est.estimates) {
             if !fallbacks.contains(&w) {
@@ -341,7 +356,7 @@ pub fn preview(
             let options = ConsistencyOptions {
                 merge: variant.merge,
                 checked: variant.checked,
-                ..run::consistency_options(plan, dataset)
+                ..run::consistency_options(plan, h)
             };
             let result = consistency::make_consistent(
                 variant.consistency,
@@ -380,7 +395,7 @@ pub fn preview(
                 est.max_size,
                 ran[0].consistency,
             );
-            let u = crate::release::margins::intervals_of(
+            let u = crate::release::margins::intervals(
                 released,
                 plan,
                 dataset.public(),
@@ -389,9 +404,7 @@ pub fn preview(
                     replicates: crate::release::margins::Replicates::Within(
                         crate::release::margins::WORK_BUDGET / 10 / trials as u64,
                     ),
-                    seed: options
-                        .seed
-                        .map(|s| s.wrapping_add(0x5eed_0000).wrapping_add(t as u64)),
+                    key: Some(source),
                     ..Default::default()
                 },
             )

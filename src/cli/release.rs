@@ -9,9 +9,10 @@ use clap::Args;
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
 use coco::privacy::Rounding;
-use coco::release::export::OutputFormat;
+use coco::release::export::{OutputFormat, WriteOptions};
 use coco::release::ledger::Tool;
 use coco::release::plan::ReleasePlan;
+use coco::release::run::DrawOptions;
 
 use super::exit::FlagError;
 use coco::release::transaction::{
@@ -93,9 +94,6 @@ fn parse_replicates(text: &str) -> Result<ReplicatesArg, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The tuning to record: the plan's own label, checked where it can be (a plan that
-/// says `public-default` must be coco's default: its levels, K, consistency and fits),
-/// and the operator's `--tuned`, the worse of the two when both say something.
 /// `--format`: a format's name, or a message listing every one.
 fn parse_format(name: &str) -> Result<OutputFormat, String> {
     OutputFormat::parse(name).ok_or_else(|| {
@@ -107,6 +105,9 @@ fn parse_format(name: &str) -> Result<OutputFormat, String> {
     })
 }
 
+/// The tuning to record: the plan's own label, checked where it can be (a plan that
+/// says `public-default` must be coco's default: its levels, K, consistency and fits),
+/// and the operator's `--tuned`, the worse of the two when both say something.
 fn recorded_tuning(plan: &ReleasePlan, dataset: &Dataset, tuned: Option<Tuning>) -> Tuning {
     let own = coco::release::defaults::checked(plan, dataset);
     if own != plan.tuning() {
@@ -178,14 +179,15 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             holder.text
         );
     };
-    let reservation = Reservation::open_with(
+    let reservation = Reservation::open(
         &ledger,
         dataset,
         plan,
         Tool::Release,
-        Some(&out),
         ReserveOptions {
+            output: Some(&out),
             allow_large_epsilon,
+            allow_seeded: not_private,
             waiting: Some(&mut waiting),
         },
     )?;
@@ -199,27 +201,31 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         None => NoiseSource::from_os()?,
     };
     let progress = Progress::new("release");
-    let pending = reservation.draw_keeping(
+    let pending = reservation.draw(
         &source,
-        not_private,
-        None,
-        Some(&|done: usize, n: usize| {
-            progress.update(done as u64, n as u64, "regions measured");
-        }),
-        measurements,
+        &DrawOptions {
+            cancel: None,
+            progress: Some(&|done: usize, n: usize| {
+                progress.update(done as u64, n as u64, "regions measured");
+            }),
+            keep_measurements: measurements,
+        },
     )?;
     progress.finish();
-    let extras = coco::release::outputs::margins::Extras {
-        uncertainty: uncertainty
-            .0
-            .map(|confidence| coco::release::margins::UncertaintyOptions {
-                confidence,
-                replicates: replicates.0,
-                ..Default::default()
+    let options = WriteOptions {
+        format,
+        extras: coco::release::outputs::margins::Extras {
+            uncertainty: uncertainty.0.map(|confidence| {
+                coco::release::margins::UncertaintyOptions {
+                    confidence,
+                    replicates: replicates.0,
+                    ..Default::default()
+                }
             }),
-        computed: None,
+            computed: None,
+        },
     };
-    let approved = match pending.approve_with(&out, format, &extras) {
+    let approved = match pending.approve(&out, &options) {
         Ok(a) => a,
         Err(ApproveError::Refused { error, pending }) => {
             // Checked before the draw; something changed since. The draw is spent.

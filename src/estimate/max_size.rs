@@ -94,7 +94,7 @@ pub fn estimate_max_size<'a>(
 mod tests {
     use super::*;
     use crate::histogram::CountOfCounts;
-    use crate::noise::{NoiseSource, StreamId};
+    use crate::noise::{NoiseSource, Purpose};
 
     fn eps(s: &str) -> Epsilon {
         Epsilon::parse(s).unwrap()
@@ -124,7 +124,7 @@ mod tests {
         let source = NoiseSource::seeded(11);
         let mut hits = 0;
         for i in 0..200 {
-            let mut rng = source.stream(StreamId(i));
+            let mut rng = source.stream(Purpose::Test.index(i));
             let (m, k) = estimate_max_size(&root, &eps("1"), &mut rng).unwrap();
             assert_eq!(k, m.k());
             assert_eq!(m.epsilon, eps("1"));

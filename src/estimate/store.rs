@@ -9,8 +9,8 @@
 use super::{GroupRun, HeadBlock, NodeEstimate, NodeFit, StepRun};
 use crate::histogram::{HistRef, HistogramSet};
 
-/// Which parts of each estimate to keep.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which parts of each estimate to keep. The default keeps none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Keep {
     /// The independent histogram `Ĥ`.
     pub histograms: bool,
@@ -21,6 +21,11 @@ pub struct Keep {
 }
 
 impl Keep {
+    pub const NONE: Keep = Keep {
+        histograms: false,
+        runs: false,
+        fits: false,
+    };
     pub const ALL: Keep = Keep {
         histograms: true,
         runs: true,

@@ -15,8 +15,10 @@ pub mod cks;
 pub mod discrete_laplace;
 pub mod exact_exp;
 pub mod inversion;
+pub mod streams;
 
 pub use discrete_laplace::{DiscreteLaplace, NoiseError};
+pub use streams::{Purpose, StreamId, Subkey};
 
 use rand::rngs::{ChaCha20Rng, SysRng};
 use rand::{Rng, SeedableRng, TryRng};
@@ -48,7 +50,7 @@ impl Randomness {
 }
 
 /// The key of a run's noise. Streams derived from it are independent.
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 pub struct NoiseSource {
     key: [u8; 32],
     randomness: Randomness,
@@ -92,11 +94,12 @@ impl NoiseSource {
         }
     }
 
-    /// An independent source for a sub-run (a preview trial): same kind of key, new
-    /// value. For a seeded source the result is reproducible.
-    pub fn derive(&self, index: u64) -> NoiseSource {
+    /// An independent source for a sub-run (a preview trial, the margins of error, a
+    /// replicate): same kind of key, new value ([`Subkey`]). For a seeded source the
+    /// result is reproducible.
+    pub fn derive(&self, sub: Subkey) -> NoiseSource {
         let mut rng = ChaCha20Rng::from_seed(self.key);
-        rng.set_stream(u64::MAX - index);
+        rng.set_stream(sub.stream());
         let mut key = [0u8; 32];
         rng.fill_bytes(&mut key);
         Self {
@@ -109,23 +112,12 @@ impl NoiseSource {
         self.randomness
     }
 
-    /// The stream for one measurement. Distinct ids give independent streams.
+    /// The stream for one measurement ([`Purpose::node`]). Distinct ids give
+    /// independent streams.
     pub fn stream(&self, id: StreamId) -> NoiseStream {
         let mut rng = ChaCha20Rng::from_seed(self.key);
-        rng.set_stream(id.0);
+        rng.set_stream(id.number());
         NoiseStream { rng }
-    }
-}
-
-/// Names one measurement's stream: what is measured and where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct StreamId(pub u64);
-
-impl StreamId {
-    /// The stream of the measurement of node `node` for purpose `purpose`
-    /// (0 = the release's own measurements, others for baselines and sub-steps).
-    pub fn node(purpose: u8, node: u32) -> StreamId {
-        StreamId((u64::from(purpose) << 40) | u64::from(node))
     }
 }
 
@@ -164,27 +156,33 @@ mod tests {
     fn streams_are_reproducible_and_distinct() {
         let a = NoiseSource::seeded(7);
         let b = NoiseSource::seeded(7);
-        let x: Vec<u64> = (0..4)
-            .map(|_| a.stream(StreamId::node(0, 3)).next_u64())
-            .collect();
+        let m = Purpose::Measure;
+        let x: Vec<u64> = (0..4).map(|_| a.stream(m.index(3)).next_u64()).collect();
         assert!(x.windows(2).all(|w| w[0] == w[1]));
         assert_eq!(
-            a.stream(StreamId::node(0, 3)).next_u64(),
-            b.stream(StreamId::node(0, 3)).next_u64()
+            a.stream(m.index(3)).next_u64(),
+            b.stream(m.index(3)).next_u64()
         );
         assert_ne!(
-            a.stream(StreamId::node(0, 3)).next_u64(),
-            a.stream(StreamId::node(0, 4)).next_u64()
+            a.stream(m.index(3)).next_u64(),
+            a.stream(m.index(4)).next_u64()
         );
         assert_ne!(
-            a.stream(StreamId::node(0, 3)).next_u64(),
-            a.stream(StreamId::node(1, 3)).next_u64()
+            a.stream(m.index(3)).next_u64(),
+            a.stream(Purpose::BottomUp.index(3)).next_u64()
         );
         assert_ne!(
-            a.derive(0).stream(StreamId(0)).next_u64(),
-            a.derive(1).stream(StreamId(0)).next_u64()
+            a.derive(Subkey::Trial(0)).stream(m.index(0)).next_u64(),
+            a.derive(Subkey::Trial(1)).stream(m.index(0)).next_u64()
         );
-        assert_eq!(a.derive(5).randomness(), Randomness::Seeded { seed: 7 });
+        assert_ne!(
+            a.derive(Subkey::Trial(0)).stream(m.index(0)).next_u64(),
+            a.derive(Subkey::Replicate(0)).stream(m.index(0)).next_u64()
+        );
+        assert_eq!(
+            a.derive(Subkey::Trial(5)).randomness(),
+            Randomness::Seeded { seed: 7 }
+        );
     }
 
     #[test]
@@ -193,8 +191,8 @@ mod tests {
         let b = NoiseSource::from_os().unwrap();
         assert_eq!(a.randomness(), Randomness::Os);
         assert_ne!(
-            a.stream(StreamId(0)).next_u64(),
-            b.stream(StreamId(0)).next_u64()
+            a.stream(Purpose::Test.index(0)).next_u64(),
+            b.stream(Purpose::Test.index(0)).next_u64()
         );
         assert!(!format!("{a:?}").contains("key:"));
     }

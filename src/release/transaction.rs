@@ -19,7 +19,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use thiserror::Error;
 
@@ -32,7 +31,7 @@ use crate::release::ledger::{
 };
 use crate::release::outputs::export::{self, ExportError};
 use crate::release::outputs::manifest::Manifest;
-use crate::release::pipeline::draw::{self as run, Draw, Progress, RunError};
+use crate::release::pipeline::draw::{self as run, Draw, RunError};
 use crate::release::plan::ReleasePlan;
 
 /// What the ledger recorded about a draw.
@@ -97,11 +96,17 @@ pub fn is_large(epsilon: &Epsilon) -> bool {
     *epsilon > Epsilon::from_ratio(u64::from(LARGE_EPSILON), 1).expect("positive")
 }
 
-/// What a reservation may do beyond the defaults.
+/// What a reservation checks first and may do beyond the defaults.
 #[derive(Default)]
 pub struct ReserveOptions<'a> {
+    /// Where the release will be written, when known: checked before anything else
+    /// (it is checked again when the release is approved).
+    pub output: Option<&'a Path>,
     /// Draw a total ε above [`LARGE_EPSILON`] (the operator said so).
     pub allow_large_epsilon: bool,
+    /// Draw with seeded noise (tests; such a draw is marked reproducible and not for
+    /// publication everywhere). Without it a seeded source is refused.
+    pub allow_seeded: bool,
     /// Told who holds the ledger when another coco does, before waiting for it.
     pub waiting: Option<&'a mut dyn FnMut(&LockHolder)>,
 }
@@ -118,41 +123,25 @@ pub struct Reservation {
     epsilon: Epsilon,
     cap: CapStatus,
     notes: Vec<String>,
+    /// Whether a seeded source may be drawn with ([`ReserveOptions::allow_seeded`]).
+    allow_seeded: bool,
 }
 
 impl Reservation {
-    /// Locks the ledger (waiting for another coco that holds it), reads it fail-closed
-    /// and checks every matching cap; with `output`, checks it first. Nothing is drawn.
+    /// Locks the ledger (waiting for another coco that holds it, telling
+    /// `options.waiting`), reads it fail-closed and checks every matching cap; checks
+    /// `options.output` first. A total ε above [`LARGE_EPSILON`] is refused unless
+    /// `options.allow_large_epsilon`. A ledger that holds fewer lines than its anchor
+    /// records is refused (a lost ledger restores no budget); one that has no anchor
+    /// yet gets one. Nothing is drawn.
     pub fn open(
         ledger: &Ledger,
         dataset: Arc<Dataset>,
         plan: ReleasePlan,
         tool: Tool,
-        output: Option<&Path>,
-    ) -> Result<Reservation, TransactionError> {
-        Reservation::open_with(
-            ledger,
-            dataset,
-            plan,
-            tool,
-            output,
-            ReserveOptions::default(),
-        )
-    }
-
-    /// [`Reservation::open`] with options: a total ε above [`LARGE_EPSILON`] is refused
-    /// unless `allow_large_epsilon`; `waiting` hears who holds the ledger before coco
-    /// waits for it. A ledger that holds fewer lines than its anchor records is refused
-    /// (a lost ledger restores no budget); one that has no anchor yet gets one.
-    pub fn open_with(
-        ledger: &Ledger,
-        dataset: Arc<Dataset>,
-        plan: ReleasePlan,
-        tool: Tool,
-        output: Option<&Path>,
         options: ReserveOptions<'_>,
     ) -> Result<Reservation, TransactionError> {
-        if let Some(out) = output {
+        if let Some(out) = options.output {
             export::check_output(out).map_err(TransactionError::Output)?;
         }
         let epsilon = plan.total_epsilon().ok_or(TransactionError::EmptyPlan)?;
@@ -179,6 +168,7 @@ impl Reservation {
             epsilon,
             cap,
             notes,
+            allow_seeded: options.allow_seeded,
         })
     }
 
@@ -198,29 +188,14 @@ impl Reservation {
     }
 
     /// Draws with `source` and records the draw as pending before returning it. A
-    /// seeded `source` is refused unless `allow_seeded` (tests; such a draw is marked
-    /// reproducible and not for publication everywhere).
+    /// seeded `source` is refused unless the reservation allows it
+    /// ([`ReserveOptions::allow_seeded`]).
     pub fn draw(
         self,
         source: &NoiseSource,
-        allow_seeded: bool,
-        cancel: Option<&AtomicBool>,
-        progress: Option<Progress<'_>>,
+        options: &run::DrawOptions<'_>,
     ) -> Result<PendingDraw, TransactionError> {
-        self.draw_keeping(source, allow_seeded, cancel, progress, false)
-    }
-
-    /// [`Reservation::draw`], keeping the noisy measurements when `keep_measurements`
-    /// (written as `measurements.jsonl`; see [`crate::release::outputs::margins::measurements`]).
-    pub fn draw_keeping(
-        self,
-        source: &NoiseSource,
-        allow_seeded: bool,
-        cancel: Option<&AtomicBool>,
-        progress: Option<Progress<'_>>,
-        keep_measurements: bool,
-    ) -> Result<PendingDraw, TransactionError> {
-        if source.randomness().is_reproducible() && !allow_seeded {
+        if source.randomness().is_reproducible() && !self.allow_seeded {
             return Err(TransactionError::SeededNotAllowed);
         }
         let Reservation {
@@ -232,8 +207,9 @@ impl Reservation {
             epsilon,
             cap: _,
             notes: _,
+            allow_seeded: _,
         } = self;
-        let drawn = run::draw_keeping(&dataset, &plan, source, cancel, progress, keep_measurements);
+        let drawn = run::draw(&dataset, &plan, source, options);
         let draw = match drawn {
             Ok(draw) => draw,
             Err(error) => {
@@ -371,7 +347,7 @@ impl PendingDraw {
     /// failure leaves none: the export computes them again, and reports its failure.
     pub fn with_margins(mut self, options: &crate::release::margins::UncertaintyOptions) -> Self {
         self.margins = crate::release::margins::intervals(
-            &self.draw,
+            &*self.draw,
             &self.plan,
             self.dataset.public(),
             options,
@@ -391,32 +367,14 @@ impl PendingDraw {
         Recorded::of(&self.entry)
     }
 
-    /// Writes the release to `out` (checked again first: a path that cannot take it
-    /// leaves the draw pending), then records it as written.
-    pub fn approve(self, out: &Path) -> Result<Approved, ApproveError> {
-        self.approve_as(out, export::OutputFormat::Csv)
-    }
-
-    /// [`PendingDraw::approve`], writing the files of `format` (CSV, Parquet or both).
-    pub fn approve_as(
-        self,
-        out: &Path,
-        format: export::OutputFormat,
-    ) -> Result<Approved, ApproveError> {
-        self.approve_with(
-            out,
-            format,
-            &crate::release::outputs::margins::Extras::default(),
-        )
-    }
-
-    /// [`PendingDraw::approve_as`], writing the extra files of `extras` (the margins of
-    /// error and the other files of [`crate::release::margins`]).
-    pub fn approve_with(
+    /// Writes the release to `out` as `options` says (the formats, the margins of
+    /// error and the other files of [`crate::release::margins`]), checking `out` again
+    /// first: a path that cannot take it leaves the draw pending. Then records it as
+    /// written.
+    pub fn approve(
         mut self,
         out: &Path,
-        format: export::OutputFormat,
-        extras: &crate::release::outputs::margins::Extras,
+        options: &export::WriteOptions,
     ) -> Result<Approved, ApproveError> {
         if let Err(error) = export::check_output(out) {
             return Err(ApproveError::Refused {
@@ -425,21 +383,18 @@ impl PendingDraw {
             });
         }
         let phase = crate::timing::phase("write and read back");
-        let extras = crate::release::outputs::margins::Extras {
-            computed: self
-                .margins
-                .clone()
-                .filter(|_| extras.uncertainty.is_some()),
-            ..extras.clone()
+        let options = export::WriteOptions {
+            extras: crate::release::outputs::margins::Extras {
+                computed: self
+                    .margins
+                    .clone()
+                    .filter(|_| options.extras.uncertainty.is_some()),
+                ..options.extras.clone()
+            },
+            ..options.clone()
         };
-        let result = export::write_release_dir_with(
-            out,
-            &self.dataset,
-            &self.plan,
-            &self.draw,
-            format,
-            &extras,
-        );
+        let result =
+            export::write_release_dir(out, &self.dataset, &self.plan, &self.draw, &options);
         phase.done();
         let output = std::path::absolute(out)
             .unwrap_or_else(|_| out.to_path_buf())
@@ -451,7 +406,7 @@ impl PendingDraw {
                 // manifest from the one written (the release exists either way).
                 let digest = export::manifest_sha256(out).ok();
                 let recorded = self
-                    .decide_with(Status::Written, Some(output), None, digest)
+                    .decide(Status::Written, Some(output), None, digest)
                     .map_err(|e| e.to_string());
                 Ok(Approved {
                     out: out.to_path_buf(),
@@ -468,7 +423,7 @@ impl PendingDraw {
                     e => format!("not written: {e}"),
                 };
                 let recorded = self
-                    .decide(Status::NotWritten, Some(output), Some(note))
+                    .decide(Status::NotWritten, Some(output), Some(note), None)
                     .map_err(|e| e.to_string());
                 Err(ApproveError::Failed {
                     error: Box::new(error),
@@ -480,21 +435,12 @@ impl PendingDraw {
 
     /// Records the draw as discarded: its ε stays spent.
     pub fn discard(mut self, note: &str) -> Result<Recorded, LedgerError> {
-        self.decide(Status::Discarded, None, Some(note.to_string()))
+        self.decide(Status::Discarded, None, Some(note.to_string()), None)
     }
 
-    /// Appends the decision and releases the lock. Called once.
+    /// Appends the decision (with the written manifest's digest, for a release
+    /// written) and releases the lock. Called once.
     fn decide(
-        &mut self,
-        status: Status,
-        output: Option<String>,
-        note: Option<String>,
-    ) -> Result<Recorded, LedgerError> {
-        self.decide_with(status, output, note, None)
-    }
-
-    /// [`PendingDraw::decide`], recording the written manifest's digest.
-    fn decide_with(
         &mut self,
         status: Status,
         output: Option<String>,
@@ -528,6 +474,7 @@ impl Drop for PendingDraw {
                 Some(
                     "discarded: coco stopped (or the draw was abandoned) before a decision".into(),
                 ),
+                None,
             );
         }
     }

@@ -24,9 +24,10 @@ use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
 use crate::proxy::{self, Proxy, ProxySpec};
-use crate::release::export::OutputFormat;
+use crate::release::export::{OutputFormat, WriteOptions};
 use crate::release::ledger::{Ledger, Tool};
 use crate::release::plan::ReleasePlan;
+use crate::release::run::DrawOptions;
 use crate::release::transaction::{
     ApproveError, Approved, PendingDraw, Recorded, Reservation, ReserveOptions, TransactionError,
 };
@@ -745,12 +746,11 @@ fn draw(
         message: e.to_string(),
     };
     let mut heard = |holder: &crate::release::ledger::LockHolder| waiting(&holder.text);
-    let reservation = Reservation::open_with(
+    let reservation = Reservation::open(
         ledger,
         dataset,
         plan,
         Tool::Tui,
-        None,
         ReserveOptions {
             waiting: Some(&mut heard),
             ..ReserveOptions::default()
@@ -763,7 +763,14 @@ fn draw(
         cancelled: false,
     })?;
     reservation
-        .draw(&source, false, Some(cancel), Some(progress))
+        .draw(
+            &source,
+            &DrawOptions {
+                cancel: Some(cancel),
+                progress: Some(progress),
+                keep_measurements: false,
+            },
+        )
         .map_err(failed)
         // [uncertainty] The margins of error, for review (post-processing; no ε).
         .map(|pending| pending.with_margins(&Default::default()))
@@ -784,7 +791,11 @@ fn export(
             recorded: None,
         });
     };
-    let error = match pending.approve_as(out, format) {
+    let options = WriteOptions {
+        format,
+        ..WriteOptions::default()
+    };
+    let error = match pending.approve(out, &options) {
         Ok(approved) => return Ok(Box::new(approved)),
         Err(e) => e,
     };

@@ -71,7 +71,7 @@ use coco::consistency::Consistency;
 use coco::data::{Dataset, GroupsForm, Hierarchy, NodeId};
 use coco::estimate::{self, Method, Noisy, Tail, TailGroups, TailLength, max_size};
 use coco::histogram::{CountOfCounts, Histograms, Size};
-use coco::noise::{DiscreteLaplace, NoiseSource, StreamId};
+use coco::noise::{DiscreteLaplace, NoiseSource, Purpose, Subkey};
 use coco::privacy::{Diagnostic, Epsilon};
 use coco::release::ReleasePlan;
 use coco::release::plan::MaxSize;
@@ -234,7 +234,7 @@ type Mechanism<'a> = dyn Fn(&NoiseSource) -> Vec<i64> + Sync + 'a;
 
 /// The noise of trial `i` under `seed`: independent across trials and seeds.
 fn trial_source(seed: u64, i: u64) -> NoiseSource {
-    NoiseSource::seeded(seed).derive(i)
+    NoiseSource::seeded(seed).derive(Subkey::Test(i as u32))
 }
 
 /// How often each event happens in `n` runs.
@@ -507,7 +507,7 @@ fn audit_node_case(case: &NodeCase, n: u64, seed: u64) -> Vec<Outcome> {
         let epsilon = epsilon.clone();
         let truth = truth.clone();
         move |source: &NoiseSource| {
-            let mut rng = source.stream(StreamId(0));
+            let mut rng = source.stream(Purpose::Test.index(0));
             let m = estimate::measure(
                 case.method,
                 &truth,
@@ -547,7 +547,7 @@ fn audit_max_size(n: u64, seed: u64) -> (Epsilon, Vec<Outcome>) {
     let mech = |truth: CountOfCounts| {
         let epsilon = epsilon.clone();
         move |source: &NoiseSource| {
-            let mut rng = source.stream(StreamId(0));
+            let mut rng = source.stream(Purpose::Test.index(0));
             vec![max_size::measure(&truth, &epsilon, &mut rng).unwrap().noisy]
         }
     };
@@ -573,7 +573,7 @@ fn audit_broken(case: &NodeCase, sensitivity: u32, noise_epsilon: &Epsilon) -> V
     let mech = |v: Vec<i64>| {
         let noise = noise.clone();
         move |source: &NoiseSource| {
-            let mut rng = source.stream(StreamId(0));
+            let mut rng = source.stream(Purpose::Test.index(0));
             v.iter().map(|x| x + noise.sample(&mut rng)).collect()
         }
     };
@@ -620,7 +620,7 @@ fn audit_catches_a_tail_that_overlaps_the_head() {
     let mech = |v: Vec<i64>| {
         let noise = noise.clone();
         move |source: &NoiseSource| {
-            let mut rng = source.stream(StreamId(0));
+            let mut rng = source.stream(Purpose::Test.index(0));
             v.iter().map(|x| x + noise.sample(&mut rng)).collect()
         }
     };
@@ -664,7 +664,7 @@ fn auto_output(noisy: Noisy) -> Vec<i64> {
 /// The real measurement of an auto tail on `truth`, read as [`auto_output`].
 fn auto_mechanism(truth: CountOfCounts) -> impl Fn(&NoiseSource) -> Vec<i64> + Sync {
     move |source: &NoiseSource| {
-        let mut rng = source.stream(StreamId(0));
+        let mut rng = source.stream(Purpose::Test.index(0));
         let m = estimate::measure(
             Method::HcTail(AUTO_TAIL),
             &truth,
@@ -746,7 +746,7 @@ fn audit_catches_a_tail_sized_from_the_true_head() {
     // boundary, and the kind of the output gives it away.
     let broken = |truth: CountOfCounts| {
         move |source: &NoiseSource| {
-            let mut rng = source.stream(StreamId(0));
+            let mut rng = source.stream(Purpose::Test.index(0));
             let epsilon = eps(AUTO_EPSILON);
             let noise = DiscreteLaplace::new(1, &epsilon).unwrap();
             let head = estimate::tail::true_head(&truth, AUTO_K, &AUTO_TAIL);
@@ -943,7 +943,7 @@ fn release_mechanism<'a>(
     plan: &'a ReleasePlan,
 ) -> impl Fn(&NoiseSource) -> Vec<i64> + Sync + 'a {
     move |source: &NoiseSource| {
-        let draw = run::draw(dataset, plan, source, None, None).unwrap();
+        let draw = run::draw(dataset, plan, source, &Default::default()).unwrap();
         assert!(draw.checks().passed(), "{:?}", draw.checks());
         features(draw.max_size(), draw.histograms(), RELEASE_K)
     }
@@ -1137,7 +1137,7 @@ fn release_with_streams<'a>(
             .map(|id| {
                 let level = plan.level(h.node(id).level);
                 let stream = if shared { 0 } else { id.0 };
-                let mut rng = source.stream(StreamId::node(run::PURPOSE_RELEASE, stream));
+                let mut rng = source.stream(Purpose::Measure.index(stream));
                 let m = estimate::measure(
                     level.method(),
                     truth.node(id),
@@ -1214,9 +1214,10 @@ fn every_node_of_a_release_uses_its_own_noise_stream() {
                 &d,
                 &plan,
                 &trial_source(6600, t),
-                None,
-                None,
-                estimate::Keep::ALL,
+                &run::RunOptions {
+                    keep: estimate::Keep::ALL,
+                    ..Default::default()
+                },
             )
             .unwrap();
             e.estimates.histogram(a) == e.estimates.histogram(b)
@@ -1231,7 +1232,7 @@ fn every_node_of_a_release_uses_its_own_noise_stream() {
     let source = NoiseSource::seeded(6601);
     let firsts: Vec<Vec<u64>> = (0..64u32)
         .map(|node| {
-            let mut rng = source.stream(StreamId::node(run::PURPOSE_RELEASE, node));
+            let mut rng = source.stream(Purpose::Measure.index(node));
             (0..4)
                 .map(|_| rand::RngExt::random::<u64>(&mut rng))
                 .collect()

@@ -14,7 +14,7 @@ use coco::data::Dataset;
 use coco::noise::NoiseSource;
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::plan::ReleasePlan;
-use coco::release::transaction::Reservation;
+use coco::release::transaction::{Reservation, ReserveOptions};
 use common::cli::{COCO, coco, s, sample, text};
 
 /// `coco ARGS`, which must succeed; its standard output.
@@ -240,9 +240,13 @@ fn coco_ledger_says_whether_a_pending_draw_awaits_its_decision() {
     .unwrap();
     let ledger = Ledger::at(&home);
     // A session's draw, shown and undecided: the session holds the ledger lock.
-    let pending = Reservation::open(&ledger, dataset, plan, Tool::Tui, None)
+    let seeded = ReserveOptions {
+        allow_seeded: true,
+        ..Default::default()
+    };
+    let pending = Reservation::open(&ledger, dataset, plan, Tool::Tui, seeded)
         .unwrap()
-        .draw(&NoiseSource::seeded(1), true, None, None)
+        .draw(&NoiseSource::seeded(1), &Default::default())
         .unwrap();
     let shown = ok(&["ledger"], &home);
     assert!(

@@ -12,10 +12,10 @@ use arrow_array::{Array, RecordBatch};
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
 use coco::privacy::Epsilon;
-use coco::release::export::OutputFormat;
+use coco::release::export::{OutputFormat, WriteOptions};
 use coco::release::ledger::{Ledger, Tool};
 use coco::release::plan::{MaxSize, ReleasePlan};
-use coco::release::transaction::Reservation;
+use coco::release::transaction::{Reservation, ReserveOptions};
 use coco::release::verify::verify_release;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -32,11 +32,19 @@ fn release(home: &Path, out: &Path, format: OutputFormat) -> Arc<Dataset> {
     )
     .unwrap();
     let ledger = Ledger::at(home);
-    Reservation::open(&ledger, dataset.clone(), plan, Tool::Release, Some(out))
+    let reserve = ReserveOptions {
+        output: Some(out),
+        ..Default::default()
+    };
+    let write = WriteOptions {
+        format,
+        ..Default::default()
+    };
+    Reservation::open(&ledger, dataset.clone(), plan, Tool::Release, reserve)
         .unwrap()
-        .draw(&NoiseSource::from_os().unwrap(), false, None, None)
+        .draw(&NoiseSource::from_os().unwrap(), &Default::default())
         .unwrap()
-        .approve_as(out, format)
+        .approve(out, &write)
         .unwrap();
     dataset
 }

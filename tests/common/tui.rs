@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use coco::noise::NoiseSource;
 use coco::release::ledger::{Ledger, Tool};
-use coco::release::transaction::Reservation;
+use coco::release::transaction::{Reservation, ReserveOptions};
 use coco::tui::AppOptions;
 use coco::tui::runtime::Runtime;
 use coco::tui::screens::release::Busy;
@@ -39,10 +39,13 @@ pub fn inject_draw(rt: &mut Runtime, home: &Path) {
         session.dataset.clone(),
         session.plan.clone(),
         Tool::Tui,
-        None,
+        ReserveOptions {
+            allow_seeded: true,
+            ..Default::default()
+        },
     )
     .unwrap()
-    .draw(&NoiseSource::seeded(7), true, None, None)
+    .draw(&NoiseSource::seeded(7), &Default::default())
     .unwrap();
     // As if the operator had pressed d.
     rt.app.release.busy = Some(Busy::Drawing {

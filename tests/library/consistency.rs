@@ -88,7 +88,7 @@ mod wls {
     use coco::estimate::{
         self, EstimateOptions, IsotonicFit, Method, Tail, TailGroups, TailLength,
     };
-    use coco::noise::{NoiseSource, StreamId};
+    use coco::noise::{NoiseSource, Purpose};
     use coco::privacy::Epsilon;
 
     /// Real measurements (seeded) of every node, with budgets varying by level and
@@ -110,7 +110,7 @@ mod wls {
                     d.groups(id),
                     K,
                     &eps,
-                    &mut source.stream(StreamId::node(0, id.0)),
+                    &mut source.stream(Purpose::Measure.node(id)),
                 )
                 .unwrap();
                 estimate::estimate(&m, &EstimateOptions::default())
@@ -311,7 +311,8 @@ fn the_largest_group_count_the_loader_accepts_is_released_exactly() {
     for l in d.hierarchy.levels() {
         plan.set_method(l, coco::estimate::Method::Hc).unwrap();
     }
-    let draw = coco::release::run::draw(&d, &plan, &NoiseSource::seeded(5), None, None).unwrap();
+    let draw =
+        coco::release::run::draw(&d, &plan, &NoiseSource::seeded(5), &Default::default()).unwrap();
     assert!(draw.checks().passed(), "{:?}", draw.checks());
     let root = draw.histograms().hist(0);
     assert_eq!(root.groups(), 1_000_000_000_000);

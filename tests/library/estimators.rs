@@ -8,7 +8,7 @@ use coco::estimate::{
     true_vector,
 };
 use coco::histogram::{Count, CountOfCounts, Size};
-use coco::noise::{NoiseSource, StreamId};
+use coco::noise::{NoiseSource, Purpose};
 use coco::privacy::Epsilon;
 use proptest::prelude::*;
 
@@ -25,14 +25,15 @@ const METHODS: [Method; 4] = [
     }),
 ];
 
-/// A noise stream per method.
-fn stream_of(method: Method) -> u8 {
-    match method {
+/// The first of a block of 2^24 test streams per method.
+fn stream_of(method: Method) -> u32 {
+    let block = match method {
         Method::Hc => 0,
         Method::Hg => 1,
         Method::Naive => 2,
         Method::HcTail(_) => 3,
-    }
+    };
+    block << 24
 }
 
 fn eps(s: &str) -> Epsilon {
@@ -112,7 +113,7 @@ proptest! {
         let source = NoiseSource::seeded(seed);
         for method in METHODS {
             for (i, options) in all_options().iter().enumerate() {
-                let mut rng = source.stream(StreamId(i as u64));
+                let mut rng = source.stream(Purpose::Test.index(i as u32));
                 let est = estimate_node(method, &truth, groups, k, &epsilon, &mut rng, options)
                     .unwrap();
                 if let Err(e) = check_estimate(&est, groups, k) {
@@ -188,7 +189,7 @@ fn edge_cases() {
         for method in METHODS {
             for options in all_options() {
                 for seed in 0..5 {
-                    let mut rng = source.stream(StreamId(seed));
+                    let mut rng = source.stream(Purpose::Test.index(seed));
                     let est = estimate_node(
                         method,
                         &truth,
@@ -225,7 +226,7 @@ fn measurement_shapes_and_reproducibility() {
             12,
             20,
             &eps("1"),
-            &mut source.stream(StreamId::node(0, 3)),
+            &mut source.stream(Purpose::Measure.index(3)),
         )
         .unwrap();
         let again = estimate::measure(
@@ -235,7 +236,7 @@ fn measurement_shapes_and_reproducibility() {
             12,
             20,
             &eps("1"),
-            &mut source.stream(StreamId::node(0, 3)),
+            &mut source.stream(Purpose::Measure.index(3)),
         )
         .unwrap();
         assert_eq!(m, again, "a seeded stream reproduces the measurement");
@@ -257,7 +258,7 @@ fn measurement_shapes_and_reproducibility() {
             12,
             20,
             &eps("1"),
-            &mut source.stream(StreamId::node(0, 3)),
+            &mut source.stream(Purpose::Measure.index(3)),
             &options,
         )
         .unwrap();
@@ -279,7 +280,7 @@ fn noise_is_added_to_the_true_vector() {
                 truth.groups(),
                 12,
                 &eps("40"),
-                &mut source.stream(StreamId(seed)),
+                &mut source.stream(Purpose::Test.index(seed)),
                 &EstimateOptions::default(),
             )
             .unwrap();
@@ -308,7 +309,7 @@ fn mean_root_emd(method: Method, epsilon: &Epsilon, runs: u32, seed: u64) -> f64
     let source = NoiseSource::seeded(seed);
     let total: u64 = (0..runs)
         .map(|run| {
-            let mut rng = source.stream(StreamId::node(stream_of(method), run));
+            let mut rng = source.stream(Purpose::Test.index(stream_of(method) + run));
             let est = estimate_node(
                 method,
                 &truth,

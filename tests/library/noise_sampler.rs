@@ -21,7 +21,7 @@
 //! `COCO_OPENDP_ORACLE=target/debug/coco-oracle cargo test --test library -- --ignored --exact noise_sampler::agrees_with_opendp_sampler`,
 //! which `.ci/run` does.
 
-use coco::noise::{DiscreteLaplace, NoiseSource, StreamId, cks};
+use coco::noise::{DiscreteLaplace, NoiseSource, Purpose, cks};
 use coco::privacy::Epsilon;
 
 /// Upper 1e-6 quantiles of the chi-square distribution with `df = 1..=200` degrees of
@@ -68,8 +68,8 @@ fn laplace(epsilon: &str, sensitivity: u32) -> DiscreteLaplace {
 }
 
 /// `n` samples from stream `stream` of a fixed seed.
-fn draw(d: &DiscreteLaplace, stream: u64, n: usize) -> Vec<i64> {
-    let mut rng = NoiseSource::seeded(20_240_601).stream(StreamId(stream));
+fn draw(d: &DiscreteLaplace, stream: u32, n: usize) -> Vec<i64> {
+    let mut rng = NoiseSource::seeded(20_240_601).stream(Purpose::Test.index(stream));
     let mut out = vec![0; n];
     d.fill(&mut rng, &mut out);
     out
@@ -238,7 +238,7 @@ fn fits_exact_pmf(n: usize) {
     for (i, &(e, sensitivity)) in BUDGETS.iter().enumerate() {
         let d = laplace(e, sensitivity);
         assert!(!d.uses_reference_sampler());
-        let xs = draw(&d, i as u64, n);
+        let xs = draw(&d, i as u32, n);
         assert_fits(&d, &xs, &format!("ε = {e}, Δ = {sensitivity}"));
     }
 }
@@ -262,7 +262,7 @@ fn slow_path_fits(n: usize) {
         .enumerate()
     {
         let d = DiscreteLaplace::with_table_bits(sensitivity, &eps(e), 4).unwrap();
-        let xs = draw(&d, 100 + i as u64, n);
+        let xs = draw(&d, 100 + i as u32, n);
         assert_fits(&d, &xs, &format!("4-bit table, ε = {e}, Δ = {sensitivity}"));
     }
 }
@@ -314,7 +314,7 @@ fn agrees_with_opendp(n: usize) {
     .enumerate()
     {
         let d = laplace(e, sensitivity);
-        let ours = draw(&d, 300 + i as u64, n);
+        let ours = draw(&d, 300 + i as u32, n);
         let theirs = opendp_samples(num, den, n);
         assert_same_law(
             &d,
@@ -340,11 +340,11 @@ fn agrees_with_opendp_sampler_large() {
 fn agrees_with_reference(n: usize) {
     for (i, &(e, sensitivity)) in BUDGETS.iter().enumerate() {
         let d = laplace(e, sensitivity);
-        let ours = draw(&d, 400 + i as u64, n);
+        let ours = draw(&d, 400 + i as u32, n);
         let e_exact = eps(e);
         let s: u128 = e_exact.numer().try_into().unwrap();
         let t: u128 = u128::try_from(e_exact.denom()).unwrap() * u128::from(sensitivity);
-        let mut rng = NoiseSource::seeded(7).stream(StreamId(500 + i as u64));
+        let mut rng = NoiseSource::seeded(7).stream(Purpose::Test.index(500 + i as u32));
         let reference: Vec<i64> = (0..n)
             .map(|_| cks::sample_discrete_laplace(s, t, &mut rng))
             .collect();
@@ -374,7 +374,7 @@ fn moments(n: usize) {
         .enumerate()
     {
         let d = laplace(e, sensitivity);
-        let xs = draw(&d, 600 + i as u64, n);
+        let xs = draw(&d, 600 + i as u32, n);
         assert_moments(&d, &xs, &format!("ε = {e}, Δ = {sensitivity}"));
     }
 }
@@ -399,8 +399,8 @@ fn seeded_streams_reproduce_and_clones_share_the_law() {
     // A fresh instance for the same budget samples identically (same table).
     assert_eq!(draw(&d, 702, 1_000), draw(&laplace("1/10", 1), 702, 1_000));
     // One u64 per sample on the fast path: the stream stays aligned.
-    let mut rng = NoiseSource::seeded(1).stream(StreamId(3));
-    let mut twin = NoiseSource::seeded(1).stream(StreamId(3));
+    let mut rng = NoiseSource::seeded(1).stream(Purpose::Test.index(3));
+    let mut twin = NoiseSource::seeded(1).stream(Purpose::Test.index(3));
     for _ in 0..1_000 {
         d.sample(&mut rng);
     }

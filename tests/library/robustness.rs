@@ -24,7 +24,7 @@
 use coco::consistency::{self, ConsistencyOptions};
 use coco::data::{Dataset, LevelId, NodeId};
 use coco::emd::emd;
-use coco::estimate::Method;
+use coco::estimate::{Keep, Method};
 use coco::generate::shapes::Shape;
 use coco::histogram::{Histograms, Size};
 use coco::noise::NoiseSource;
@@ -99,8 +99,14 @@ fn differences(
     let mut independent = vec![0.0; h.depth()];
     for t in 0..TRIALS {
         let source = NoiseSource::seeded(seed * 1000 + t as u64);
-        let keep = run::keep_for(plan, true, false);
-        let est = run::estimate_plan(d, plan, &source, None, None, keep).unwrap();
+        let options = run::RunOptions {
+            keep: Keep {
+                histograms: true,
+                ..Keep::NONE
+            },
+            ..Default::default()
+        };
+        let est = run::estimate_plan(d, plan, &source, &options).unwrap();
         let options = ConsistencyOptions {
             checked,
             ..plan.consistency_options()
@@ -354,9 +360,7 @@ fn the_default_plan_never_saturates_on_dense_sizes_and_keeps_up_with_plain_hc() 
         let mut out = vec![0.0; h.depth()];
         for t in 0..TRIALS {
             let source = NoiseSource::seeded(900 + t as u64);
-            let est =
-                run::estimate_plan(&d, p, &source, None, None, run::keep_for(p, false, false))
-                    .unwrap();
+            let est = run::estimate_plan(&d, p, &source, &Default::default()).unwrap();
             assert!(
                 run::saturated_tails(h, p, &est.estimates).is_empty(),
                 "a saturated tail in trial {t}"

@@ -43,7 +43,7 @@ fn score(
     options: &UncertaintyOptions,
 ) -> Vec<LevelScore> {
     let h = &d.hierarchy;
-    let draw = run::draw(d, plan, &NoiseSource::seeded(seed), None, None).unwrap();
+    let draw = run::draw(d, plan, &NoiseSource::seeded(seed), &Default::default()).unwrap();
     let u = uncertainty::intervals(&draw, plan, d.public(), options).unwrap();
     let truth = d.truth().for_diagnostic(Diagnostic::Oracle);
     // The library's diagnostic agrees with this test's own count.
@@ -149,7 +149,7 @@ fn measure(
         let o = UncertaintyOptions {
             replicates,
             rule,
-            seed: Some(100 + t),
+            key: Some(NoiseSource::seeded(100 + t)),
             ..Default::default()
         };
         for (a, b) in total.iter_mut().zip(score(d, &p, 1 + t, &o)) {
@@ -291,20 +291,26 @@ fn sample() -> Dataset {
 /// `uncertainty.csv` and `uncertainty.parquet` accepts them and refuses them edited.
 #[test]
 fn a_release_writes_its_margins_and_verify_checks_them() {
-    use coco::release::export::{OutputFormat, write_release_dir_with};
+    use coco::release::export::{OutputFormat, WriteOptions, write_release_dir};
     let d = sample();
     let p = plan(&d, 10_000);
-    let draw = run::draw_keeping(&d, &p, &NoiseSource::seeded(5), None, None, true).unwrap();
+    let keep = run::DrawOptions {
+        keep_measurements: true,
+        ..Default::default()
+    };
+    let draw = run::draw(&d, &p, &NoiseSource::seeded(5), &keep).unwrap();
     let tmp = std::env::temp_dir().join(format!("coco-unc-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let out = tmp.join("release");
-    let manifest = write_release_dir_with(
+    let manifest = write_release_dir(
         &out,
         &d,
         &p,
         &draw,
-        OutputFormat::Both,
-        &files::Extras::default(),
+        &WriteOptions {
+            format: OutputFormat::Both,
+            extras: files::Extras::default(),
+        },
     )
     .unwrap();
     for f in [
@@ -356,15 +362,17 @@ fn a_release_writes_its_margins_and_verify_checks_them() {
             .any(|p| p.starts_with("uncertainty.parquet"))
     );
     // So is another release's uncertainty.parquet: its counts are not counts.parquet's.
-    let other_draw = run::draw(&d, &p, &NoiseSource::seeded(6), None, None).unwrap();
+    let other_draw = run::draw(&d, &p, &NoiseSource::seeded(6), &Default::default()).unwrap();
     let other = tmp.join("other");
-    write_release_dir_with(
+    write_release_dir(
         &other,
         &d,
         &p,
         &other_draw,
-        OutputFormat::Parquet,
-        &files::Extras::default(),
+        &WriteOptions {
+            format: OutputFormat::Parquet,
+            extras: files::Extras::default(),
+        },
     )
     .unwrap();
     std::fs::copy(
@@ -401,7 +409,7 @@ fn a_release_writes_its_margins_and_verify_checks_them() {
 #[test]
 fn the_measurements_file_is_the_noise_drawn() {
     use coco::estimate::{self, Noisy};
-    use coco::noise::StreamId;
+    use coco::noise::Purpose;
     let d = sample();
     let mut p = plan(&d, 10_000);
     // A private K too, so the probe is written.
@@ -410,7 +418,11 @@ fn the_measurements_file_is_the_noise_drawn() {
     })
     .unwrap();
     let source = NoiseSource::seeded(11);
-    let draw = run::draw_keeping(&d, &p, &source, None, None, true).unwrap();
+    let keep = run::DrawOptions {
+        keep_measurements: true,
+        ..Default::default()
+    };
+    let draw = run::draw(&d, &p, &source, &keep).unwrap();
     let m = draw.measurements().unwrap();
     let levels: Vec<Vec<NodeId>> = d
         .hierarchy
@@ -444,7 +456,7 @@ fn the_measurements_file_is_the_noise_drawn() {
             d.groups(id),
             draw.max_size(),
             eps,
-            &mut source.stream(StreamId::node(run::PURPOSE_RELEASE, id.0)),
+            &mut source.stream(Purpose::Measure.node(id)),
         )
         .unwrap();
         let ints = |k: &str| -> Vec<i64> {
@@ -476,7 +488,7 @@ fn the_measurements_file_is_the_noise_drawn() {
 #[test]
 fn the_release_review_shows_each_cells_interval() {
     use coco::release::ledger::{Ledger, Tool};
-    use coco::release::transaction::Reservation;
+    use coco::release::transaction::{Reservation, ReserveOptions};
     use coco::tui::action::Action;
     use coco::tui::screens::release::Busy;
     use coco::tui::worker::{JobKind, Update, WorkerEvent};
@@ -489,13 +501,16 @@ fn the_release_review_shows_each_cells_interval() {
         session.dataset.clone(),
         session.plan.clone(),
         Tool::Tui,
-        None,
+        ReserveOptions {
+            allow_seeded: true,
+            ..Default::default()
+        },
     )
     .unwrap()
-    .draw(&NoiseSource::seeded(7), true, None, None)
+    .draw(&NoiseSource::seeded(7), &Default::default())
     .unwrap()
     .with_margins(&UncertaintyOptions {
-        seed: Some(7),
+        key: Some(NoiseSource::seeded(7)),
         ..Default::default()
     });
     assert!(pending.margins().is_some());

@@ -919,13 +919,11 @@ fn the_ledger_is_read_again_when_its_screens_are_shown() {
     let dataset = std::sync::Arc::new(Dataset::load(Path::new(SAMPLE)).unwrap());
     let plan = rt.app.session.as_ref().unwrap().plan.clone();
     let ledger = Ledger::at(home.path());
-    Reservation::open(&ledger, dataset, plan, Tool::Release, None)
+    Reservation::open(&ledger, dataset, plan, Tool::Release, Default::default())
         .unwrap()
         .draw(
             &coco::noise::NoiseSource::from_os().unwrap(),
-            false,
-            None,
-            None,
+            &Default::default(),
         )
         .unwrap()
         .discard("test")

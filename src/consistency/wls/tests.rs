@@ -358,7 +358,7 @@ proptest! {
     ) {
         use crate::data::Dataset;
         use crate::estimate::{self, EstimateOptions, Method, Tail, TailGroups, TailLength};
-        use crate::noise::{NoiseSource, StreamId};
+        use crate::noise::{NoiseSource, Purpose};
         use crate::privacy::{Diagnostic, Epsilon};
         let k: Size = 40;
         let paths: Vec<Vec<String>> = (0..leaves.len())
@@ -386,7 +386,7 @@ proptest! {
                 d.groups(id),
                 k,
                 &Epsilon::parse(budgets[level]).unwrap(),
-                &mut source.stream(StreamId::node(0, id.0)),
+                &mut source.stream(Purpose::Measure.node(id)),
             ).unwrap();
             estimate::estimate(&m, &EstimateOptions::default())
         }).collect();

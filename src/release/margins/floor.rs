@@ -206,7 +206,7 @@ pub fn applies(floor: &Floor, c: Class) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::noise::{DiscreteLaplace, NoiseSource, StreamId};
+    use crate::noise::{DiscreteLaplace, NoiseSource, Purpose};
     use crate::privacy::Epsilon;
 
     /// The merge follows the hierarchy: a chain of one child each gains the number of
@@ -305,7 +305,7 @@ mod tests {
     fn quantiles_match_the_sampler() {
         let eps = Epsilon::parse("1/5").unwrap();
         let noise = DiscreteLaplace::new(1, &eps).unwrap();
-        let mut rng = NoiseSource::seeded(7).stream(StreamId::node(0, 0));
+        let mut rng = NoiseSource::seeded(7).stream(Purpose::Measure.index(0));
         let n = 200_000;
         let (mut single, mut diff): (Vec<i64>, Vec<i64>) = (Vec::new(), Vec::new());
         for _ in 0..n {

@@ -5,9 +5,10 @@
 //! A parametric bootstrap with pooled quantiles. The released histograms stand for the
 //! truth; `R` replicates draw the plan's measurements again on them (same methods, ε,
 //! `K`, tails; [`bootstrap::replicate`]), estimate, and run the release's consistency
-//! step. Each cell's differences `d = c* − c` (replicate minus released) are pooled
-//! with those of comparable cells of its level ([`pool`]), and the interval is read from
-//! the pooled quantiles of `d` ([`Rule`]), clipped to `[0, G]`. A class too thin to
+//! step. Each cell's errors `e = c − c*` (released minus replicate: the released count `c`
+//! is the truth in the bootstrap world) are pooled with those of comparable cells of its
+//! level ([`pool`]), and the interval is read from the pooled quantiles of `e`
+//! ([`Rule`]), clipped to `[0, G]`. A class too thin to
 //! trust (at census scale, one replicate's errors at a nation) borrows a coarser
 //! class's quantiles, widened to what the level's own measurement alone gives
 //! ([`floor`]). Where the replicates
@@ -18,8 +19,8 @@
 //! Everything here is post-processing: the entry point [`intervals`] takes the
 //! published release ([`Draw`], which only the measurement path constructs) and public
 //! data ([`PublicData`]: the hierarchy and `G`), never the dataset, and spends no ε.
-//! Its noise comes from streams of its own ([`bootstrap::PURPOSE_REPLICATE`]) of a key
-//! of its own.
+//! Its noise comes from streams of its own ([`crate::noise::Purpose::Replicate`]) of a
+//! key of its own ([`Subkey::Margins`], then [`Subkey::Replicate`] per replicate).
 //!
 //! The truth cannot be passed where the release is expected (these examples are
 //! compiled by `cargo test`):
@@ -83,7 +84,7 @@ use thiserror::Error;
 use crate::consistency::ConsistencyError;
 use crate::data::{NodeId, PublicData};
 use crate::histogram::{Count, HistRef, HistogramSet, Size};
-use crate::noise::{NoiseError, NoiseSource, OsRandomnessError};
+use crate::noise::{NoiseSource, OsRandomnessError, Subkey};
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
@@ -91,8 +92,8 @@ use pool::{ANY, Class, MIN_SAMPLES, Pool, ZERO};
 
 #[derive(Debug, Error)]
 pub enum UncertaintyError {
-    #[error("a bootstrap replicate of level {level}: {source}")]
-    Noise { level: String, source: NoiseError },
+    #[error("a bootstrap replicate: {0}")]
+    Replicate(#[from] crate::release::pipeline::draw::RunError),
     #[error("a bootstrap replicate: {0}")]
     Consistency(#[from] ConsistencyError),
     #[error(transparent)]
@@ -203,9 +204,11 @@ pub struct UncertaintyOptions {
     pub confidence: Confidence,
     pub replicates: Replicates,
     pub rule: Rule,
-    /// Seed the bootstrap's noise (for a seeded release: reproducible files). `None`:
-    /// a key from the operating system.
-    pub seed: Option<u64>,
+    /// The key of the run these margins belong to (a seeded release's, a preview
+    /// trial's): the bootstrap's own key is derived from it ([`Subkey::Margins`]), so a
+    /// seeded run gets reproducible margins that never replay its own noise. `None`: a
+    /// fresh key from the operating system.
+    pub key: Option<NoiseSource>,
 }
 
 /// The work the automatic choice of `R` spends on all replicates together, in the
@@ -430,15 +433,17 @@ pub struct Released<'a> {
     consistency: crate::consistency::Consistency,
 }
 
-impl<'a> Released<'a> {
-    pub fn of(draw: &'a Draw) -> Released<'a> {
+impl<'a> From<&'a Draw> for Released<'a> {
+    fn from(draw: &'a Draw) -> Released<'a> {
         Released {
             histograms: draw.histograms(),
             max_size: draw.max_size(),
             consistency: draw.consistency(),
         }
     }
+}
 
+impl<'a> Released<'a> {
     /// A preview trial's consistent histograms (never the truth: the caller holds
     /// them from [`crate::consistency::make_consistent`]).
     pub(crate) fn trial(
@@ -466,11 +471,10 @@ impl<'a> Released<'a> {
     }
 }
 
-/// The stream key of the bootstrap: its own seed's, or the operating system's.
+/// The key of the bootstrap: derived from its run's, or the operating system's.
 fn source_of(options: &UncertaintyOptions) -> Result<NoiseSource, UncertaintyError> {
-    Ok(match options.seed {
-        // Not the release's key even for the release's seed: derived apart from it.
-        Some(seed) => NoiseSource::seeded(seed).derive(u64::from(u32::MAX) + 25),
+    Ok(match &options.key {
+        Some(key) => key.derive(Subkey::Margins),
         None => NoiseSource::from_os()?,
     })
 }
@@ -698,27 +702,19 @@ fn offsets_table(
         .collect()
 }
 
-/// The intervals of `release`, from the release, the plan and public data only.
-pub fn intervals(
-    release: &Draw,
+/// The intervals of `release` (a [`Draw`], or a preview trial's [`Released`] tables),
+/// from the release, the plan and public data only.
+pub fn intervals<'a>(
+    release: impl Into<Released<'a>>,
     plan: &ReleasePlan,
     public: PublicData<'_>,
     options: &UncertaintyOptions,
 ) -> Result<Uncertainty, UncertaintyError> {
-    intervals_of(Released::of(release), plan, public, options)
-}
-
-/// [`intervals`] of a [`Released`] view.
-pub(crate) fn intervals_of(
-    release: Released<'_>,
-    plan: &ReleasePlan,
-    public: PublicData<'_>,
-    options: &UncertaintyOptions,
-) -> Result<Uncertainty, UncertaintyError> {
+    let release = release.into();
     let k = release.max_size();
     let source = source_of(options)?;
     let released = release.histograms();
-    let consistency = bootstrap::replicate_consistency_options(plan, public);
+    let consistency = crate::release::pipeline::draw::consistency_options(plan, public.hierarchy);
     let mut pools = Pools::default();
     let mut moved = reach::ReachPools::default();
     let mut summary = summary::SummaryPools::default();
@@ -735,7 +731,7 @@ pub(crate) fn intervals_of(
             release,
             plan,
             public,
-            &source.derive(u64::from(r)),
+            &source.derive(Subkey::Replicate(r)),
             &consistency,
         )?;
         phase.done();

@@ -1,8 +1,8 @@
 //! Writing a release directory atomically.
 //!
 //! Everything is written into a temporary directory beside the destination: `counts.csv`
-//! (the contract), census-style wide tables `tables/<level>.csv` (sizes 0–6 and "7 or
-//! more"), and `manifest.json`. Rows are formatted in parallel chunks and written in
+//! (the contract), census-style wide tables `tables/<i>-<level>.csv` (sizes 0–6 and
+//! "7 or more"), and `manifest.json`. Rows are formatted in parallel chunks and written in
 //! order, byte for byte as `csv::Writer` writes them. Each file is `fsync`ed (on a
 //! thread of its own, while the next is written); `counts.csv` is read back and checked
 //! ([`check_counts`](crate::release::outputs::read_back::check_counts)) while the tables are written; once
@@ -167,50 +167,32 @@ fn parent_dir(out: &Path) -> PathBuf {
     }
 }
 
+/// What a release directory holds besides `counts.csv` and `manifest.json`: the
+/// formats of the tables and the extra files. The default: CSV, with the margins of
+/// error at 90%.
+#[derive(Clone, Debug, Default)]
+pub struct WriteOptions {
+    pub format: OutputFormat,
+    /// The margins of error, `summary.csv` and the noisy measurements
+    /// ([`crate::release::margins`]).
+    pub extras: crate::release::outputs::margins::Extras,
+}
+
 /// Writes a drawn release into `out` atomically: into a temporary directory beside it,
-/// each file `fsync`ed, `counts.csv` read back and checked, then renamed into place and
-/// the parent `fsync`ed. Records nothing: the release transaction
-/// ([`crate::release::transaction`]) records the outcome once it is known. A release that fails
-/// its checks is never written, and on any failure nothing appears at `out`.
+/// each file `fsync`ed, every file written read back (`counts.csv` and `counts.parquet`
+/// through the release checks, the Parquet files compared with what was written), then
+/// renamed into place and the parent `fsync`ed. Records nothing: the release transaction
+/// ([`crate::release::transaction`]) records the outcome once it is known. A release that
+/// fails its checks is never written, and on any failure nothing appears at `out`.
 pub fn write_release_dir(
     out: &Path,
     dataset: &Dataset,
     plan: &ReleasePlan,
     draw: &Draw,
+    options: &WriteOptions,
 ) -> Result<Manifest, ExportError> {
-    write_release_dir_as(out, dataset, plan, draw, OutputFormat::Csv)
-}
-
-/// [`write_release_dir`] in the files of `format`; every file written is read back:
-/// `counts.csv` and `counts.parquet` through the release checks, and the Parquet
-/// files compared with what was written.
-pub fn write_release_dir_as(
-    out: &Path,
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    draw: &Draw,
-    format: OutputFormat,
-) -> Result<Manifest, ExportError> {
-    write_release_dir_with(
-        out,
-        dataset,
-        plan,
-        draw,
-        format,
-        &crate::release::outputs::margins::Extras::default(),
-    )
-}
-
-/// [`write_release_dir_as`] with the extra files of `extras` (the margins of error,
-/// `summary.csv`, the noisy measurements; see [`crate::release::margins`]).
-pub fn write_release_dir_with(
-    out: &Path,
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    draw: &Draw,
-    format: OutputFormat,
-    extras: &crate::release::outputs::margins::Extras,
-) -> Result<Manifest, ExportError> {
+    let WriteOptions { format, extras } = options;
+    let format = *format;
     check_output(out)?;
     if !draw.checks().passed() {
         return Err(ExportError::ChecksFailed {

@@ -1,9 +1,12 @@
 //! Drawing a release: measure every node under the plan, post-process, make the
 //! estimates consistent, check.
 //!
-//! Each node is measured with its own noise stream ([`StreamId::node`]) and estimated at
-//! once, so only one noisy vector per worker thread is alive at a time; the nodes of all
-//! levels are processed in parallel. The privacy guarantee of the draw is computed from
+//! One loop measures and estimates regions ([`estimate_nodes`]), for a release, a
+//! preview trial, the bottom-up baseline and the margins' bootstrap replicates alike: it
+//! reads a region's counts through [`Counts`], the confidential dataset or released
+//! histograms standing for it. Each region is measured with its own noise stream
+//! ([`Purpose::node`]) and estimated at once, so only one noisy vector per worker thread
+//! is alive at a time; the regions of all levels are processed in parallel. The privacy guarantee of the draw is computed from
 //! the measurements actually made ([`crate::release::pipeline::accounting::guarantee`]) and must equal the
 //! plan's total ε, or nothing is returned. Before anything is measured, the memory the
 //! plan needs is checked against the memory available ([`crate::release::pipeline::resources`]).
@@ -14,21 +17,16 @@ use rayon::prelude::*;
 use thiserror::Error;
 
 use crate::consistency::{self, Consistency, ConsistencyError};
-use crate::data::{Dataset, NodeId};
+use crate::data::{Dataset, NodeId, PublicData};
 use crate::estimate::{self, EstimateOptions, Estimates, Keep, Method, max_size};
-use crate::histogram::{HistogramSet, Size};
-use crate::noise::{DiscreteLaplace, NoiseError, NoiseSource, Randomness, StreamId};
+use crate::histogram::{HistRef, HistogramSet, Size};
+use crate::noise::{DiscreteLaplace, NoiseError, NoiseSource, Purpose, Randomness};
 use crate::privacy::Epsilon;
 use crate::release::pipeline::accounting::{Charge, Charges};
 use crate::release::pipeline::checks::{Checks, check_release};
 use crate::release::pipeline::resources::{self, ResourceError};
 use crate::release::plan::{MaxSize, ReleasePlan};
 use crate::warning::Warning;
-
-/// Stream purposes: the release's own measurements, the bottom-up baseline's, and `K`'s.
-pub const PURPOSE_RELEASE: u8 = 0;
-pub const PURPOSE_BOTTOM_UP: u8 = 1;
-pub const PURPOSE_MAX_SIZE: u8 = 2;
 
 #[derive(Debug, Error)]
 pub enum RunError {
@@ -79,41 +77,79 @@ impl RunError {
 /// Reports work done: `(done, total)` nodes.
 pub type Progress<'a> = &'a (dyn Fn(usize, usize) + Sync);
 
-/// The public bound `K` and, when it was estimated, what estimating it cost.
+/// The bound `K` a release is measured with: fixed by the plan, or estimated privately.
+pub struct ResolvedMaxSize {
+    pub max_size: Size,
+    /// What estimating it cost, when it was estimated.
+    pub charge: Option<Charge>,
+    /// \[uncertainty\] The private probe's noisy measurement, when one was made.
+    pub probe: Option<max_size::MaxSizeMeasurement>,
+}
+
+/// The public bound `K`: the plan's, or estimated privately from the root (its own
+/// stream, [`Purpose::MaxSize`]).
 pub fn resolve_max_size(
     dataset: &Dataset,
     plan: &ReleasePlan,
     source: &NoiseSource,
-) -> Result<(Size, Option<Charge>), RunError> {
-    resolve_max_size_keeping(dataset, plan, source).map(|(k, c, _)| (k, c))
-}
-
-/// [`resolve_max_size`], with the private probe's noisy measurement when one was made.
-pub fn resolve_max_size_keeping(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    source: &NoiseSource,
-) -> Result<(Size, Option<Charge>, Option<max_size::MaxSizeMeasurement>), RunError> {
+) -> Result<ResolvedMaxSize, RunError> {
     match &plan.max_size() {
-        MaxSize::Fixed(k) => Ok((*k, None, None)),
+        MaxSize::Fixed(k) => Ok(ResolvedMaxSize {
+            max_size: *k,
+            charge: None,
+            probe: None,
+        }),
         MaxSize::Estimate { epsilon } => {
-            let mut stream = source.stream(StreamId::node(PURPOSE_MAX_SIZE, 0));
+            let mut stream = source.stream(Purpose::MaxSize.node(NodeId::ROOT));
             let root = dataset.truth().for_measurement().node(NodeId::ROOT);
             let (probe, k) = max_size::estimate_max_size(root, epsilon, &mut stream)
                 .map_err(RunError::MaxSize)?;
-            Ok((
-                k,
-                Some(Charge {
+            Ok(ResolvedMaxSize {
+                max_size: k,
+                charge: Some(Charge {
                     node: NodeId::ROOT,
                     epsilon: epsilon.clone(),
                 }),
-                Some(probe),
-            ))
+                probe: Some(probe),
+            })
         }
     }
 }
 
 pub use super::LevelSetting;
+
+/// What a batch of measurements reads: each region's counts and its public `G`.
+///
+/// For a release or a preview trial the counts are the confidential dataset's, opened
+/// for measurement only ([`Counts::of_dataset`], crate-private: what it reads leaves
+/// with noise added). For a bootstrap replicate of the margins of error they are the
+/// released histograms standing for the truth ([`Counts::released`]): the margins hold
+/// no dataset, so they cannot measure one.
+#[derive(Clone, Copy)]
+pub struct Counts<'a> {
+    histograms: &'a HistogramSet,
+    public: PublicData<'a>,
+}
+
+impl<'a> Counts<'a> {
+    /// The confidential dataset's counts, for measurement.
+    pub(crate) fn of_dataset(dataset: &'a Dataset) -> Counts<'a> {
+        Counts {
+            histograms: dataset.truth().for_measurement().all(),
+            public: dataset.public(),
+        }
+    }
+
+    /// Released histograms (one per region of `public.hierarchy`) standing for the
+    /// truth: a bootstrap replicate measures them as the release measured the dataset.
+    pub fn released(histograms: &'a HistogramSet, public: PublicData<'a>) -> Counts<'a> {
+        Counts { histograms, public }
+    }
+
+    fn node(&self, id: NodeId) -> HistRef<'a> {
+        self.histograms.get(id.index())
+    }
+}
 
 /// What a batch of measurements measures: each level's setting (`None` for a level not
 /// measured), the public bound `K`, and the post-processing options.
@@ -129,7 +165,7 @@ pub struct Settings<'a> {
 #[derive(Clone, Copy)]
 pub struct Draws<'a> {
     pub source: &'a NoiseSource,
-    pub purpose: u8,
+    pub purpose: Purpose,
     pub cancel: Option<&'a AtomicBool>,
     pub progress: Option<Progress<'a>>,
     /// \[uncertainty\] Where to keep every noisy measurement made (`coco release
@@ -140,16 +176,33 @@ pub struct Draws<'a> {
 /// Nodes measured by one task.
 const CHUNK: usize = 64;
 
+/// The work of estimating one measurement of `n` values: the fits sort or heap their
+/// values, `n·(1 + log₂ n)` (what the margins size their replicates by).
+pub fn measurement_work(n: usize) -> u64 {
+    let n = n as u64;
+    n.saturating_mul(1 + u64::from(n.max(1).ilog2()))
+}
+
+/// A batch measured and estimated.
+pub struct Batch {
+    /// In the order of the nodes asked for.
+    pub estimates: Estimates,
+    /// What the batch's measurements spent.
+    pub charges: Charges,
+    /// The work of its measurements ([`measurement_work`], summed).
+    pub work: u64,
+}
+
 /// Measures and estimates the given nodes, each with its level's setting, keeping what
-/// `keep` says of each estimate. Returns the estimates (in the order of `nodes`) and
-/// the charges made.
+/// `keep` says of each estimate: the one measurement loop of every release, preview
+/// trial, baseline and bootstrap replicate.
 pub fn estimate_nodes(
-    dataset: &Dataset,
+    counts: &Counts<'_>,
     nodes: &[NodeId],
     settings: &Settings<'_>,
     draws: &Draws<'_>,
     keep: Keep,
-) -> Result<(Estimates, Charges), RunError> {
+) -> Result<Batch, RunError> {
     let Settings {
         levels: settings,
         max_size,
@@ -162,7 +215,7 @@ pub fn estimate_nodes(
         progress,
         measurements,
     } = *draws;
-    let h = &dataset.hierarchy;
+    let h = counts.public.hierarchy;
     // Validate each level's noise once, before any measurement.
     for (level, setting) in h.levels().zip(settings) {
         if let Some(s) = setting {
@@ -175,11 +228,11 @@ pub fn estimate_nodes(
         }
     }
     let done = AtomicUsize::new(0);
-    let truth = dataset.truth().for_measurement();
-    let parts: Vec<Estimates> = nodes
+    let parts: Vec<(Estimates, u64)> = nodes
         .par_chunks(CHUNK)
         .map(|chunk| {
             let mut out = Estimates::new(keep);
+            let mut work = 0u64;
             let mut kept = Vec::new();
             for &id in chunk {
                 if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) {
@@ -189,12 +242,12 @@ pub fn estimate_nodes(
                 let setting = settings[level.0]
                     .as_ref()
                     .expect("a setting for every measured level");
-                let mut stream = source.stream(StreamId::node(purpose, id.0));
+                let mut stream = source.stream(purpose.node(id));
                 let m = estimate::measure(
                     setting.method,
-                    truth.node(id),
+                    counts.node(id),
                     id,
-                    dataset.groups(id),
+                    counts.public.groups(id),
                     max_size,
                     &setting.epsilon,
                     &mut stream,
@@ -203,6 +256,7 @@ pub fn estimate_nodes(
                     level: h.level_name(level).to_string(),
                     source,
                 })?;
+                work = work.saturating_add(measurement_work(m.noisy().len()));
                 // The noisy measurement is kept for the regions with children only.
                 let options = EstimateOptions {
                     keep_raw: !h.node(id).is_leaf(),
@@ -222,10 +276,11 @@ pub fn estimate_nodes(
                     nodes.len(),
                 );
             }
-            Ok(out)
+            Ok((out, work))
         })
         .collect::<Result<_, _>>()?;
-    let estimates = Estimates::concat(keep, parts);
+    let work = parts.iter().fold(0u64, |a, (_, w)| a.saturating_add(*w));
+    let estimates = Estimates::concat(keep, parts.into_iter().map(|(e, _)| e).collect());
     let mut charges = Charges::new();
     for (level, setting) in h.levels().zip(settings) {
         if let Some(s) = setting {
@@ -238,7 +293,11 @@ pub fn estimate_nodes(
             );
         }
     }
-    Ok((estimates, charges))
+    Ok(Batch {
+        estimates,
+        charges,
+        work,
+    })
 }
 
 /// The plan's per-level settings, in hierarchy order (the plan must be validated).
@@ -264,60 +323,63 @@ pub struct PlanEstimates {
     pub charges: Charges,
 }
 
-/// The plan's consistency options for `dataset`, with `wls`'s memory budget sized from
-/// the memory available now.
+/// The plan's consistency options for a hierarchy, with `wls`'s memory budget sized
+/// from the memory available now (a release's step and its replicates' alike).
 pub fn consistency_options(
     plan: &ReleasePlan,
-    dataset: &Dataset,
+    hierarchy: &crate::data::Hierarchy,
 ) -> crate::consistency::ConsistencyOptions {
     crate::consistency::ConsistencyOptions {
         run_budget: crate::consistency::wls::RunBudget::from_available(
             resources::available_memory().bytes,
-            dataset.hierarchy.depth(),
+            hierarchy.depth(),
         ),
         ..plan.consistency_options()
     }
 }
 
-/// What the plan's consistency step needs of each estimate (and, for previews, the
-/// independent histograms too).
-pub fn keep_for(plan: &ReleasePlan, histograms: bool, all_steps: bool) -> Keep {
+/// What the plan's consistency step needs of each estimate, and whatever of `also` the
+/// caller needs besides (a preview's independent histograms, or every step's inputs to
+/// compare steps).
+pub fn keep_for(plan: &ReleasePlan, also: Keep) -> Keep {
     let step = plan.consistency();
     Keep {
-        histograms,
-        runs: all_steps
+        histograms: also.histograms,
+        runs: also.runs
             || step == Consistency::TopDown
             || plan.levels().iter().any(|l| l.method() == Method::Naive),
-        fits: all_steps || step == Consistency::Wls,
+        fits: also.fits || step == Consistency::Wls,
     }
 }
 
-/// Measures and estimates every node under a validated plan, keeping what `keep`
-/// says of each estimate.
+/// How to run a plan's measurements: what to keep of them, and how to stop the run and
+/// report on it. The default keeps what the plan's consistency step needs and no noisy
+/// measurement.
+#[derive(Clone, Copy, Default)]
+pub struct RunOptions<'a> {
+    /// Raised to stop the run ([`RunError::Cancelled`]).
+    pub cancel: Option<&'a AtomicBool>,
+    /// Told `(done, total)` regions as they are measured.
+    pub progress: Option<Progress<'a>>,
+    /// What to keep of each estimate beyond what the plan's consistency step needs
+    /// ([`keep_for`]).
+    pub keep: Keep,
+    /// \[uncertainty\] Keep every noisy measurement (`coco release --measurements`).
+    pub keep_measurements: bool,
+}
+
+/// Measures and estimates every node under a validated plan, keeping what `options`
+/// says.
 pub fn estimate_plan(
     dataset: &Dataset,
     plan: &ReleasePlan,
     source: &NoiseSource,
-    cancel: Option<&AtomicBool>,
-    progress: Option<Progress<'_>>,
-    keep: Keep,
-) -> Result<PlanEstimates, RunError> {
-    estimate_plan_keeping(dataset, plan, source, cancel, progress, keep, false)
-}
-
-/// [`estimate_plan`], keeping every noisy measurement when `keep_measurements`.
-pub fn estimate_plan_keeping(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    source: &NoiseSource,
-    cancel: Option<&AtomicBool>,
-    progress: Option<Progress<'_>>,
-    keep: Keep,
-    keep_measurements: bool,
+    options: &RunOptions<'_>,
 ) -> Result<PlanEstimates, RunError> {
     if plan.levels().is_empty() {
         return Err(RunError::EmptyPlan);
     }
+    let keep = keep_for(plan, options.keep);
     let settings = plan_settings(plan);
     let guard = |k: Size| {
         resources::check(
@@ -347,43 +409,49 @@ pub fn estimate_plan_keeping(
         MaxSize::Fixed(k) => *k,
         MaxSize::Estimate { .. } => max_size::MIN_K,
     })?;
-    let (max_size, k_charge, probe) = resolve_max_size_keeping(dataset, plan, source)?;
-    let sink = keep_measurements.then(|| std::sync::Mutex::new(Vec::new()));
-    if let Some(charge) = &k_charge {
-        guard(max_size).map_err(|refusal| RunError::ResourcesAfterMaxSize {
+    let k = resolve_max_size(dataset, plan, source)?;
+    let sink = options
+        .keep_measurements
+        .then(|| std::sync::Mutex::new(Vec::new()));
+    if let Some(charge) = &k.charge {
+        guard(k.max_size).map_err(|refusal| RunError::ResourcesAfterMaxSize {
             refusal: Box::new(refusal),
             epsilon: charge.epsilon.clone(),
         })?;
     }
     let all: Vec<NodeId> = (0..dataset.hierarchy.len() as u32).map(NodeId).collect();
-    let (estimates, mut charges) = estimate_nodes(
-        dataset,
+    let Batch {
+        estimates,
+        mut charges,
+        work: _,
+    } = estimate_nodes(
+        &Counts::of_dataset(dataset),
         &all,
         &Settings {
             levels: &settings,
-            max_size,
+            max_size: k.max_size,
             options: &plan.estimate_options(),
         },
         &Draws {
             source,
-            purpose: PURPOSE_RELEASE,
-            cancel,
-            progress,
+            purpose: Purpose::Measure,
+            cancel: options.cancel,
+            progress: options.progress,
             measurements: sink.as_ref(),
         },
         keep,
     )?;
-    if let Some(c) = k_charge {
+    if let Some(c) = k.charge {
         charges.push(c.node, &c.epsilon);
     }
     Ok(PlanEstimates {
         measurements: sink.map(|s| {
             crate::release::pipeline::measurements::Measurements::new(
                 s.into_inner().unwrap_or_else(|e| e.into_inner()),
-                probe,
+                k.probe,
             )
         }),
-        max_size,
+        max_size: k.max_size,
         estimates,
         charges,
     })
@@ -474,11 +542,23 @@ impl Draw {
     }
 
     /// \[uncertainty\] The noisy measurements the release was computed from, when the
-    /// draw was asked to keep them ([`draw_keeping`]): differentially private outputs
-    /// themselves.
+    /// draw was asked to keep them ([`DrawOptions::keep_measurements`]): differentially
+    /// private outputs themselves.
     pub fn measurements(&self) -> Option<&crate::release::pipeline::measurements::Measurements> {
         self.measurements.as_deref()
     }
+}
+
+/// How to draw a release: how to stop it and report on it, and whether to keep its
+/// noisy measurements ([`Draw::measurements`]).
+#[derive(Clone, Copy, Default)]
+pub struct DrawOptions<'a> {
+    /// Raised to stop the draw ([`RunError::Cancelled`]).
+    pub cancel: Option<&'a AtomicBool>,
+    /// Told `(done, total)` regions as they are measured.
+    pub progress: Option<Progress<'a>>,
+    /// \[uncertainty\] Keep every noisy measurement (`coco release --measurements`).
+    pub keep_measurements: bool,
 }
 
 /// Draws one release under a validated plan.
@@ -486,31 +566,19 @@ pub fn draw(
     dataset: &Dataset,
     plan: &ReleasePlan,
     source: &NoiseSource,
-    cancel: Option<&AtomicBool>,
-    progress: Option<Progress<'_>>,
+    options: &DrawOptions<'_>,
 ) -> Result<Draw, RunError> {
-    draw_keeping(dataset, plan, source, cancel, progress, false)
-}
-
-/// [`draw`], keeping the noisy measurements when `keep_measurements` ([`Draw::measurements`]).
-pub fn draw_keeping(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    source: &NoiseSource,
-    cancel: Option<&AtomicBool>,
-    progress: Option<Progress<'_>>,
-    keep_measurements: bool,
-) -> Result<Draw, RunError> {
-    let keep = keep_for(plan, false, false);
     let phase = crate::timing::phase("measure and estimate");
-    let est = estimate_plan_keeping(
+    let est = estimate_plan(
         dataset,
         plan,
         source,
-        cancel,
-        progress,
-        keep,
-        keep_measurements,
+        &RunOptions {
+            cancel: options.cancel,
+            progress: options.progress,
+            keep: Keep::NONE,
+            keep_measurements: options.keep_measurements,
+        },
     )?;
     phase.done();
     let epsilon = verified_guarantee(dataset, plan, &est.charges)?;
@@ -521,7 +589,7 @@ pub fn draw_keeping(
         &est.estimates,
         dataset.public().groups,
         est.max_size,
-        &consistency_options(plan, dataset),
+        &consistency_options(plan, &dataset.hierarchy),
     )?;
     phase.done();
     let phase = crate::timing::phase("checks");
@@ -647,8 +715,8 @@ pub fn bottom_up(
         resources::available_memory(),
         resources::advice(&settings, false),
     )?;
-    let (estimates, _) = estimate_nodes(
-        dataset,
+    let batch = estimate_nodes(
+        &Counts::of_dataset(dataset),
         &leaves,
         &Settings {
             levels: &settings,
@@ -657,7 +725,7 @@ pub fn bottom_up(
         },
         &Draws {
             source,
-            purpose: PURPOSE_BOTTOM_UP,
+            purpose: Purpose::BottomUp,
             cancel,
             progress: None,
             measurements: None,
@@ -668,5 +736,8 @@ pub fn bottom_up(
             fits: false,
         },
     )?;
-    Ok(consistency::bottom_up(h, estimates.histograms().iter()))
+    Ok(consistency::bottom_up(
+        h,
+        batch.estimates.histograms().iter(),
+    ))
 }

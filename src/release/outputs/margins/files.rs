@@ -58,8 +58,10 @@ pub fn margins(
         return Ok(Some(u.clone()));
     }
     let options = UncertaintyOptions {
-        seed: options.seed.or(match draw.randomness() {
-            crate::noise::Randomness::Seeded { seed } => Some(seed),
+        key: options.key.or(match draw.randomness() {
+            crate::noise::Randomness::Seeded { seed } => {
+                Some(crate::noise::NoiseSource::seeded(seed))
+            }
             crate::noise::Randomness::Os => None,
         }),
         ..options
