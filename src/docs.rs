@@ -2,7 +2,9 @@
 //! glossary holds [`crate::glossary::GLOSSARY`] word for word, `docs/tui.md`'s key table
 //! is the shipped keymap, its captures are the snapshot tests' frames, every relative
 //! link of the README and `docs/` leads to a file and heading, and every source file
-//! they name exists.
+//! they name exists. The module docs are held to the same: the crate's files they name
+//! exist, and the published files they describe are those `docs/data-contract.md`
+//! names.
 //!
 //! Each generated part sits between two HTML comments (invisible in the rendered page).
 //! A test that finds a difference fails and says so; `COCO_UPDATE_DOCS=1 cargo test
@@ -186,43 +188,158 @@ fn the_manuals_links_lead_somewhere() {
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
 }
 
+/// Where the crate's own files live: a code span starting with one of these names a file.
+const ROOTS: &[&str] = &[
+    "src/",
+    "tests/",
+    "benches/",
+    "assets/",
+    "fuzz/",
+    "sample-data/",
+];
+
+/// The files of the crate named in the code spans of `text` that do not exist, and how
+/// many were checked.
+fn missing_files(text: &str) -> (Vec<String>, usize) {
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for (i, span) in text.split('`').enumerate() {
+        // The odd pieces between backquotes are code spans.
+        if i % 2 == 0 || !ROOTS.iter().any(|r| span.starts_with(r)) {
+            continue;
+        }
+        // `tests/snapshots/NAME.snap`, `src/estimate/{a,b}.rs`, `src/…`: patterns, not
+        // files.
+        if span.contains(['{', '*', '<', '…']) || span.chars().any(|c| c.is_ascii_uppercase()) {
+            continue;
+        }
+        let path = span.split([' ', ':']).next().unwrap_or(span);
+        checked += 1;
+        if !doc_path(path).exists() {
+            missing.push(path.to_string());
+        }
+    }
+    (missing, checked)
+}
+
 /// Every file of the crate the manual names in code spans (`src/…`, `tests/…`,
 /// `benches/…`, `assets/…`, `fuzz/…`, `sample-data/…`) exists, so that moving or
 /// renaming one cannot leave the manual pointing at nothing.
 #[test]
 fn the_files_the_manual_names_exist() {
-    const ROOTS: &[&str] = &[
-        "src/",
-        "tests/",
-        "benches/",
-        "assets/",
-        "fuzz/",
-        "sample-data/",
-    ];
     let mut missing = Vec::new();
     let mut checked = 0;
     for page in pages() {
-        for (i, span) in prose(&read(&page)).split('`').enumerate() {
-            // The odd pieces between backquotes are code spans.
-            if i % 2 == 0 || !ROOTS.iter().any(|r| span.starts_with(r)) {
-                continue;
-            }
-            // `tests/snapshots/NAME.snap`, `src/estimate/{a,b}.rs`: patterns, not files.
-            if span.contains(['{', '*', '<']) || span.chars().any(|c| c.is_ascii_uppercase()) {
-                continue;
-            }
-            let path = span.split([' ', ':']).next().unwrap_or(span);
-            checked += 1;
-            if !doc_path(path).exists() {
-                missing.push(format!("{page}: {path}"));
-            }
-        }
+        let (m, n) = missing_files(&prose(&read(&page)));
+        missing.extend(m.into_iter().map(|p| format!("{page}: {p}")));
+        checked += n;
     }
     assert!(checked > 50, "only {checked} paths found");
     assert!(
         missing.is_empty(),
         "the manual names files that do not exist:\n{}",
         missing.join("\n")
+    );
+}
+
+/// Every source file of the crate, by its path from the crate's root.
+fn source_files() -> Vec<String> {
+    fn walk(dir: &std::path::Path, root: &std::path::Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).expect("a source directory") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                walk(&path, root, out);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(root).expect("under the root");
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let root = doc_path("");
+    let mut out = Vec::new();
+    walk(&doc_path("src"), &root, &mut out);
+    out.sort();
+    out
+}
+
+/// The text of a source file's doc comments (`//!` and `///`), one comment line a line.
+fn doc_comments(source: &str) -> String {
+    let mut out = String::new();
+    for line in source.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("//!").or_else(|| t.strip_prefix("///")) {
+            out.push_str(rest);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The module docs hold to the same rule as the manual: every file of the crate they
+/// name in a code span exists.
+#[test]
+fn the_files_module_docs_name_exist() {
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for file in source_files() {
+        let (m, n) = missing_files(&doc_comments(&read(&file)));
+        missing.extend(m.into_iter().map(|p| format!("{file}: {p}")));
+        checked += n;
+    }
+    assert!(checked > 10, "only {checked} paths found");
+    assert!(
+        missing.is_empty(),
+        "doc comments name files that do not exist:\n{}",
+        missing.join("\n")
+    );
+}
+
+/// The published and input files module docs name (`counts.csv`, `tables/<i>-<level>.csv`,
+/// `manifest.json` …, in code spans) are the files the data contract (and the margins'
+/// page it links to) names: a doc comment cannot describe a file by a name the contract
+/// does not promise.
+#[test]
+fn the_files_module_docs_describe_are_in_the_contract() {
+    const KINDS: &[&str] = &[".csv", ".parquet", ".json", ".jsonl", ".toml", ".txt"];
+    // The contract, and the page that documents the margins' files it links to.
+    let contract = prose(&read("docs/data-contract.md")) + &prose(&read("docs/uncertainty.md"));
+    let promised: std::collections::BTreeSet<&str> = contract
+        .split('`')
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 1)
+        .map(|(_, s)| s)
+        .collect();
+    let mut unknown = Vec::new();
+    let mut checked = 0;
+    for file in source_files() {
+        for (i, span) in doc_comments(&read(&file)).split('`').enumerate() {
+            let name = span.trim();
+            if i % 2 == 0
+                || !KINDS.iter().any(|k| name.ends_with(k))
+                || name.contains([' ', '=', '(', '"', '*', ':'])
+                || ROOTS.iter().any(|r| name.starts_with(r))
+                || name.starts_with('.')
+            {
+                continue;
+            }
+            checked += 1;
+            // A file in a directory named by a placeholder (`dir/names.csv`) or in
+            // coco's home (`~/.local/share/coco/ledger.jsonl`): its name is what counts.
+            let base = match name.rsplit_once('/') {
+                Some((d, base)) if d == "dir" || d.starts_with('~') => base,
+                _ => name,
+            };
+            let in_contract = promised.contains(base);
+            if !in_contract {
+                unknown.push(format!("{file}: {name}"));
+            }
+        }
+    }
+    assert!(checked > 20, "only {checked} file names found");
+    assert!(
+        unknown.is_empty(),
+        "doc comments name files docs/data-contract.md does not:\n{}",
+        unknown.join("\n")
     );
 }
 

@@ -591,7 +591,8 @@ mod tests {
 
     #[test]
     fn the_listed_values_deconvolve_to_an_unbiased_count() {
-        // Two listed values at 30 and 31 of a region of 5 groups, from = 20, σ² = 4:
+        // Two listed values at 30 and 31 of a region of 5 groups, from = 0 (no head
+        // cells: both values are the tail's), σ² = 4:
         // c = 2. u_j = 3 + #{y ≤ j} + 2·(#{y = j} − #{y = j + 1}).
         let mut out = Vec::new();
         raw_function(&[30, 31], 0, 100, 5, 4.0, &mut out);

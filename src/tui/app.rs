@@ -489,7 +489,13 @@ impl App {
             JobKind::Search => hierarchy::receive(self, event.update),
             JobKind::Preview => preview::receive(self, event.update),
             JobKind::Sweep | JobKind::Frontier => tradeoff::receive(self, event.update),
-            JobKind::Proxy => super::proxy::receive(self, event.update),
+            JobKind::Proxy => {
+                super::proxy::receive(self, event.update, &|app, screen| match screen {
+                    Screen::Preview => preview::start(app),
+                    Screen::Tradeoff => tradeoff::start(app),
+                    _ => {}
+                })
+            }
             JobKind::Draw | JobKind::Export | JobKind::Discard => {
                 release::receive(self, event.update)
             }

@@ -109,7 +109,9 @@ pub fn submit(app: &mut App, text: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub fn receive(app: &mut App, update: Update) {
+/// Takes the opened proxy (or the error) and starts the runs that waited for it, with
+/// `start` (the app's dispatch to the screen that runs).
+pub fn receive(app: &mut App, update: Update, start: &dyn Fn(&mut App, Screen)) {
     let Update::ProxyOpened(result) = update else {
         return;
     };
@@ -126,12 +128,8 @@ pub fn receive(app: &mut App, update: Update) {
                 tuning = Some(s.plan.tuning());
             }
             // The runs asked for while it opened, on it.
-            for screen in &queued {
-                match screen {
-                    Screen::Preview => super::screens::preview::start(app),
-                    Screen::Tradeoff => super::screens::tradeoff::start(app),
-                    _ => {}
-                }
+            for &screen in &queued {
+                start(app, screen);
             }
             app.info(format!(
                 "previews and the trade-off search now run on the {label} (public data){}{}",
@@ -173,13 +171,13 @@ pub fn target_text(app: &App, context: Context) -> (String, Style) {
     }
 }
 
+/// The banner over figures measured on the confidential data.
+pub const CONFIDENTIAL_BANNER: &str = "CONFIDENTIAL DIAGNOSTICS: errors measured against the true data, for the operator's decision only. Not differentially private: never publish them.";
+
 /// The banner over figures measured on `data`.
 pub fn banner(data: &PreviewData) -> (String, Style) {
     match data {
-        PreviewData::Confidential => (
-            super::screens::preview::BANNER.to_string(),
-            theme::confidential(),
-        ),
+        PreviewData::Confidential => (CONFIDENTIAL_BANNER.to_string(), theme::confidential()),
         PreviewData::Proxy { label } => (
             format!(
                 "PUBLIC PROXY: errors measured against the {label}, not the confidential data. A plan tuned on them stays public."

@@ -1,7 +1,7 @@
 //! Pooling replicate differences over comparable cells.
 //!
-//! A bootstrap interval needs quantiles of a cell's replicate-minus-released
-//! difference `d = c* − c`. With the few replicates a census-scale release affords, one
+//! A bootstrap interval needs quantiles of a cell's error `e = c − c*`, the released
+//! count `c` (the truth in the bootstrap world) minus a replicate's count `c*`. With the few replicates a census-scale release affords, one
 //! cell's own differences cannot give a 5% quantile; the cells of one level whose size
 //! and released count are alike can. Cells are pooled into [`Class`]es: the level, the
 //! size (exact up to 16, then four buckets per doubling), and the released count (exact

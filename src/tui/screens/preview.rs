@@ -30,7 +30,7 @@ use super::super::worker::{Job, JobKind, TrialClock, Update};
 use super::hierarchy;
 
 /// The banner over every preview figure.
-pub const BANNER: &str = "CONFIDENTIAL DIAGNOSTICS: errors measured against the true data, for the operator's decision only. Not differentially private: never publish them.";
+pub use super::super::proxy::CONFIDENTIAL_BANNER as BANNER;
 
 /// A run in progress.
 #[derive(Clone, Debug)]
