@@ -6,6 +6,7 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod accuracy;
 mod consistency;
 mod estimators;
 mod fuzz_regressions;
