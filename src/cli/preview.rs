@@ -54,7 +54,8 @@ pub struct PreviewArgs {
     #[arg(long)]
     pub compare: bool,
     /// Also compute each trial's 90% margins of error as a release would publish them,
-    /// and show how often they covered the truth (confidential; docs/uncertainty.md).
+    /// and show how often they covered the truth (CONFIDENTIAL; with --proxy, the
+    /// proxy's truth, labelled PUBLIC PROXY; docs/uncertainty.md).
     #[arg(long)]
     pub coverage: bool,
     /// Search instead: per-level error as the leaves' share of the plan's total ε
@@ -125,7 +126,7 @@ fn target(dataset: Dataset, spec: Option<&str>) -> Result<(std::sync::Arc<Datase
             let p = proxy::open(&spec, &dataset, ledger.as_ref())
                 .with_context(|| format!("--proxy {text}"))?;
             eprintln!(
-                "previewing on the {} (public), not the confidential data",
+                "previewing on the {}, which is public: not on the confidential data",
                 p.label
             );
             Ok((p.dataset, PreviewData::Proxy { label: p.label }))
@@ -188,7 +189,7 @@ fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chos
         }
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
-        print!("{}", super::text::preview(&report));
+        print!("{}", super::text::preview(&report, &data));
         println!(
             "\nplan: {} (tuning: {})",
             chosen.source,

@@ -8,7 +8,7 @@ use coco::histogram::Size;
 use coco::inspect::{Summary, thousands};
 use coco::preview::{PreviewReport, Stat, fmt_num};
 use coco::privacy::{Epsilon, Rounding};
-use coco::tradeoff::Frontier;
+use coco::tradeoff::{Frontier, PreviewData};
 
 /// Rows of cells as aligned columns separated by two spaces, each as wide as its
 /// widest cell; `right` marks the right-aligned (numeric) columns. With `header`, the
@@ -73,8 +73,17 @@ fn size(s: Option<Size>) -> String {
     s.map_or_else(|| "-".to_string(), |s| thousands(s.into()))
 }
 
-/// `coco preview`'s report: the errors per level as a table, then its warnings.
-pub fn preview(report: &PreviewReport) -> String {
+/// `coco preview`'s report: the errors per level as a table, then its warnings. `data`
+/// is what the trials ran on: every figure is labelled as the confidential data's or
+/// as the public proxy's, never one as the other.
+pub fn preview(report: &PreviewReport, data: &PreviewData) -> String {
+    let (truth, label) = match data {
+        PreviewData::Confidential => ("the truth", "CONFIDENTIAL"),
+        PreviewData::Proxy { .. } => (
+            "the proxy's true counts",
+            "PUBLIC PROXY, not the confidential data",
+        ),
+    };
     let mut s = String::new();
     let _ = writeln!(s, "{}\n", report.notice);
     let _ = writeln!(
@@ -96,7 +105,7 @@ pub fn preview(report: &PreviewReport) -> String {
     );
     let _ = writeln!(
         s,
-        "\nmean per-node earth mover's distance to the truth (± standard error over trials)\n"
+        "\nmean per-node earth mover's distance to {truth} (± standard error over trials)\n"
     );
     let variants: Vec<String> = report
         .levels
@@ -167,7 +176,7 @@ pub fn preview(report: &PreviewReport) -> String {
     if let Some(c) = report.levels.iter().find_map(|l| l.coverage) {
         let _ = writeln!(
             s,
-            "\nshare of cells whose {:.0}% margin of error covered the truth ({} bootstrap replicate{} per trial; CONFIDENTIAL): {}",
+            "\nshare of cells whose {:.0}% margin of error covered {truth} ({} bootstrap replicate{} per trial; {label}): {}",
             c.confidence * 100.0,
             c.replicates,
             if c.replicates == 1 { "" } else { "s" },

@@ -19,3 +19,4 @@ mod parquet_release;
 mod published;
 mod tail_release;
 mod trust;
+mod verify_edges;

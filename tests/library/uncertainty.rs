@@ -301,6 +301,8 @@ fn a_release_writes_its_margins_and_verify_checks_them() {
     let draw = run::draw(&d, &p, &NoiseSource::seeded(5), &keep).unwrap();
     let tmp = std::env::temp_dir().join(format!("coco-unc-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
+    // A release goes into an existing directory (coco creates only the release's own).
+    std::fs::create_dir_all(&tmp).unwrap();
     let out = tmp.join("release");
     let manifest = write_release_dir(
         &out,

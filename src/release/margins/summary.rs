@@ -81,8 +81,9 @@ impl Stat {
         }
     }
 
-    /// The range of the statistic for a region of `G` groups and bound `K`.
-    fn range(self, groups: Count, k: Size) -> (i64, i64) {
+    /// The range of the statistic for a region of `G` groups and bound `K` (its
+    /// intervals are clipped to it; `coco verify` checks them against it).
+    pub fn range(self, groups: Count, k: Size) -> (i64, i64) {
         match self {
             Stat::AtLeast(_) => (0, groups as i64),
             Stat::MeanSize => (0, (f64::from(k) * SCALE) as i64),

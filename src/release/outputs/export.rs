@@ -56,8 +56,9 @@ pub const MAX_OUTPUT_NAME: usize = 200;
 
 /// Checks everything about an output path that can be checked before a draw: it is
 /// not `.` or `..`, not a symbolic link (even a dangling one), not a file or a
-/// non-empty directory; its name fits the file system; its parent exists (it is
-/// created if missing) and is a writable directory.
+/// non-empty directory; its name fits the file system; its parent exists and is a
+/// writable directory. Nothing is created: a mistyped parent is refused before any ε
+/// is spent, not made into a new tree that holds the release.
 pub fn check_output(out: &Path) -> Result<(), ExportError> {
     let bad = |why: String| ExportError::BadOutput {
         path: out.to_path_buf(),
@@ -108,14 +109,26 @@ pub fn check_output(out: &Path) -> Result<(), ExportError> {
         Err(e) => return Err(io(out)(e)),
     }
     let parent = parent_dir(out);
-    std::fs::create_dir_all(&parent).map_err(|e| {
-        bad(format!(
-            "its parent {} cannot be created: {e}",
-            parent.display()
-        ))
-    })?;
-    if !std::fs::metadata(&parent).map_err(io(&parent))?.is_dir() {
-        return Err(bad(format!("{} is not a directory", parent.display())));
+    match std::fs::metadata(&parent) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(bad(format!(
+                "its parent {} is not a directory: expected an existing, writable directory",
+                parent.display()
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(bad(format!(
+                "its parent {} does not exist: expected an existing, writable directory (coco creates the release directory only, not the directories above it)",
+                parent.display()
+            )));
+        }
+        Err(e) => {
+            return Err(bad(format!(
+                "its parent {} cannot be examined: {e}",
+                parent.display()
+            )));
+        }
     }
     // Writable: the only sure test is to write.
     let probe = parent.join(format!(".coco-probe-{}-{}", std::process::id(), new_id()));

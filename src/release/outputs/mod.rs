@@ -8,6 +8,7 @@ pub mod manifest;
 pub mod margins;
 pub(crate) mod parquet;
 pub mod read_back;
+mod read_rows;
 pub(crate) mod rows;
 pub mod verify;
 pub(crate) mod writer;

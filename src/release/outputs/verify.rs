@@ -14,6 +14,10 @@
 //! - the wide tables (`tables/*.csv`, `tables/*.parquet`) against `counts.csv` (or
 //!   `counts.parquet`), row by row, and `counts.parquet` against `counts.csv` when both
 //!   are there: a table changed and re-hashed in the manifest disagrees with the counts;
+//! - the margins' files read back the same way: `uncertainty.*` and `summary.*` against
+//!   the counts, `measurements.jsonl` against the manifest's plan and the tables'
+//!   regions ([`crate::release::outputs::margins::verify`]), so that none of the
+//!   published files is checked by its digest alone;
 //! - the ledger entry: it exists, says `written` to this directory, with the manifest's
 //!   ε and randomness (a seeded draw never verifies as publishable, whatever the
 //!   manifest says), and the ledger holds what its anchor records;
@@ -40,6 +44,7 @@ use crate::release::ledger::{
 use crate::release::outputs::manifest::{FileDigest, Manifest};
 use crate::release::outputs::parquet as parquet_out;
 use crate::release::outputs::read_back::{ReadCounts, read_counts};
+use crate::release::outputs::read_rows::{Cells, CountSource, WideSource};
 use crate::release::pipeline::checks::Checks;
 
 /// The largest `manifest.json` read (a manifest coco writes is a few kilobytes, plus
@@ -366,8 +371,9 @@ pub fn verify_release(
     }
     // The tables against the counts.
     problems.extend(cross_check(out, &manifest, &readable));
-    // [uncertainty] `uncertainty.csv` against `counts.csv`, `uncertainty.parquet` against
-    // `counts.parquet` (`src/release/outputs/margins/verify.rs`).
+    // [uncertainty] The margins' files, each in the form it was written: `uncertainty.*`
+    // and `summary.*` against the counts, `measurements.jsonl` against the manifest's
+    // plan and the tables' regions (`src/release/outputs/margins/verify/`).
     problems.extend(crate::release::outputs::margins::verify::check(
         out, &manifest, &readable,
     ));
@@ -578,109 +584,6 @@ fn describe(r: Randomness) -> String {
     match r {
         Randomness::Os => "from the operating system".into(),
         Randomness::Seeded { seed } => format!("from seed {seed} (reproducible)"),
-    }
-}
-
-/// One region's row as the counts give it and as a wide table gives it: groups, then
-/// sizes 0–6 and 7 or more.
-type Cells = [u64; 9];
-
-/// The counts of a release, one region at a time: `counts.csv` or `counts.parquet`.
-enum CountSource {
-    Csv(csv::StringRecordsIntoIter<std::fs::File>),
-    Parquet(parquet_out::CountRows),
-}
-
-impl CountSource {
-    fn open(path: &Path) -> Result<CountSource, String> {
-        if path.extension().is_some_and(|e| e == "parquet") {
-            parquet_out::CountRows::open(path)
-                .map(CountSource::Parquet)
-                .map_err(|e| e.to_string())
-        } else {
-            csv::ReaderBuilder::new()
-                .from_path(path)
-                .map(|r| CountSource::Csv(r.into_records()))
-                .map_err(|e| e.to_string())
-        }
-    }
-
-    /// The next row: level, region, size, count.
-    fn row(&mut self) -> Option<Result<(String, String, u64, u64), String>> {
-        match self {
-            CountSource::Csv(rows) => Some(rows.next()?.map_err(|e| e.to_string()).and_then(|r| {
-                let number = |i: usize| {
-                    r.get(i).and_then(|t| t.parse::<u64>().ok()).ok_or_else(|| {
-                        format!(
-                            "row {:?}: not coco's counts",
-                            r.position().map(|p| p.line())
-                        )
-                    })
-                };
-                if r.len() != 4 {
-                    return Err("a row without four fields".into());
-                }
-                Ok((r[0].to_string(), r[1].to_string(), number(2)?, number(3)?))
-            })),
-            CountSource::Parquet(rows) => Some(
-                rows.next_row()?
-                    .map_err(|e| e.to_string())
-                    .and_then(|(l, r, s, c)| match (u64::try_from(s), u64::try_from(c)) {
-                        (Ok(s), Ok(c)) => Ok((l, r, s, c)),
-                        _ => Err(format!("region {r}: a negative size or count")),
-                    }),
-            ),
-        }
-    }
-}
-
-/// A wide table's rows: region and its cells.
-enum WideSource {
-    Csv(csv::StringRecordsIntoIter<std::fs::File>),
-    Parquet(parquet_out::WideRows),
-}
-
-impl WideSource {
-    fn open(path: &Path) -> Result<WideSource, String> {
-        if path.extension().is_some_and(|e| e == "parquet") {
-            parquet_out::WideRows::open(path)
-                .map(WideSource::Parquet)
-                .map_err(|e| e.to_string())
-        } else {
-            csv::ReaderBuilder::new()
-                .from_path(path)
-                .map(|r| WideSource::Csv(r.into_records()))
-                .map_err(|e| e.to_string())
-        }
-    }
-
-    fn row(&mut self) -> Option<Result<(String, Cells), String>> {
-        match self {
-            WideSource::Csv(rows) => Some(rows.next()?.map_err(|e| e.to_string()).and_then(|r| {
-                if r.len() != 11 {
-                    return Err("a row without eleven fields".into());
-                }
-                let mut cells = [0u64; 9];
-                for (i, c) in cells.iter_mut().enumerate() {
-                    *c = r[2 + i]
-                        .parse()
-                        .map_err(|_| format!("region {}: {:?} is not a count", &r[0], &r[2 + i]))?;
-                }
-                Ok((r[0].to_string(), cells))
-            })),
-            WideSource::Parquet(rows) => Some(
-                rows.next_row()?
-                    .map_err(|e| e.to_string())
-                    .and_then(|(region, numbers)| {
-                        let mut cells = [0u64; 9];
-                        for (c, n) in cells.iter_mut().zip(numbers) {
-                            *c = u64::try_from(n)
-                                .map_err(|_| format!("region {region}: a negative count"))?;
-                        }
-                        Ok((region, cells))
-                    }),
-            ),
-        }
     }
 }
 
