@@ -1,10 +1,13 @@
-//! Privacy budgets as exact rationals ([`Epsilon`]) and the confidential data's boundary
-//! in types ([`Confidential`]). How budgets compose over a hierarchy is the release
-//! pipeline's accounting ([`crate::release::pipeline::accounting`]); this module depends
-//! on nothing of the data model.
+//! Privacy budgets as exact rationals in their measure ([`Epsilon`] for pure DP, [`Rho`]
+//! for zero-concentrated DP; [`measure`]) and the confidential data's boundary in types
+//! ([`Confidential`]). How budgets compose over a hierarchy is the release pipeline's
+//! accounting ([`crate::release::pipeline::accounting`]); this module depends on nothing
+//! of the data model.
 
+pub mod budget;
 pub mod confidential;
-pub mod epsilon;
+pub mod measure;
 
+pub use budget::{Budget, BudgetError, BudgetProblem, Epsilon, EpsilonError, Rho, Rounding};
 pub use confidential::{Confidential, Diagnostic};
-pub use epsilon::{Epsilon, EpsilonError, Rounding};
+pub use measure::{DEFAULT_DELTA, Definition, Loss, Measure, Pure, Zcdp, epsilon_at_delta};
