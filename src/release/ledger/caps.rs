@@ -398,6 +398,8 @@ impl Ledger {
     /// Per-dataset totals, in order of first appearance (then the data only accepted
     /// losses still record), with the caps that apply.
     pub fn summary(&self, read: &LedgerRead) -> Result<Vec<DatasetSpend>, LedgerError> {
+        // The caps are read (and checked) even when no dataset has a draw yet.
+        self.config(read)?;
         let mut groups: Vec<(DatasetIdentity, usize, usize)> = Vec::new();
         let group_of = |groups: &[(DatasetIdentity, usize, usize)], key: &str| {
             groups

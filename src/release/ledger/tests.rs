@@ -493,7 +493,13 @@ fn files_are_private() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        for name in [LEDGER_FILE, LOCK_FILE, CONFIG_FILE, ANCHOR_FILE] {
+        for name in [
+            LEDGER_FILE,
+            LOCK_FILE,
+            CONFIG_FILE,
+            ANCHOR_FILE,
+            POINTER_FILE,
+        ] {
             let mode = std::fs::metadata(ledger.home().join(name))
                 .unwrap()
                 .permissions()
