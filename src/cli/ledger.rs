@@ -121,7 +121,7 @@ pub fn run(args: LedgerArgs) -> Result<()> {
                 Reanchored::Replaced { lines, loss, .. } => {
                     println!(
                         "{}",
-                        shown(coco::release::ledger::LedgerEvent::LossAccepted(loss).describe())
+                        shown(coco::release::ledger::LedgerEvent::LossAccepted(*loss).describe())
                     );
                     println!(
                         "the loss is written into the ledger; {anchor} now records its {lines} line(s), the loss line included; what the lost lines spent still counts against every cap"
@@ -329,7 +329,14 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
         println!("{CONFIDENTIAL}");
         println!("ledger {}", shown(ledger.path().display()));
         if draws.is_empty() {
-            println!("no releases drawn yet");
+            println!(
+                "{}",
+                if read.events.is_empty() {
+                    "no releases drawn yet"
+                } else {
+                    "no draw in the ledger's lines (the lines about the ledger itself are below)"
+                }
+            );
         }
         for e in &draws {
             let levels: Vec<String> = e

@@ -716,6 +716,53 @@ mod tests {
         assert!(!LedgerStatus::default().exceeds_cap(&e("100")));
     }
 
+    /// Issue 32: a loss the operator accepted shows on the Release screen, with the
+    /// part of this dataset's spending it still counts.
+    #[test]
+    fn an_accepted_loss_shows_in_the_ledger_status() {
+        use crate::noise::Randomness;
+        use crate::release::ledger::{DrawSpend, LedgerEntry, Status, Tool, new_id};
+        let home = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(home.path());
+        let s = session();
+        let id = new_id();
+        let entry = LedgerEntry::for_draw(
+            &s.dataset,
+            &s.plan,
+            DrawSpend {
+                id: &id,
+                epsilon: &e("1"),
+                randomness: Randomness::Os,
+                levels: true,
+            },
+            Status::Written,
+            Tool::Tui,
+        );
+        let lock = ledger.lock().unwrap();
+        ledger.append(&lock, entry).unwrap();
+        drop(lock);
+        let status = LedgerStatus::read(Some(&ledger), &s.overview.identity);
+        assert_eq!(
+            (status.losses.as_ref(), status.error.as_ref()),
+            (None, None)
+        );
+        std::fs::remove_file(ledger.path()).unwrap();
+        let status = LedgerStatus::read(Some(&ledger), &s.overview.identity);
+        assert!(status.error.unwrap().contains("reanchor --accept-loss"));
+        ledger.reanchor(true).unwrap();
+        let status = LedgerStatus::read(Some(&ledger), &s.overview.identity);
+        assert_eq!(status.error, None);
+        assert_eq!(status.spent, Some(e("1")));
+        let losses = status.losses.unwrap();
+        assert!(
+            losses.contains("1 accepted loss(es)")
+                && losses.contains(
+                    "ε 1 of this dataset's spending is from 1 lost draw(s), still counted"
+                ),
+            "{losses}"
+        );
+    }
+
     #[test]
     fn spent_reads_short_rounded_up_with_the_pending_part_and_caps_round_down() {
         let status = LedgerStatus {

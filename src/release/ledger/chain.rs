@@ -184,7 +184,7 @@ impl Link for LedgerEvent {
 
 /// One line as read: a draw's, or one about the ledger itself.
 pub(crate) enum Line {
-    Draw(LedgerEntry),
+    Draw(Box<LedgerEntry>),
     Event(LedgerEvent),
 }
 
@@ -210,7 +210,7 @@ pub(crate) fn parse_ledger(bytes: &[u8]) -> LedgerRead {
         let parsed = parse_line(raw);
         read.line_hashes.push(sha256_hex(raw));
         let entry = match parsed {
-            Ok(Line::Draw(e)) => e,
+            Ok(Line::Draw(e)) => *e,
             Ok(Line::Event(event)) => {
                 if event.prev() != read.next_prev {
                     read.problems.push(problem(format!(
@@ -345,7 +345,7 @@ pub(crate) fn parse_line(raw: &[u8]) -> Result<Line, String> {
     {
         return Err(format!("id {:?} is not a draw id", cut(&entry.id)));
     }
-    Ok(Line::Draw(entry))
+    Ok(Line::Draw(Box::new(entry)))
 }
 
 pub(crate) fn cut_long(s: &str) -> String {

@@ -161,7 +161,7 @@ impl LedgerEvent {
                     None => "no ε was lost with them (they were decisions of draws the ledger still holds)".into(),
                 };
                 format!(
-                    "loss accepted on {}{}: the ledger held {} of the {} line(s) its anchor recorded; {lost}{}; the old anchor is kept in {}",
+                    "loss accepted on {}{}: the ledger held {} line(s) where its anchor recorded {}; {lost}{}; the old anchor is kept in {}",
                     format_time(l.time),
                     by(&l.accepted_by),
                     l.ledger_lines,

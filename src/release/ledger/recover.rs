@@ -27,7 +27,7 @@ pub enum Reanchored {
         lines: usize,
         anchored: usize,
         kept: PathBuf,
-        loss: LossLine,
+        loss: Box<LossLine>,
     },
 }
 
@@ -114,7 +114,7 @@ impl Ledger {
             lines: read.line_count + 1,
             anchored: loss.anchored_lines,
             kept,
-            loss,
+            loss: Box::new(loss),
         })
     }
 
