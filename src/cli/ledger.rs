@@ -1,15 +1,19 @@
 //! `coco ledger`: the privacy-loss ledger — show it, verify it, repair it, re-anchor it,
-//! set caps. What it prints (digests, directories) is as confidential as the ledger.
+//! adopt it, set caps. What it prints (digests, directories) is as confidential as the
+//! ledger. Its JSON shapes are documented in docs/data-contract.md and tested against it
+//! (`tests/cli/ledger_edges.rs`).
 
 use coco::wire::Named;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use coco::data::Dataset;
 use coco::privacy::Epsilon;
 use coco::privacy::Rounding::{Down, Nearest, Up};
-use coco::release::ledger::{AnchorState, CapKey, Ledger, Reanchored, Repair, format_time};
+use coco::release::ledger::{
+    Adopted, AnchorCheck, AnchorReport, CapKey, Ledger, LedgerRead, Reanchored, Repair,
+    directory_data, format_time,
+};
 
 use super::exit::{ExitWith, codes};
 use super::shown;
@@ -40,13 +44,20 @@ pub enum LedgerAction {
     Repair,
     /// Anchor the ledger as it is. After restoring ledger.jsonl from a backup that holds
     /// every anchored line, nothing is needed; a ledger that lost anchored lines is
-    /// anchored only with --accept-loss (the ε those lines recorded no longer counts).
+    /// anchored only with --accept-loss, which writes the loss into the ledger.
     Reanchor {
-        /// Accept that the ledger lost lines its anchor recorded: their ε no longer
-        /// counts. The old anchor is kept beside the new one.
+        /// Accept that the ledger lost lines its anchor recorded. The loss is written
+        /// into the ledger (when, how many lines, who accepted it) with the ε the old
+        /// anchor knew those lines spent, which still counts against every cap. The old
+        /// anchor is kept beside the new one.
         #[arg(long)]
         accept_loss: bool,
     },
+    /// Anchor a ledger no anchor vouches for: one kept by an older coco (or whose anchor
+    /// was deleted), trusting that it holds every draw ever made under it; or one moved
+    /// to another directory, if its anchor finds every line it recorded. The adoption is
+    /// written into the ledger.
+    Adopt,
     /// Cap the total ε spent on a dataset (in config.toml in coco's configuration
     /// directory); the strictest cap that covers a dataset binds.
     SetCap {
@@ -107,17 +118,39 @@ pub fn run(args: LedgerArgs) -> Result<()> {
                 Reanchored::InAgreement { lines } => println!(
                     "the ledger holds every line its anchor recorded; {anchor} now records its {lines} line(s)"
                 ),
-                Reanchored::Created { lines } => {
-                    println!("created {anchor} from the ledger's {lines} line(s)")
+                Reanchored::Replaced { lines, loss, .. } => {
+                    println!(
+                        "{}",
+                        shown(coco::release::ledger::LedgerEvent::LossAccepted(*loss).describe())
+                    );
+                    println!(
+                        "the loss is written into the ledger; {anchor} now records its {lines} line(s), the loss line included; what the lost lines spent still counts against every cap"
+                    );
                 }
-                Reanchored::Replaced {
-                    lines,
-                    anchored,
-                    kept,
-                } => println!(
-                    "loss accepted: the old anchor (which recorded {anchored} line(s)) is kept in {}; {anchor} now records the ledger's {lines} line(s); the ε of the lost lines no longer counts against any cap",
-                    shown(kept.display())
+            }
+            Ok(())
+        }
+        Some(LedgerAction::Adopt) => {
+            let outcome = ledger.adopt()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&outcome)?);
+                return Ok(());
+            }
+            match outcome {
+                Adopted::NothingToAdopt { lines } => println!(
+                    "nothing to adopt: the ledger ({lines} line(s)) is anchored where it is, by {}",
+                    shown(ledger.anchor_path().display())
                 ),
+                Adopted::Adopted { anchor, adoption } => {
+                    println!(
+                        "{}",
+                        shown(coco::release::ledger::LedgerEvent::Adopted(adoption).describe())
+                    );
+                    println!(
+                        "the adoption is written into the ledger; {} now anchors it, and from now on a ledger that loses lines stops every draw",
+                        shown(anchor.display())
+                    );
+                }
             }
             Ok(())
         }
@@ -147,24 +180,19 @@ fn verify(ledger: &Ledger, json: bool) -> Result<()> {
                 "line {line}: torn (coco stopped while writing it): `coco ledger repair` sets it aside"
             );
         }
-        match &v.anchor {
-            Ok(AnchorState::Fresh) => println!("anchor: none yet (no draw recorded)"),
-            Ok(AnchorState::Missing { .. }) => {
-                println!("anchor: none yet (created from the ledger at the next draw)")
-            }
-            Ok(AnchorState::Holds { anchored, lines }) => println!(
-                "anchor: the ledger holds the {anchored} line(s) anchored{}",
-                if lines > anchored {
-                    format!(" and {} after them", lines - anchored)
-                } else {
-                    String::new()
-                }
-            ),
-            Err(e) => println!("anchor: {}", shown(e)),
+        println!("anchor: {}", anchor_text(&v.anchor));
+        for e in &v.events {
+            println!("{}", shown(e.describe()));
         }
         if v.ok() {
             println!(
-                "ok: every line is readable, the hash chain is intact and the ledger holds what its anchor records"
+                "ok: every line is readable, the hash chain is intact and the ledger holds what its anchor records{}",
+                match v.events.len() {
+                    0 => String::new(),
+                    n => format!(
+                        " ({n} line(s) about the ledger itself above: decisions of the operator, not problems)"
+                    ),
+                }
             );
         }
     }
@@ -172,6 +200,23 @@ fn verify(ledger: &Ledger, json: bool) -> Result<()> {
         return Err(ExitWith(codes::POLICY).into());
     }
     Ok(())
+}
+
+/// What the anchor says, in a sentence.
+fn anchor_text(report: &AnchorReport) -> String {
+    let path = shown(report.path.display());
+    match &report.check {
+        AnchorCheck::Fresh => format!("none yet at {path} (no draw recorded)"),
+        AnchorCheck::Holds { anchored, lines } => format!(
+            "{path}: the ledger holds the {anchored} line(s) anchored{}",
+            if lines > anchored {
+                format!(" and {} after them", lines - anchored)
+            } else {
+                String::new()
+            }
+        ),
+        AnchorCheck::Refused { problem } => shown(problem),
+    }
 }
 
 /// Whether `text` looks like a digest the operator meant (hex only, any case or length).
@@ -195,15 +240,14 @@ fn set_cap_command(ledger: &Ledger, dataset: &str, eps: &str, json: bool) -> Res
     let (key, data) = if path.is_dir() {
         let canonical =
             std::fs::canonicalize(path).with_context(|| format!("set-cap {}", shown(dataset)))?;
-        let loaded = Dataset::load(&canonical).map_err(|e| {
+        let data = directory_data(&canonical).map_err(|why| {
             refuse(format!(
-                "not a dataset coco can load ({e}): a cap is set on a dataset directory or a content digest"
+                "{why}: a cap is set on a dataset directory or a content digest"
             ))
         })?;
-        let keys = loaded.population_keys();
         (
             CapKey::Directory(canonical.display().to_string()),
-            Some((loaded.content_digest(), keys.key)),
+            Some(data),
         )
     } else if looks_like_digest(dataset) {
         let key = CapKey::parse(dataset).map_err(refuse)?;
@@ -265,24 +309,34 @@ fn set_cap_command(ledger: &Ledger, dataset: &str, eps: &str, json: bool) -> Res
 
 fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
     let (read, anchor) = ledger.read_anchored()?;
+    let report = ledger.anchor_report(&read, anchor.as_ref());
     let anchor = ledger.check_anchor(&read, anchor.as_ref());
     let summary = ledger.summary(&read)?;
     let draws = read.draws();
     if json {
         let value = serde_json::json!({
             "ledger": ledger.path(),
+            "config_home": ledger.config_home(),
             "datasets": summary,
             "entries": draws,
+            "events": read.events.iter().map(|e| &e.event).collect::<Vec<_>>(),
             "problems": read.problems,
             "torn_tail": read.torn_tail,
-            "anchor": anchor.as_ref().map_err(ToString::to_string),
+            "anchor": report,
         });
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         println!("{CONFIDENTIAL}");
         println!("ledger {}", shown(ledger.path().display()));
         if draws.is_empty() {
-            println!("no releases drawn yet");
+            println!(
+                "{}",
+                if read.events.is_empty() {
+                    "no releases drawn yet"
+                } else {
+                    "no draw in the ledger's lines (the lines about the ledger itself are below)"
+                }
+            );
         }
         for e in &draws {
             let levels: Vec<String> = e
@@ -306,13 +360,14 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                 ))
             );
         }
+        show_events(&read);
         if !summary.is_empty() {
             println!("\nper dataset (content digest, directory):");
             for d in &summary {
                 println!(
                     "{}",
                     shown(format!(
-                        "  {}  {}  {} draw(s), {} written, ε spent {}{}",
+                        "  {}  {}  {} draw(s), {} written, ε spent {}{}{}",
                         head(&d.dataset, 12),
                         d.dataset_dir,
                         d.draws,
@@ -320,6 +375,11 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                         d.spent_exact
                             .as_ref()
                             .map_or_else(|| d.spent.clone(), |s| s.short(Up)),
+                        d.lost_exact.as_ref().map_or_else(String::new, |l| format!(
+                            " ({} of it by {} draw(s) whose lines were lost, still counted)",
+                            l.short(Up),
+                            d.lost_draws
+                        )),
                         d.cap
                             .as_ref()
                             .map(|c| format!(
@@ -341,6 +401,17 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
         return Err(ExitWith(codes::POLICY).into());
     }
     Ok(())
+}
+
+/// The lines about the ledger itself (losses accepted, adoptions), each with its line.
+fn show_events(read: &LedgerRead) {
+    if read.events.is_empty() {
+        return;
+    }
+    println!("\nthe ledger itself:");
+    for e in &read.events {
+        println!("  line {}: {}", e.line, shown(e.event.describe()));
+    }
 }
 
 /// The first `n` characters of a text (never splits a character).

@@ -132,8 +132,8 @@ impl Reservation {
     /// `options.waiting`), reads it fail-closed and checks every matching cap; checks
     /// `options.output` first. A total ε above [`LARGE_EPSILON`] is refused unless
     /// `options.allow_large_epsilon`. A ledger that holds fewer lines than its anchor
-    /// records is refused (a lost ledger restores no budget); one that has no anchor
-    /// yet gets one. Nothing is drawn.
+    /// records, or has lines and no anchor, is refused (a lost ledger restores no
+    /// budget). Nothing is drawn.
     pub fn open(
         ledger: &Ledger,
         dataset: Arc<Dataset>,
@@ -154,9 +154,8 @@ impl Reservation {
             Some(waiting) => ledger.lock_or_wait(waiting)?,
             None => ledger.lock()?,
         };
-        let (read, anchor) = ledger.read_checked()?;
-        let mut notes = Vec::new();
-        notes.extend(ledger.anchor_if_missing(&lock, &read, &anchor)?);
+        let (read, _anchor) = ledger.read_checked()?;
+        let notes = ledger.notes_before_draw(&lock);
         let identity = DatasetIdentity::of(&dataset);
         let cap = ledger.check_cap(&read, &identity, &epsilon)?;
         Ok(Reservation {
@@ -177,7 +176,8 @@ impl Reservation {
         &self.cap
     }
 
-    /// What the operator should be told about the ledger (an anchor created).
+    /// What the operator should be told about the ledger (its caps and anchor found
+    /// elsewhere than the environment says).
     pub fn notes(&self) -> &[String] {
         &self.notes
     }

@@ -60,6 +60,9 @@ pub struct LedgerStatus {
     pub cap_rule: Option<String>,
     /// Why the ledger could not be read, or why it stops every draw (it needs repair).
     pub error: Option<String>,
+    /// What the ledger records of losses the operator accepted (`coco ledger reanchor
+    /// --accept-loss`): how many, the last, and the part of `spent` lost with them.
+    pub losses: Option<String>,
 }
 
 impl LedgerStatus {
@@ -77,16 +80,18 @@ impl LedgerStatus {
                 .fail_closed(&ledger.path())
                 .and_then(|()| ledger.check_anchor(&read, anchor.as_ref()).map(|_| ()))
                 .err();
-            Ok((defect, caps))
+            let losses = losses_text(&read, &caps.spent);
+            Ok((defect, caps, losses))
         });
         match status {
-            Ok((defect, caps)) => LedgerStatus {
+            Ok((defect, caps, losses)) => LedgerStatus {
                 spent: caps.spent.epsilon.clone(),
                 pending: caps.spent.pending.clone(),
                 releases: caps.spent.draws,
                 cap: caps.binding().map(|r| r.cap.clone()),
                 cap_rule: caps.binding().map(|r| r.kind().to_string()),
                 error: defect.map(|e| e.to_string()),
+                losses,
             },
             Err(e) => LedgerStatus {
                 error: Some(e.to_string()),
@@ -129,6 +134,36 @@ impl LedgerStatus {
             None => spent,
         }
     }
+}
+
+/// What the ledger records of accepted losses, for the Release screen: how many, when
+/// the last was accepted, and how much of what this dataset spent they still count.
+fn losses_text(
+    read: &crate::release::ledger::LedgerRead,
+    spent: &crate::release::ledger::Spend,
+) -> Option<String> {
+    use crate::release::ledger::LedgerEvent;
+    let losses: Vec<&LedgerEvent> = read
+        .events
+        .iter()
+        .map(|e| &e.event)
+        .filter(|e| matches!(e, LedgerEvent::LossAccepted(_)))
+        .collect();
+    let last = losses.last()?;
+    let date = crate::release::ledger::format_time(last.time());
+    let day = date.split('T').next().unwrap_or(&date);
+    let mine = match &spent.lost {
+        Some(lost) => format!(
+            "; ε {} of this dataset's spending is from {} lost draw(s), still counted",
+            lost.short(Rounding::Up),
+            spent.lost_draws
+        ),
+        None => "; none of this dataset's draws were lost".into(),
+    };
+    Some(format!(
+        "the ledger records {} accepted loss(es) of lines, the last on {day} (coco ledger verify){mine}",
+        losses.len()
+    ))
 }
 
 /// ε exactly, or short and rounded as `rounding` says.
@@ -674,10 +709,58 @@ mod tests {
             cap: Some(e("2")),
             cap_rule: Some("default_cap".into()),
             error: None,
+            losses: None,
         };
         assert!(!status.exceeds_cap(&e("0.5")));
         assert!(status.exceeds_cap(&e("0.6")));
         assert!(!LedgerStatus::default().exceeds_cap(&e("100")));
+    }
+
+    /// Issue 32: a loss the operator accepted shows on the Release screen, with the
+    /// part of this dataset's spending it still counts.
+    #[test]
+    fn an_accepted_loss_shows_in_the_ledger_status() {
+        use crate::noise::Randomness;
+        use crate::release::ledger::{DrawSpend, LedgerEntry, Status, Tool, new_id};
+        let home = tempfile::tempdir().unwrap();
+        let ledger = Ledger::at(home.path());
+        let s = session();
+        let id = new_id();
+        let entry = LedgerEntry::for_draw(
+            &s.dataset,
+            &s.plan,
+            DrawSpend {
+                id: &id,
+                epsilon: &e("1"),
+                randomness: Randomness::Os,
+                levels: true,
+            },
+            Status::Written,
+            Tool::Tui,
+        );
+        let lock = ledger.lock().unwrap();
+        ledger.append(&lock, entry).unwrap();
+        drop(lock);
+        let status = LedgerStatus::read(Some(&ledger), &s.overview.identity);
+        assert_eq!(
+            (status.losses.as_ref(), status.error.as_ref()),
+            (None, None)
+        );
+        std::fs::remove_file(ledger.path()).unwrap();
+        let status = LedgerStatus::read(Some(&ledger), &s.overview.identity);
+        assert!(status.error.unwrap().contains("reanchor --accept-loss"));
+        ledger.reanchor(true).unwrap();
+        let status = LedgerStatus::read(Some(&ledger), &s.overview.identity);
+        assert_eq!(status.error, None);
+        assert_eq!(status.spent, Some(e("1")));
+        let losses = status.losses.unwrap();
+        assert!(
+            losses.contains("1 accepted loss(es)")
+                && losses.contains(
+                    "ε 1 of this dataset's spending is from 1 lost draw(s), still counted"
+                ),
+            "{losses}"
+        );
     }
 
     #[test]
@@ -689,6 +772,7 @@ mod tests {
             cap: Some(e("2/3")),
             cap_rule: None,
             error: None,
+            losses: None,
         };
         assert_eq!(status.spent_text(false), "≈0.3334 (≈0.3334 pending)");
         assert_eq!(status.spent_text(true), "1/3 (1/3 pending)");

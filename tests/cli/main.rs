@@ -14,6 +14,7 @@ mod exit_codes;
 mod first_plan;
 mod generate;
 mod inspect;
+mod ledger_edges;
 mod operator_text;
 mod parquet_release;
 mod published;

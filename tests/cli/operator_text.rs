@@ -257,6 +257,8 @@ fn coco_ledger_says_whether_a_pending_draw_awaits_its_decision() {
     let elsewhere = tmp.path().join("copy");
     std::fs::create_dir_all(&elsewhere).unwrap();
     std::fs::copy(home.join("ledger.jsonl"), elsewhere.join("ledger.jsonl")).unwrap();
+    // A ledger without its anchor is read only once adopted (issue 32).
+    ok(&["ledger", "adopt"], &elsewhere);
     let copied = ok(&["ledger"], &elsewhere);
     assert!(
         copied

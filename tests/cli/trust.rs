@@ -67,8 +67,8 @@ fn a_directory_cap_follows_its_data() {
         4,
         "0.4 already spent in 1 draw(s) + 0.2 for this one > cap 0.5",
     );
-    // A hand-written directory cap (no data recorded with it) binds through the
-    // ledger's record of the directory.
+    // A hand-written directory cap (no data recorded with it) is bound to its data when
+    // first read (issue 32), so it binds the copy.
     std::fs::write(
         home.join("config.toml"),
         format!(
@@ -80,7 +80,7 @@ fn a_directory_cap_follows_its_data() {
     refused(
         &release(&copy, &p02, &tmp.path().join("r2"), &home),
         4,
-        "for which the ledger records the same data",
+        "which held the same data when the cap was set",
     );
     // Keys that could never bind.
     let digest = content_of(&home);
@@ -173,18 +173,22 @@ fn a_lost_ledger_stops_draws_until_the_operator_acts() {
         .count();
     assert_eq!(kept, 1);
     ok(&coco(&["ledger", "verify"], &home));
-    // Upgrade: a ledger an older coco kept, without an anchor, is anchored at the next
-    // draw, and the operator is told.
+    // Upgrade (issue 32): a ledger an older coco kept, without an anchor, stops draws
+    // until the operator adopts it with the explicit command, which says what it trusts.
     std::fs::write(&ledger, &good).unwrap();
     std::fs::remove_file(home.join("ledger.anchor")).unwrap();
     std::fs::write(home.join("config.toml"), "").unwrap();
-    let o = release(&data, &p, &tmp.path().join("r-upgrade"), &home);
+    let out = tmp.path().join("r-upgrade");
+    refused(&release(&data, &p, &out, &home), 4, "coco ledger adopt");
+    assert!(!out.exists());
+    let o = coco(&["ledger", "adopt"], &home);
     ok(&o);
     assert!(
-        text(&o).contains("the ledger had no anchor"),
+        text(&o).contains("trusted to hold every draw"),
         "{}",
         text(&o)
     );
+    ok(&release(&data, &p, &out, &home));
     assert!(home.join("ledger.anchor").exists());
 }
 

@@ -3,23 +3,31 @@
 //! The hash chain catches a line changed, removed or inserted anywhere but at the end.
 //! It cannot catch lines removed from the end, a ledger deleted (coco would start a new
 //! one) or an older copy put in its place: each is a valid chain. The anchor,
-//! `ledger.anchor` in coco's configuration directory (apart from the ledger, which is
-//! in the data directory unless `COCO_HOME` puts both in one place), records how many
-//! lines the ledger has and the SHA-256 of the last. It is written atomically (mode
-//! 0600) after every append and checked before every draw:
+//! `ledger.anchor` in the ledger's configuration directory (apart from the ledger, which
+//! is in the data directory unless `COCO_HOME` puts both in one place; the ledger's
+//! pointer says where, see `place`), records the ledger it anchors, how many lines it
+//! has, the SHA-256 of the last and the running spending per dataset key (`spending`).
+//! It is written atomically (mode 0600) after every append and checked before every
+//! draw:
 //!
-//! - no anchor and no ledger: first use; the first append creates both;
-//! - no anchor beside a ledger (a coco that kept none, or an anchor deleted): the
-//!   anchor is created from the ledger at the next draw, and the operator is told;
+//! - no anchor and no ledger: first use; the first append creates both (unless the
+//!   ledger's pointer is there: then both were deleted, and draws are refused);
+//! - no anchor beside a ledger of lines (a ledger an older coco kept, or an anchor
+//!   deleted): every draw is refused ([`LedgerError::AnchorMissing`]) until the
+//!   operator restores the anchor or runs `coco ledger adopt`, which anchors the ledger
+//!   as it is, says that it trusts it to hold every draw, and records that in the chain;
+//! - an anchor of another ledger (coco's data directory changed): refused
+//!   ([`LedgerError::Misplaced`]);
 //! - the ledger holds the anchored lines, perhaps with lines after them (coco stopped
 //!   between a line and its anchor): draws go on, and the next append re-anchors;
 //! - fewer lines than anchored, or another line where the anchored one was: every draw
 //!   is refused ([`LedgerError::AnchorLost`]) until the operator restores the ledger
 //!   from a backup holding every anchored line, or accepts the loss with `coco ledger
-//!   reanchor --accept-loss`, which keeps the old anchor beside the new one.
+//!   reanchor --accept-loss` (`recover`), which keeps the old anchor, writes the loss
+//!   into the chain with the ε the old anchor knew of, and keeps counting that ε.
 //!
 //! Who can write both files can rewrite both consistently; a second `COCO_HOME` or
-//! another machine has a ledger and an anchor of its own. The README says so.
+//! another machine has a ledger and an anchor of its own. docs/privacy.md says so.
 
 use std::path::PathBuf;
 
@@ -27,25 +35,34 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::files::{ensure_private_dir, write_private};
-use super::{GENESIS, Ledger, LedgerError, LedgerRead, chain::cut, format_time, io, now};
+use super::spending::KeySpend;
+use super::{GENESIS, Ledger, LedgerError, LedgerRead, chain::cut, io, now};
 
-/// The anchor's file name, in coco's configuration directory.
+/// The anchor's file name, in the ledger's configuration directory.
 pub const ANCHOR_FILE: &str = "ledger.anchor";
 
-/// The anchor's format.
-const ANCHOR_VERSION: u32 = 1;
+/// The anchor's format: 2 records the ledger and its spending; 1 (read, never written)
+/// only the lines.
+const ANCHOR_VERSION: u32 = 2;
 
 /// What the anchor records.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Anchor {
     pub v: u32,
+    /// The ledger anchored (its canonical path); absent in version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<String>,
     /// How many lines the ledger held after the last append.
     pub lines: usize,
     /// The SHA-256 of the last of them ([`GENESIS`] for none).
     pub head: String,
     #[serde(with = "time::serde::rfc3339")]
     pub time: OffsetDateTime,
+    /// The ε those lines record per dataset key (draws, and losses still counted);
+    /// absent in version 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<Vec<KeySpend>>,
 }
 
 /// What the anchor says of a ledger that holds what it records.
@@ -54,28 +71,36 @@ pub struct Anchor {
 pub enum AnchorState {
     /// No anchor, no ledger: first use.
     Fresh,
-    /// No anchor beside a ledger of `lines` lines (kept by a coco that wrote none, or
-    /// deleted): it is created from the ledger at the next draw.
-    Missing { lines: usize },
     /// The ledger holds the `anchored` lines, and `lines` in all.
     Holds { anchored: usize, lines: usize },
 }
 
-/// What `coco ledger reanchor` did.
+/// What `coco ledger` and `coco ledger verify` say of the anchor (their JSON's
+/// `anchor`): where it is, and whether the ledger holds what it records.
 #[derive(Clone, Debug, Serialize)]
-#[serde(tag = "done", rename_all = "snake_case")]
-pub enum Reanchored {
-    /// The ledger holds what the anchor recorded; the anchor now records every line.
-    InAgreement { lines: usize },
-    /// There was no anchor: one was created from the ledger.
-    Created { lines: usize },
-    /// The ledger had lost anchored lines and the operator accepted it: the old anchor
-    /// was kept in `kept`, the new one records the ledger as it is.
-    Replaced {
-        lines: usize,
-        anchored: usize,
-        kept: PathBuf,
-    },
+pub struct AnchorReport {
+    /// The anchor file.
+    pub path: PathBuf,
+    #[serde(flatten)]
+    pub check: AnchorCheck,
+}
+
+/// Whether the ledger holds what its anchor records.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum AnchorCheck {
+    /// No ledger and no anchor yet: first use.
+    Fresh,
+    /// The ledger holds the `anchored` lines, and `lines` in all.
+    Holds { anchored: usize, lines: usize },
+    /// Draws are refused, for `problem`.
+    Refused { problem: String },
+}
+
+impl AnchorReport {
+    pub fn ok(&self) -> bool {
+        !matches!(self.check, AnchorCheck::Refused { .. })
+    }
 }
 
 impl Ledger {
@@ -109,33 +134,82 @@ impl Ledger {
                 .head
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if anchor.v != ANCHOR_VERSION || !hex || (anchor.lines == 0) != (anchor.head == GENESIS) {
+        let fields = match anchor.v {
+            1 => anchor.ledger.is_none() && anchor.spent.is_none(),
+            2 => anchor.ledger.is_some() && anchor.spent.is_some(),
+            _ => false,
+        };
+        if !fields || !hex || (anchor.lines == 0) != (anchor.head == GENESIS) {
             return Err(LedgerError::AnchorUnreadable {
                 path,
                 problem: format!(
-                    "version {}, {} line(s), head {:?}: expected version {ANCHOR_VERSION} and a SHA-256 in hex",
+                    "version {}, {} line(s), head {:?}{}: expected version 1 or {ANCHOR_VERSION} (version 2 with the ledger and its spending) and a SHA-256 in hex",
                     anchor.v,
                     anchor.lines,
-                    cut(&anchor.head)
+                    cut(&anchor.head),
+                    match (&anchor.ledger, &anchor.spent) {
+                        (None, None) => "",
+                        (Some(_), None) => ", a ledger but no spending",
+                        (None, Some(_)) => ", spending but no ledger",
+                        (Some(_), Some(_)) => ", a ledger and spending",
+                    }
                 ),
             });
         }
         Ok(Some(anchor))
     }
 
-    /// Whether `read` holds every line `anchor` records (read the anchor first: see
-    /// [`Ledger::read_anchored`]).
+    /// Whether `read` is this ledger's and holds every line `anchor` records (read the
+    /// anchor first: see [`Ledger::read_anchored`]).
     pub fn check_anchor(
         &self,
         read: &LedgerRead,
         anchor: Option<&Anchor>,
     ) -> Result<AnchorState, LedgerError> {
-        let Some(anchor) = anchor else {
-            return Ok(match read.line_count {
-                0 => AnchorState::Fresh,
-                lines => AnchorState::Missing { lines },
+        if let Some(problem) = self.place_problem() {
+            return Err(LedgerError::Misplaced {
+                path: self.path(),
+                problem,
             });
+        }
+        let Some(anchor) = anchor else {
+            if read.line_count > 0 {
+                return Err(LedgerError::AnchorMissing {
+                    path: self.path(),
+                    anchor: self.anchor_path(),
+                    lines: read.line_count,
+                });
+            }
+            if self.pointer_path().exists() {
+                return Err(LedgerError::LedgerGone {
+                    path: self.path(),
+                    anchor: self.anchor_path(),
+                    pointer: self.pointer_path(),
+                });
+            }
+            return Ok(AnchorState::Fresh);
         };
+        if let Some(theirs) = &anchor.ledger
+            && *theirs != self.ledger_id()
+        {
+            return Err(LedgerError::Misplaced {
+                path: self.path(),
+                problem: format!(
+                    "its anchor {} belongs to the ledger {theirs}, not to this one ({}): coco's data directory is not the one the anchor was written for (XDG_DATA_HOME, HOME or COCO_HOME differ from the runs that wrote it)",
+                    self.anchor_path().display(),
+                    self.ledger_id()
+                ),
+            });
+        }
+        self.held(read, anchor)?;
+        Ok(AnchorState::Holds {
+            anchored: anchor.lines,
+            lines: read.line_count,
+        })
+    }
+
+    /// Whether `read` holds every line `anchor` records, wherever either is.
+    pub(super) fn held(&self, read: &LedgerRead, anchor: &Anchor) -> Result<(), LedgerError> {
         let lost = |problem: String| LedgerError::AnchorLost {
             path: self.path(),
             anchor: self.anchor_path(),
@@ -159,20 +233,41 @@ impl Ledger {
                 anchor.lines
             )));
         }
-        Ok(AnchorState::Holds {
-            anchored: anchor.lines,
-            lines: read.line_count,
-        })
+        Ok(())
     }
 
-    /// Records that the ledger holds `lines` lines, the last of SHA-256 `head`.
-    pub(super) fn write_anchor(&self, lines: usize, head: &str) -> Result<(), LedgerError> {
+    /// [`Ledger::check_anchor`] as `coco ledger` and `coco ledger verify` report it.
+    pub fn anchor_report(&self, read: &LedgerRead, anchor: Option<&Anchor>) -> AnchorReport {
+        AnchorReport {
+            path: self.anchor_path(),
+            check: match self.check_anchor(read, anchor) {
+                Ok(AnchorState::Fresh) => AnchorCheck::Fresh,
+                Ok(AnchorState::Holds { anchored, lines }) => {
+                    AnchorCheck::Holds { anchored, lines }
+                }
+                Err(e) => AnchorCheck::Refused {
+                    problem: e.to_string(),
+                },
+            },
+        }
+    }
+
+    /// Records that the ledger holds `lines` lines, the last of SHA-256 `head`, which
+    /// spent `spent`.
+    pub(super) fn write_anchor(
+        &self,
+        lines: usize,
+        head: &str,
+        spent: Vec<KeySpend>,
+    ) -> Result<(), LedgerError> {
         ensure_private_dir(&self.config_home)?;
         let anchor = Anchor {
             v: ANCHOR_VERSION,
+            ledger: Some(self.ledger_id()),
             lines,
             head: head.to_string(),
             time: now(),
+            spent: Some(spent),
         };
         let mut text = serde_json::to_string(&anchor).expect("an anchor serialises");
         text.push('\n');
@@ -182,93 +277,6 @@ impl Ledger {
     /// Anchors the ledger as read (under the lock): every line it holds.
     pub(super) fn anchor_read(&self, read: &LedgerRead) -> Result<(), LedgerError> {
         let head = read.line_hashes.last().map_or(GENESIS, String::as_str);
-        self.write_anchor(read.line_count, head)
-    }
-
-    /// Under the lock, before a draw: creates the anchor of a ledger that has none yet
-    /// (an upgrade from a coco that kept none), and returns a sentence saying so.
-    pub fn anchor_if_missing(
-        &self,
-        _lock: &super::LedgerLock,
-        read: &LedgerRead,
-        state: &AnchorState,
-    ) -> Result<Option<String>, LedgerError> {
-        match state {
-            AnchorState::Missing { lines } => {
-                self.anchor_read(read)?;
-                Ok(Some(format!(
-                    "the ledger had no anchor (kept by a coco that wrote none, or deleted): created {} from its {lines} line(s); from now on a ledger that loses lines stops every draw",
-                    self.anchor_path().display()
-                )))
-            }
-            _ => Ok(None),
-        }
-    }
-
-    /// `coco ledger reanchor [--accept-loss]`: anchors the ledger as it is. Without
-    /// `accept_loss` a ledger that lost anchored lines (or an unreadable anchor) is
-    /// refused with the reason; with it, the old anchor is kept beside the new one
-    /// (`ledger.anchor.replaced-<time>`) and the ledger as it is becomes the record.
-    /// A ledger with a defect of its own is never anchored (repair or restore it
-    /// first).
-    pub fn reanchor(&self, accept_loss: bool) -> Result<Reanchored, LedgerError> {
-        let lock = self.lock()?;
-        let read = self.read()?;
-        read.fail_closed(&self.path())?;
-        let anchor = match self.read_anchor() {
-            Ok(a) => a,
-            Err(e) if !accept_loss => return Err(e),
-            Err(_) => None,
-        };
-        let outcome = match self.check_anchor(&read, anchor.as_ref()) {
-            Ok(AnchorState::Fresh | AnchorState::Missing { .. }) if anchor.is_none() => {
-                // An unreadable anchor set aside by --accept-loss lands here too.
-                if self.anchor_path().exists() {
-                    let kept = self.keep_old_anchor()?;
-                    Reanchored::Replaced {
-                        lines: read.line_count,
-                        anchored: 0,
-                        kept,
-                    }
-                } else {
-                    Reanchored::Created {
-                        lines: read.line_count,
-                    }
-                }
-            }
-            Ok(_) => Reanchored::InAgreement {
-                lines: read.line_count,
-            },
-            Err(e) if !accept_loss => return Err(e),
-            Err(_) => {
-                let kept = self.keep_old_anchor()?;
-                Reanchored::Replaced {
-                    lines: read.line_count,
-                    anchored: anchor.map_or(0, |a| a.lines),
-                    kept,
-                }
-            }
-        };
-        self.anchor_read(&read)?;
-        drop(lock);
-        Ok(outcome)
-    }
-
-    /// Renames the anchor to `ledger.anchor.replaced-<time>` (never over another).
-    fn keep_old_anchor(&self) -> Result<PathBuf, LedgerError> {
-        let from = self.anchor_path();
-        let stamp = format_time(now()).replace(':', "");
-        let mut to = self
-            .config_home
-            .join(format!("{ANCHOR_FILE}.replaced-{stamp}"));
-        let mut n = 1;
-        while to.exists() {
-            n += 1;
-            to = self
-                .config_home
-                .join(format!("{ANCHOR_FILE}.replaced-{stamp}-{n}"));
-        }
-        std::fs::rename(&from, &to).map_err(io(&from))?;
-        Ok(to)
+        self.write_anchor(read.line_count, head, read.spending())
     }
 }

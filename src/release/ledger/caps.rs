@@ -14,6 +14,13 @@
 //! shortened or upper-case digest, a relative path, `default_cap` written below
 //! `[caps]` — is an error naming the line, since such a key could never bind.
 //!
+//! A directory cap written by hand (without the data it covers) is checked as `coco
+//! ledger set-cap` checks one when it is first read: the directory must hold a dataset
+//! coco can load, and its content digest and population key are then written beside it
+//! in the file, so copies of that data are covered from then on, before any draw. A
+//! directory that does not exist or holds no dataset is an error naming the line, unless
+//! the ledger records draws from it (the cap then covers their data).
+//!
 //! A cap covers a dataset when
 //! - a directory key names the dataset's directory, or the data its value recorded when
 //!   `coco ledger set-cap` set it (`content`, `population`: copies of it anywhere, in any
@@ -24,7 +31,7 @@
 //! Every cap that covers a dataset applies and the strictest binds; the default applies
 //! only to datasets no cap covers.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use toml_edit::Document;
@@ -35,6 +42,7 @@ use super::{
     CapRefusal, DatasetRecord, Ledger, LedgerError, LedgerRead, Spend, Status, canonical_dir,
     fraction, io,
 };
+use crate::data::Dataset;
 use crate::privacy::Epsilon;
 
 /// A key of `[caps]`.
@@ -90,11 +98,35 @@ pub(super) struct CapData {
     population: Option<String>,
 }
 
+impl CapData {
+    fn is_empty(&self) -> bool {
+        self.content.is_none() && self.population.is_none()
+    }
+}
+
+/// The content digest and population key of the dataset in `dir`, as a directory cap
+/// records them: the check `coco ledger set-cap` makes, and the one a directory cap
+/// written by hand goes through when first read. Why not, otherwise.
+pub fn directory_data(dir: &Path) -> Result<(String, String), String> {
+    if !dir.exists() {
+        return Err("no such directory".into());
+    }
+    if !dir.is_dir() {
+        return Err("not a directory".into());
+    }
+    let data = Dataset::load(dir).map_err(|e| format!("not a dataset coco can load ({e})"))?;
+    Ok((data.content_digest(), data.population_keys().key))
+}
+
 #[derive(Clone, Debug)]
 struct ConfigCap {
     key: CapKey,
     cap: Epsilon,
     data: CapData,
+    /// Its line in the file.
+    line: usize,
+    /// The file.
+    file: PathBuf,
 }
 
 /// Why a cap covers a dataset.
@@ -127,6 +159,8 @@ pub enum CapSource {
 pub struct CapRule {
     pub cap: Epsilon,
     pub source: CapSource,
+    /// The `config.toml` it is written in.
+    pub file: PathBuf,
 }
 
 impl CapRule {
@@ -165,10 +199,11 @@ impl CapRule {
 impl Serialize for CapRule {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("CapRule", 3)?;
+        let mut st = s.serialize_struct("CapRule", 4)?;
         st.serialize_field("cap", &self.cap.to_string())?;
         st.serialize_field("cap_exact", &fraction::to(&self.cap))?;
         st.serialize_field("source", &self.source)?;
+        st.serialize_field("file", &self.file)?;
         st.end()
     }
 }
@@ -207,6 +242,12 @@ pub struct DatasetSpend {
     pub spent: String,
     #[serde(serialize_with = "ser_opt_fraction")]
     pub spent_exact: Option<Epsilon>,
+    /// The part of `spent` that draws whose lines were lost spent, as accepted losses
+    /// record it (still counted), and how many draws: `"0"` and 0 without a loss.
+    pub lost: String,
+    #[serde(serialize_with = "ser_opt_fraction")]
+    pub lost_exact: Option<Epsilon>,
+    pub lost_draws: usize,
     /// The cap that binds, if any.
     pub cap: Option<CapRule>,
     /// Every cap that matches.
@@ -251,8 +292,8 @@ impl Ledger {
         read: &LedgerRead,
         identity: &DatasetIdentity,
     ) -> Result<CapStatus, LedgerError> {
-        let config = self.config()?;
-        let draws = read.draws();
+        let config = self.config(read)?;
+        let records = read.records();
         let mut caps: Vec<CapRule> = config
             .caps
             .iter()
@@ -273,9 +314,9 @@ impl Ledger {
                                 .is_some_and(|d| identity.named_by(d))
                         {
                             Via::CapRecorded
-                        } else if draws
+                        } else if records
                             .iter()
-                            .any(|e| record_in(&e.dataset, &dir) && identity.same_data(&e.dataset))
+                            .any(|r| record_in(r, &dir) && identity.same_data(r))
                         {
                             Via::Ledger
                         } else {
@@ -289,9 +330,10 @@ impl Ledger {
                     CapKey::Digest(key) => {
                         let via = if identity.named_by(key) {
                             Via::Itself
-                        } else if draws.iter().any(|e| {
-                            record_named(&e.dataset, key) && identity.same_data(&e.dataset)
-                        }) {
+                        } else if records
+                            .iter()
+                            .any(|r| record_named(r, key) && identity.same_data(r))
+                        {
                             Via::Ledger
                         } else {
                             return None;
@@ -305,15 +347,17 @@ impl Ledger {
                 Some(CapRule {
                     cap: c.cap.clone(),
                     source,
+                    file: c.file.clone(),
                 })
             })
             .collect();
         if caps.is_empty()
-            && let Some(cap) = config.default_cap
+            && let Some((cap, file)) = config.default_cap
         {
             caps.push(CapRule {
                 cap,
                 source: CapSource::Default,
+                file,
             });
         }
         caps.sort_by(|a, b| a.cap.cmp(&b.cap));
@@ -344,23 +388,28 @@ impl Ledger {
                     requested: requested.to_string(),
                     cap: rule.cap.to_string(),
                     rule: rule.describe(),
-                    config: self.config_path(),
+                    config: rule.file.clone(),
                 })));
             }
         }
         Ok(status)
     }
 
-    /// Per-dataset totals, in order of first appearance, with the caps that apply.
+    /// Per-dataset totals, in order of first appearance (then the data only accepted
+    /// losses still record), with the caps that apply.
     pub fn summary(&self, read: &LedgerRead) -> Result<Vec<DatasetSpend>, LedgerError> {
+        // The caps are read (and checked) even when no dataset has a draw yet.
+        self.config(read)?;
         let mut groups: Vec<(DatasetIdentity, usize, usize)> = Vec::new();
+        let group_of = |groups: &[(DatasetIdentity, usize, usize)], key: &str| {
+            groups
+                .iter()
+                .position(|(id, _, _)| id.content == key || id.fingerprint == key)
+        };
         for e in read.draws() {
-            let key = e.dataset.key();
-            match groups
-                .iter_mut()
-                .find(|(id, _, _)| id.content == key || id.fingerprint == key)
-            {
-                Some((id, draws, written)) => {
+            match group_of(&groups, e.dataset.key()) {
+                Some(i) => {
+                    let (id, draws, written) = &mut groups[i];
                     *draws += 1;
                     *written += usize::from(e.status == Status::Written);
                     id.dir = e.dataset.dir.clone();
@@ -370,6 +419,12 @@ impl Ledger {
                     1,
                     usize::from(e.status == Status::Written),
                 )),
+            }
+        }
+        // Data whose every draw was lost is still spent on.
+        for lost in read.lost() {
+            if group_of(&groups, lost.key()).is_none() {
+                groups.push((DatasetIdentity::recorded(&lost.records()[0]), 0, 0));
             }
         }
         groups
@@ -387,6 +442,13 @@ impl Ledger {
                     written,
                     spent: status.spent.text(),
                     spent_exact: status.spent.epsilon.clone(),
+                    lost: status
+                        .spent
+                        .lost
+                        .as_ref()
+                        .map_or_else(|| "0".into(), Epsilon::to_string),
+                    lost_exact: status.spent.lost.clone(),
+                    lost_draws: status.spent.lost_draws,
                     cap: status.binding().cloned(),
                     caps: status.caps.clone(),
                 })
@@ -394,19 +456,33 @@ impl Ledger {
             .collect()
     }
 
-    /// The caps of `config.toml` and of an older version's `config.toml` beside the
-    /// ledger: every cap found applies (a moved file never loosens a cap), and the
-    /// stricter default binds.
-    fn config(&self) -> Result<Config, LedgerError> {
+    /// The caps of this ledger's `config.toml`, of the one in the configuration
+    /// directory the environment names (when the ledger's pointer named another) and of
+    /// an older version's beside the ledger: every cap found applies (a moved file never
+    /// loosens a cap), and the strictest default binds. A directory cap written by hand
+    /// is checked and bound to its data here, the first time it is read (see the module
+    /// documentation); `read` says which directories the ledger records draws from.
+    fn config(&self, read: &LedgerRead) -> Result<Config, LedgerError> {
         let mut config = Config::default();
-        for path in std::iter::once(self.config_path()).chain(self.legacy_config_path()) {
-            let found = match std::fs::read_to_string(&path) {
-                Ok(text) => Config::parse(&text, &path)?,
+        let mut paths = vec![self.config_path()];
+        for p in [self.environment_config_path(), self.legacy_config_path()]
+            .into_iter()
+            .flatten()
+        {
+            if !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+        for path in paths {
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(io(&path)(e)),
             };
+            let mut found = Config::parse(&text, &path)?;
+            bind_directory_caps(&mut found, &text, &path, read)?;
             config.default_cap = match (config.default_cap, found.default_cap) {
-                (Some(a), Some(b)) => Some(if b < a { b } else { a }),
+                (Some((a, fa)), Some((b, fb))) => Some(if b < a { (b, fb) } else { (a, fa) }),
                 (a, b) => a.or(b),
             };
             config.caps.extend(found.caps);
@@ -431,6 +507,10 @@ impl Ledger {
                 why,
             })?;
         }
+        // Every file of caps is read first, as any command that reads caps does: one
+        // that holds a key that could never bind is refused, naming its line.
+        let ledger = self.read()?;
+        self.config(&ledger)?;
         ensure_private_dir(&self.config_home)?;
         let path = self.config_path();
         let read = |path: &Path| match std::fs::read_to_string(path) {
@@ -452,18 +532,16 @@ impl Ledger {
         }
         doc["caps"][key.as_str()] = match (key, data) {
             (CapKey::Directory(_), Some((content, population))) => {
-                let mut t = toml_edit::InlineTable::new();
-                t.insert("epsilon", cap.to_string().into());
-                t.insert("content", content.into());
-                t.insert("population", population.into());
-                toml_edit::value(t)
+                directory_cap(cap, content, population)
             }
             _ => toml_edit::value(cap.to_string()),
         };
         write_private(&path, doc.to_string().as_bytes())?;
+        // The caps now belong to this ledger: its pointer records where they are, so a
+        // run whose environment names another configuration directory finds them.
+        self.establish()?;
         // What it covers, from the ledger as it is (read as shown: a ledger with a
         // defect still says what it recorded).
-        let ledger = self.read()?;
         let mine: Vec<&DatasetRecord> = ledger
             .draws()
             .into_iter()
@@ -493,17 +571,90 @@ impl Ledger {
 
 #[derive(Clone, Debug, Default)]
 struct Config {
-    default_cap: Option<Epsilon>,
+    /// The default cap and the file it is written in.
+    default_cap: Option<(Epsilon, PathBuf)>,
     caps: Vec<ConfigCap>,
+}
+
+/// Checks every directory cap of `config` (read from `text` in `path`) that records no
+/// data, as `coco ledger set-cap` checks a directory, and binds it: its data's content
+/// digest and population key are recorded in `config` and written beside it in `path`
+/// (the file keeps its other lines as they are). A directory that holds no dataset
+/// coco can load is an error naming the line, unless the ledger records draws from it.
+fn bind_directory_caps(
+    config: &mut Config,
+    text: &str,
+    path: &Path,
+    read: &LedgerRead,
+) -> Result<(), LedgerError> {
+    let mut bound: Vec<(String, Epsilon, String, String)> = Vec::new();
+    let mut recorded: Option<Vec<DatasetRecord>> = None;
+    for cap in &mut config.caps {
+        let CapKey::Directory(key) = &cap.key else {
+            continue;
+        };
+        if !cap.data.is_empty() {
+            continue;
+        }
+        match directory_data(Path::new(key)) {
+            Ok((content, population)) => {
+                cap.data = CapData {
+                    content: Some(content.clone()),
+                    population: Some(population.clone()),
+                };
+                bound.push((key.clone(), cap.cap.clone(), content, population));
+            }
+            Err(why) => {
+                let dir = canonical_dir(Path::new(key));
+                let records = recorded.get_or_insert_with(|| read.records());
+                if !records.iter().any(|r| record_in(r, &dir)) {
+                    return Err(LedgerError::Config {
+                        path: path.to_path_buf(),
+                        line: cap.line,
+                        message: format!(
+                            "[caps] key {:?}: {why}, and the ledger records no draw from it: a directory cap names an existing dataset directory (`coco ledger set-cap DATASET EPSILON` checks it and records its data), or a directory the ledger records draws from; such a key could never bind",
+                            crate::data::text::escape_controls(key)
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    if bound.is_empty() {
+        return Ok(());
+    }
+    let mut doc: toml_edit::DocumentMut =
+        text.parse()
+            .map_err(|e: toml_edit::TomlError| LedgerError::Config {
+                path: path.to_path_buf(),
+                line: 1,
+                message: format!("not valid TOML: {}", e.message().replace('\n', " ")),
+            })?;
+    for (key, cap, content, population) in bound {
+        doc["caps"][key.as_str()] = directory_cap(&cap, &content, &population);
+    }
+    write_private(path, doc.to_string().as_bytes())
+}
+
+/// A directory cap as `config.toml` records it: `{ epsilon, content, population }`.
+fn directory_cap(cap: &Epsilon, content: &str, population: &str) -> toml_edit::Item {
+    let mut t = toml_edit::InlineTable::new();
+    t.insert("epsilon", cap.to_string().into());
+    t.insert("content", content.into());
+    t.insert("population", population.into());
+    toml_edit::value(t)
 }
 
 impl Config {
     fn parse(text: &str, path: &Path) -> Result<Config, LedgerError> {
+        let line_of = |span: Option<std::ops::Range<usize>>| {
+            span.map_or(1, |s| {
+                text[..s.start.min(text.len())].matches('\n').count() + 1
+            })
+        };
         let err = |span: Option<std::ops::Range<usize>>, message: String| LedgerError::Config {
             path: path.to_path_buf(),
-            line: span.map_or(1, |s| {
-                text[..s.start.min(text.len())].matches('\n').count() + 1
-            }),
+            line: line_of(span),
             message,
         };
         let doc = Document::parse(text).map_err(|e| {
@@ -527,7 +678,10 @@ impl Config {
         };
         for (key, item) in doc.as_table().iter() {
             match key {
-                "default_cap" => config.default_cap = Some(eps(item.as_str(), item.span())?),
+                "default_cap" => {
+                    config.default_cap =
+                        Some((eps(item.as_str(), item.span())?, path.to_path_buf()));
+                }
                 "caps" => {
                     let Some(table) = item.as_table() else {
                         return Err(err(
@@ -543,7 +697,14 @@ impl Config {
                             Some(t) => cap_table(&key, t, &eps, &err)?,
                             None => (eps(v.as_str(), v.span())?, CapData::default()),
                         };
-                        config.caps.push(ConfigCap { key, cap, data });
+                        let line = line_of(span);
+                        config.caps.push(ConfigCap {
+                            key,
+                            cap,
+                            data,
+                            line,
+                            file: path.to_path_buf(),
+                        });
                     }
                 }
                 other => {
@@ -621,7 +782,7 @@ fn cap_table(
 impl Ledger {
     /// The caps of the configuration as (key, ε) texts.
     pub(super) fn config_text_caps(&self) -> Vec<(String, String)> {
-        self.config()
+        self.config(&self.read().unwrap())
             .unwrap()
             .caps
             .iter()
@@ -631,6 +792,6 @@ impl Ledger {
 
     /// Why the configuration cannot be read.
     pub(super) fn config_text_error(&self) -> String {
-        self.config().unwrap_err().to_string()
+        self.config(&self.read().unwrap()).unwrap_err().to_string()
     }
 }

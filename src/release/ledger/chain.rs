@@ -1,5 +1,7 @@
 //! Reading the ledger: every line parsed fail-closed, the hash chain and the ids checked, a torn last line told apart.
 
+use super::events::parse_event;
+use super::spending::{KeySpend, Spending};
 use super::*;
 
 /// A value cut to a readable length for a message.
@@ -22,11 +24,22 @@ pub struct Problem {
     pub message: String,
 }
 
+/// A line about the ledger itself, and where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EventAt {
+    /// Its line number.
+    pub line: usize,
+    pub event: LedgerEvent,
+}
+
 /// The ledger as read: every line, and the defects found.
 #[derive(Clone, Debug, Default)]
 pub struct LedgerRead {
-    /// Every readable line, in order.
+    /// Every readable line about a draw, in order.
     pub lines: Vec<LedgerEntry>,
+    /// Every readable line about the ledger itself (losses accepted, adoptions), in
+    /// order.
+    pub events: Vec<EventAt>,
     /// Lines that are wrong (unreadable, chain broken, ids that disagree): any of them
     /// stops every draw.
     pub problems: Vec<Problem>,
@@ -80,23 +93,99 @@ impl LedgerRead {
     }
 
     /// The ε spent on a dataset: every draw whose line matches it by content, by
-    /// directory or (older lines) by fingerprint.
+    /// directory or (older lines) by fingerprint, and every lost spending an accepted
+    /// loss records that matches it the same way.
     pub fn spent(&self, identity: &DatasetIdentity) -> Spend {
         let mine: Vec<&LedgerEntry> = self
             .draws()
             .into_iter()
             .filter(|e| identity.matches(&e.dataset))
             .collect();
+        let lost: Vec<&KeySpend> = self.lost().filter(|k| k.matches(identity)).collect();
         Spend {
-            epsilon: Epsilon::sum(mine.iter().map(|e| &e.total_epsilon)),
-            draws: mine.len(),
+            epsilon: Epsilon::sum(
+                mine.iter()
+                    .map(|e| &e.total_epsilon)
+                    .chain(lost.iter().map(|k| &k.epsilon)),
+            ),
+            draws: mine.len() + lost.iter().map(|k| k.draws).sum::<usize>(),
             pending: Epsilon::sum(
                 mine.iter()
                     .filter(|e| e.status == Status::Pending)
                     .map(|e| &e.total_epsilon),
             ),
+            lost: Epsilon::sum(lost.iter().map(|k| &k.epsilon)),
+            lost_draws: lost.iter().map(|k| k.draws).sum(),
         }
     }
+
+    /// The spending accepted losses record as lost (and still spent).
+    pub fn lost(&self) -> impl Iterator<Item = &KeySpend> {
+        self.events.iter().flat_map(|e| e.event.lost())
+    }
+
+    /// Every dataset the ledger records spending on, as its lines record it: each
+    /// draw's, then each lost spending's (once per directory).
+    pub fn records(&self) -> Vec<DatasetRecord> {
+        self.draws()
+            .into_iter()
+            .map(|e| e.dataset.clone())
+            .chain(self.lost().flat_map(KeySpend::records))
+            .collect()
+    }
+
+    /// The running spending per dataset key that the anchor records.
+    pub fn spending(&self) -> Vec<KeySpend> {
+        self.spending_by_key().into_keys()
+    }
+
+    /// [`LedgerRead::spending`], to add a line to.
+    pub(crate) fn spending_by_key(&self) -> Spending {
+        let mut spending = Spending::default();
+        for e in &self.lines {
+            spending.add_draw(e);
+        }
+        for k in self.lost() {
+            spending.add(k.clone());
+        }
+        spending
+    }
+}
+
+/// A line of the chain as it is appended: a draw's, or one about the ledger itself.
+pub(crate) trait Link: Serialize {
+    /// Sets `prev`.
+    fn chain_to(&mut self, prev: String);
+    /// Adds what the line spends (or records as lost) to the running spending.
+    fn count(&self, spending: &mut Spending);
+}
+
+impl Link for LedgerEntry {
+    fn chain_to(&mut self, prev: String) {
+        self.prev = prev;
+    }
+
+    fn count(&self, spending: &mut Spending) {
+        spending.add_draw(self);
+    }
+}
+
+impl Link for LedgerEvent {
+    fn chain_to(&mut self, prev: String) {
+        self.set_prev(prev);
+    }
+
+    fn count(&self, spending: &mut Spending) {
+        for k in self.lost() {
+            spending.add(k.clone());
+        }
+    }
+}
+
+/// One line as read: a draw's, or one about the ledger itself.
+pub(crate) enum Line {
+    Draw(Box<LedgerEntry>),
+    Event(LedgerEvent),
 }
 
 /// Parses the ledger's bytes. Never fails: problems are collected.
@@ -121,7 +210,20 @@ pub(crate) fn parse_ledger(bytes: &[u8]) -> LedgerRead {
         let parsed = parse_line(raw);
         read.line_hashes.push(sha256_hex(raw));
         let entry = match parsed {
-            Ok(e) => e,
+            Ok(Line::Draw(e)) => *e,
+            Ok(Line::Event(event)) => {
+                if event.prev() != read.next_prev {
+                    read.problems.push(problem(format!(
+                        "the hash chain is broken: this line follows a line whose SHA-256 is {}, but records {} (a line before it was changed, removed or inserted)",
+                        cut(&read.next_prev),
+                        cut(event.prev())
+                    )));
+                }
+                chained = true;
+                read.next_prev = sha256_hex(raw);
+                read.events.push(EventAt { line, event });
+                continue;
+            }
             Err(message) => {
                 if line == last && !read.ends_with_newline && looks_torn(raw) {
                     read.torn_tail = Some(line);
@@ -203,8 +305,9 @@ pub(crate) fn looks_torn(raw: &[u8]) -> bool {
     }
 }
 
-/// One line: the current format (with `v`) or the older one.
-pub(crate) fn parse_line(raw: &[u8]) -> Result<LedgerEntry, String> {
+/// One line: a draw's in the current format (with `v`) or the older one, or one about
+/// the ledger itself (with `event`).
+pub(crate) fn parse_line(raw: &[u8]) -> Result<Line, String> {
     let text = std::str::from_utf8(raw).map_err(|e| {
         format!(
             "not UTF-8 (invalid byte at column {}): expected one JSON object per line",
@@ -220,6 +323,9 @@ pub(crate) fn parse_line(raw: &[u8]) -> Result<LedgerEntry, String> {
             cut(&e.to_string())
         )
     })?;
+    if value.get("event").is_some() {
+        return parse_event(value).map(Line::Event);
+    }
     let entry = match value.get("v") {
         Some(_) => serde_json::from_value::<LedgerEntry>(value)
             .map_err(|e| format!("not a ledger entry: {}", cut_long(&e.to_string())))?,
@@ -239,7 +345,7 @@ pub(crate) fn parse_line(raw: &[u8]) -> Result<LedgerEntry, String> {
     {
         return Err(format!("id {:?} is not a draw id", cut(&entry.id)));
     }
-    Ok(entry)
+    Ok(Line::Draw(Box::new(entry)))
 }
 
 pub(crate) fn cut_long(s: &str) -> String {

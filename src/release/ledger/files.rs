@@ -7,7 +7,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::{
-    ANCHOR_FILE, CONFIG_FILE, LEDGER_FILE, LOCK_FILE, Ledger, LedgerError, TORN_FILE, io, sync_dir,
+    ANCHOR_FILE, CONFIG_FILE, LEDGER_FILE, LOCK_FILE, Ledger, LedgerError, POINTER_FILE, TORN_FILE,
+    io, sync_dir,
 };
 
 /// The terminal UI's list of recently opened datasets (directories: confidential like
@@ -135,6 +136,7 @@ impl Ledger {
             self.home.join(LOCK_FILE),
             self.home.join(TORN_FILE),
             self.home.join(RECENT_FILE),
+            self.home.join(POINTER_FILE),
             self.home.join(CONFIG_FILE),
             self.config_home.join(CONFIG_FILE),
             self.config_home.join(ANCHOR_FILE),

@@ -2,11 +2,14 @@
 //! read fail-closed.
 //!
 //! It lives in coco's home: `$COCO_HOME` when set, else the user's data directory
-//! (`directories`), e.g. `~/.local/share/coco/ledger.jsonl` on Linux. The operator's
-//! settings live in the user's configuration directory (`~/.config/coco/` on Linux; also
-//! `$COCO_HOME` when set): `config.toml` there caps the total ε spent on a dataset
-//! (`coco ledger set-cap` writes it). A `config.toml` left in the data directory by older
-//! versions is still read, and its caps still bind (every cap found applies):
+//! (`directories`), e.g. `~/.local/share/coco/ledger.jsonl` on Linux. Its caps and anchor
+//! live in the user's configuration directory (`~/.config/coco/` on Linux; also
+//! `$COCO_HOME` when set) — the one the ledger's pointer names once it has one (`place`),
+//! so a run whose environment names another configuration directory still finds them:
+//! `config.toml` there caps the total ε spent on a dataset (`coco ledger set-cap` writes
+//! it). A `config.toml` left in the data directory by older versions, or in the
+//! configuration directory the environment names, is still read, and its caps still bind
+//! (every cap found applies):
 //!
 //! ```toml
 //! default_cap = 4            # optional: applies to every dataset without a cap of its own
@@ -21,7 +24,9 @@
 //! time. A draw has a `pending` line, written and synced before anyone sees it, then one
 //! decision line under the same id (`written`, `not_written` or `discarded`); readers
 //! keep the latest line of each id. Lines written before this format (no `v`) are read
-//! too, their ε parsed exactly whatever its length.
+//! too, their ε parsed exactly whatever its length. Lines about the ledger itself (a
+//! loss accepted, a ledger adopted) are of version 3 (`events`); the ε a loss line
+//! records as lost counts as spent.
 //!
 //! # Spending and caps
 //! Spending is keyed by the dataset's content digest ([`Dataset::content_digest`]: the
@@ -47,10 +52,13 @@
 //! deletion or an insertion anywhere but at the very end breaks the chain at the next
 //! line. Lines removed from the end, a truncated or deleted ledger, or an older copy put
 //! in its place are caught by the anchor (`anchor`): a small file kept apart from the
-//! ledger (`ledger.anchor`, in the configuration directory) with the number of lines and
-//! the hash of the last, updated after every append and checked before every draw. Who
-//! rewrites both files, or uses another home, is not caught: the ledger is the agency's
-//! record, as safe as the file system that holds it (keep backups; see the README).
+//! ledger (`ledger.anchor`, in the configuration directory) with the ledger's path, the
+//! number of lines, the hash of the last and the running spending per dataset key
+//! (`spending`), updated after every append and checked before every draw. A ledger
+//! with lines and no anchor is refused until `coco ledger adopt`, and an accepted loss
+//! is written into the chain with its ε, still counted (`recover`). Who rewrites both
+//! files, or uses another home, is not caught: the ledger is the agency's record, as
+//! safe as the file system that holds it (keep backups; see docs/privacy.md).
 //!
 //! Appends hold an exclusive lock on `ledger.lock` for the whole release (cap check,
 //! draw, decision), write each line with one `write` and `fsync` it, so two processes
@@ -70,13 +78,21 @@ pub use chain::*;
 
 mod anchor;
 mod caps;
+mod events;
 mod files;
 mod keys;
+mod place;
+mod recover;
+mod spending;
 
-pub use anchor::{ANCHOR_FILE, Anchor, AnchorState, Reanchored};
-pub use caps::{CapKey, CapRule, CapSource, CapStatus, Coverage, DatasetSpend};
+pub use anchor::{ANCHOR_FILE, Anchor, AnchorCheck, AnchorReport, AnchorState};
+pub use caps::{CapKey, CapRule, CapSource, CapStatus, Coverage, DatasetSpend, directory_data};
+pub use events::{AdoptedLine, EVENT_VERSION, LedgerEvent, LossLine, Trusted, operator_name};
 pub use files::{RECENT_FILE, Tightened, write_private};
 pub use keys::{DatasetIdentity, PopulationRecord};
+pub use place::{POINTER_FILE, Place};
+pub use recover::{Adopted, Reanchored};
+pub use spending::KeySpend;
 
 use files::{ensure_private_dir, open_private};
 
@@ -103,7 +119,8 @@ pub const CONFIG_FILE: &str = "config.toml";
 pub const LOCK_FILE: &str = "ledger.lock";
 /// Where `coco ledger repair` keeps the bytes of a torn last line it set aside.
 pub const TORN_FILE: &str = "ledger.jsonl.torn";
-/// The format of the lines this coco writes.
+/// The format of the draws' lines this coco writes (lines about the ledger itself are
+/// of [`EVENT_VERSION`]).
 pub const LEDGER_VERSION: u32 = 2;
 /// `prev` of the first chained line.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
@@ -159,6 +176,30 @@ pub enum LedgerError {
         "{path}: the ledger's anchor cannot be read ({problem}); no draw is allowed until it is: restore it from a backup, or run `coco ledger reanchor --accept-loss` to anchor the ledger as it is"
     )]
     AnchorUnreadable { path: PathBuf, problem: String },
+    /// A ledger of lines with no anchor: lines it lost could not be noticed.
+    #[error(
+        "{path}: the ledger holds {lines} line(s) but has no anchor ({anchor} does not exist): it was kept by an older coco, or its anchor was deleted (or coco's configuration directory is not the one it was written under), and a ledger no anchor vouches for may have lost lines whose ε would no longer count, so no draw is allowed. Restore the anchor from a backup, or run coco with the configuration directory that holds it; or run `coco ledger adopt`, which anchors the ledger as it is, trusting it to hold every draw ever made under it, and records that in the ledger"
+    )]
+    AnchorMissing {
+        path: PathBuf,
+        anchor: PathBuf,
+        lines: usize,
+    },
+    /// No ledger and no anchor where the ledger's pointer says both were kept.
+    #[error(
+        "{path}: there is no ledger and no anchor ({anchor}), but {pointer}, written when coco first kept this ledger, says one was kept here: the ledger and its anchor were deleted, and the ε they recorded would no longer count, so no draw is allowed. Restore both from a backup; or run `coco ledger adopt`, which starts again from an empty ledger, trusting that no draw was ever recorded here, and records that in it"
+    )]
+    LedgerGone {
+        path: PathBuf,
+        anchor: PathBuf,
+        pointer: PathBuf,
+    },
+    /// The ledger's pointer or anchor names another ledger, or cannot be read: its
+    /// caps and anchor may be elsewhere.
+    #[error(
+        "{path}: {problem}; no draw is allowed until coco finds this ledger's own caps and anchor: run coco with the directories the ledger was kept under, or, if it was moved on purpose, run `coco ledger adopt`, which anchors it where it is now only if it holds every line its anchor records, and records the move in it"
+    )]
+    Misplaced { path: PathBuf, problem: String },
     /// `coco ledger set-cap` with a key that could never bind.
     #[error("{key}: {why}")]
     CapKey { key: String, why: String },
@@ -202,6 +243,9 @@ impl LedgerError {
                 | LedgerError::NotRepairable { .. }
                 | LedgerError::AnchorLost { .. }
                 | LedgerError::AnchorUnreadable { .. }
+                | LedgerError::AnchorMissing { .. }
+                | LedgerError::LedgerGone { .. }
+                | LedgerError::Misplaced { .. }
         )
     }
 }
@@ -218,9 +262,15 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LedgerError + '_ {
 pub struct Spend {
     /// `None` when nothing was spent.
     pub epsilon: Option<Epsilon>,
+    /// The draws that spent it, lost ones included.
     pub draws: usize,
     /// The part of `epsilon` drawn and not yet decided (pending: counted as spent).
     pub pending: Option<Epsilon>,
+    /// The part of `epsilon` spent by draws whose lines were lost, as accepted losses
+    /// record it (still counted as spent).
+    pub lost: Option<Epsilon>,
+    /// How many of `draws` were lost.
+    pub lost_draws: usize,
 }
 
 impl Spend {
@@ -239,19 +289,23 @@ pub struct Verification {
     pub draws: usize,
     pub problems: Vec<Problem>,
     pub torn_tail: Option<usize>,
-    /// The anchor: what it says of the ledger, or why the ledger does not hold what
-    /// it anchored.
-    pub anchor: Result<AnchorState, String>,
+    /// The anchor: where it is, and whether the ledger holds what it records.
+    pub anchor: AnchorReport,
+    /// The lines about the ledger itself (losses accepted, adoptions), as written.
+    pub events: Vec<LedgerEvent>,
 }
 
 impl Verification {
+    /// Nothing stops a draw. Accepted losses and adoptions are reported, not problems:
+    /// the operator decided them, and a loss's ε is still counted.
     pub fn ok(&self) -> bool {
-        self.problems.is_empty() && self.torn_tail.is_none() && self.anchor.is_ok()
+        self.problems.is_empty() && self.torn_tail.is_none() && self.anchor.ok()
     }
 }
 
 /// What `coco ledger repair` did.
 #[derive(Clone, Debug, Serialize)]
+#[serde(tag = "done", rename_all = "snake_case")]
 pub enum Repair {
     /// Nothing was wrong.
     NothingToRepair,
@@ -263,12 +317,13 @@ pub enum Repair {
     },
 }
 
-/// The ledger (in coco's data directory) and the caps on spending (in its
-/// configuration directory).
+/// The ledger (in coco's data directory) and the caps on spending and its anchor (in
+/// its configuration directory, as the ledger's pointer names it).
 #[derive(Clone, Debug)]
 pub struct Ledger {
     home: PathBuf,
     config_home: PathBuf,
+    place: Place,
 }
 
 /// An exclusive lock on the ledger; released on drop.
@@ -287,29 +342,28 @@ pub struct LockHolder {
 }
 
 impl Ledger {
-    /// The ledger in `$COCO_HOME`, or in the user's data directory (its caps in the
-    /// user's configuration directory).
+    /// The ledger in `$COCO_HOME`, or in the user's data directory (its caps and anchor
+    /// where its pointer says, else in the user's configuration directory).
     pub fn open_default() -> Result<Ledger, LedgerError> {
-        Ok(Ledger {
-            home: home_dir()?,
-            config_home: config_dir()?,
-        })
+        Ok(Ledger::with_config(home_dir()?, config_dir()?))
     }
 
-    /// The ledger and its configuration in one given home directory.
+    /// The ledger and its configuration in one given home directory (unless the
+    /// ledger's pointer names another for its caps and anchor).
     pub fn at(home: impl Into<PathBuf>) -> Ledger {
         let home = home.into();
-        Ledger {
-            config_home: home.clone(),
-            home,
-        }
+        Ledger::with_config(home.clone(), home)
     }
 
-    /// The ledger in `home`, its configuration in `config_home`.
+    /// The ledger in `home`, its configuration where its pointer says, else in
+    /// `config_home`.
     pub fn with_config(home: impl Into<PathBuf>, config_home: impl Into<PathBuf>) -> Ledger {
+        let home = home.into();
+        let (config_home, place) = place::locate(&home, &config_home.into());
         Ledger {
-            home: home.into(),
-            config_home: config_home.into(),
+            home,
+            config_home,
+            place,
         }
     }
 
@@ -318,7 +372,8 @@ impl Ledger {
         &self.home
     }
 
-    /// Where the operator's settings are kept (`config.toml`, `keymap.toml`).
+    /// Where the operator's settings are kept (`config.toml`, `keymap.toml`, the
+    /// anchor).
     pub fn config_home(&self) -> &Path {
         &self.config_home
     }
@@ -327,6 +382,17 @@ impl Ledger {
     /// not where it is kept now.
     fn legacy_config_path(&self) -> Option<PathBuf> {
         (self.home != self.config_home).then(|| self.home.join(CONFIG_FILE))
+    }
+
+    /// `config.toml` in the configuration directory the environment names, when the
+    /// ledger's pointer named another.
+    fn environment_config_path(&self) -> Option<PathBuf> {
+        match &self.place {
+            Place::Pointer { environment } if *environment != self.config_home => {
+                Some(environment.join(CONFIG_FILE))
+            }
+            _ => None,
+        }
     }
 
     pub fn path(&self) -> PathBuf {
@@ -345,6 +411,26 @@ impl Ledger {
     /// Takes the exclusive lock (waits for another coco holding it).
     pub fn lock(&self) -> Result<LedgerLock, LedgerError> {
         self.lock_or_wait(&mut |_| {})
+    }
+
+    /// Takes the exclusive lock if no other coco holds it.
+    fn try_lock(&self) -> Result<Option<LedgerLock>, LedgerError> {
+        self.ensure_home()?;
+        let path = self.home.join(LOCK_FILE);
+        let file = open_private(
+            &path,
+            OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true),
+        )
+        .map_err(io(&path))?;
+        match file.try_lock() {
+            Ok(()) => Ok(Some(LedgerLock { _file: file })),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(io(&path)(e)),
+        }
     }
 
     /// Takes the exclusive lock; when another coco holds it, calls `waiting` with what
@@ -451,18 +537,32 @@ impl Ledger {
     }
 
     /// Appends one line durably, chained to the last one, and returns it as written.
-    /// Requires the lock. Refuses on a ledger with any defect.
+    /// Requires the lock. Refuses on a ledger with any defect, or one its anchor does
+    /// not vouch for.
     pub fn append(
         &self,
-        _lock: &LedgerLock,
+        lock: &LedgerLock,
         mut entry: LedgerEntry,
     ) -> Result<LedgerEntry, LedgerError> {
         self.ensure_home()?;
-        let path = self.path();
         let read = self.read_strict()?;
         entry.v = LEDGER_VERSION;
-        entry.prev = read.next_prev.clone();
-        let mut line = serde_json::to_string(&entry).expect("ledger entries serialise");
+        self.append_line(lock, &read, &mut entry)?;
+        Ok(entry)
+    }
+
+    /// Appends `link` after the lines of `read` (read under `_lock`, and judged fit to
+    /// append to by the caller), then anchors the ledger with it and writes the pointer.
+    fn append_line(
+        &self,
+        _lock: &LedgerLock,
+        read: &LedgerRead,
+        link: &mut impl Link,
+    ) -> Result<(), LedgerError> {
+        self.ensure_home()?;
+        let path = self.path();
+        link.chain_to(read.next_prev.clone());
+        let mut line = serde_json::to_string(link).expect("ledger lines serialise");
         line.push('\n');
         let existed = path.exists();
         let mut file = open_private(
@@ -488,13 +588,17 @@ impl Ledger {
         }
         // The anchor follows the line: a crash between the two leaves the anchor one
         // line behind, which the next check accepts (the ledger holds every line it
-        // records) and the next append brings up to date.
+        // records) and the next append brings up to date. The pointer follows the
+        // anchor, so a pointer is never without the anchor it leads to.
         let head = sha256_hex(line.trim_matches('\n').as_bytes());
-        self.write_anchor(read.line_count + 1, &head)?;
-        Ok(entry)
+        let mut spending = read.spending_by_key();
+        link.count(&mut spending);
+        self.write_anchor(read.line_count + 1, &head, spending.into_keys())?;
+        self.write_pointer()
     }
 
-    /// Checks every line, the chain, the ids and the anchor; lists every problem.
+    /// Checks every line, the chain, the ids and the anchor; lists every problem and
+    /// every line about the ledger itself.
     pub fn verify(&self) -> Result<Verification, LedgerError> {
         let (read, anchor) = self.read_anchored()?;
         Ok(Verification {
@@ -503,9 +607,8 @@ impl Ledger {
             draws: read.draws().len(),
             problems: read.problems.clone(),
             torn_tail: read.torn_tail,
-            anchor: self
-                .check_anchor(&read, anchor.as_ref())
-                .map_err(|e| e.to_string()),
+            anchor: self.anchor_report(&read, anchor.as_ref()),
+            events: read.events.iter().map(|e| e.event.clone()).collect(),
         })
     }
 

@@ -278,7 +278,7 @@ fn the_strictest_matching_cap_binds() {
         .set_cap(
             &CapKey::Directory(id.dir.clone()),
             &Epsilon::parse("0.5").unwrap(),
-            None,
+            Some((&id.content, &d.population_keys().key)),
         )
         .unwrap();
     std::fs::write(
@@ -376,7 +376,8 @@ fn older_lines_are_read_exactly() {
         r#"{{"id":"0123456789abcdef","time":"2026-11-22T01:02:03Z","dataset":"{fp}","dataset_dir":"/d","levels":[{{"name":"n","epsilon":"0.30000000000000004","method":"hc+tail>20"}}],"total_epsilon":"1.00000000000000004","output":null,"written":true,"randomness":"seeded (7)","tool":"release"}}"#
     );
     std::fs::write(ledger.path(), format!("{line}\n")).unwrap();
-    let read = ledger.read_strict().unwrap();
+    let read = ledger.read().unwrap();
+    assert!(read.problems.is_empty());
     let e = &read.lines[0];
     assert_eq!(
         e.total_epsilon,
@@ -391,7 +392,9 @@ fn older_lines_are_read_exactly() {
             groups: None
         })
     );
-    // A chained line may follow; an old-format line may not follow a chained one.
+    // An older coco kept no anchor: adopted explicitly, then a chained line may follow;
+    // an old-format line may not follow a chained one.
+    assert!(matches!(ledger.adopt().unwrap(), Adopted::Adopted { .. }));
     let lock = ledger.lock().unwrap();
     ledger
         .append(&lock, entry(&dataset(&[1]), "1", Status::Written))
@@ -402,7 +405,7 @@ fn older_lines_are_read_exactly() {
         .unwrap();
     let e = ledger.read_strict().unwrap_err().to_string();
     assert!(
-        e.contains(":3: a line in the old format after chained lines"),
+        e.contains(":4: a line in the old format after chained lines"),
         "{e}"
     );
 }
@@ -490,7 +493,13 @@ fn files_are_private() {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        for name in [LEDGER_FILE, LOCK_FILE, CONFIG_FILE, ANCHOR_FILE] {
+        for name in [
+            LEDGER_FILE,
+            LOCK_FILE,
+            CONFIG_FILE,
+            ANCHOR_FILE,
+            POINTER_FILE,
+        ] {
             let mode = std::fs::metadata(ledger.home().join(name))
                 .unwrap()
                 .permissions()
@@ -591,16 +600,26 @@ fn config_keys_are_read_strictly() {
     );
 }
 
+/// The bundled sample copied into `dir`, loaded from there.
+fn sample_in(dir: &Path) -> Dataset {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households");
+    for f in ["hierarchy.csv", "groups.csv", "names.csv"] {
+        std::fs::copy(sample.join(f), dir.join(f)).unwrap();
+    }
+    Dataset::load(dir).unwrap()
+}
+
 /// Issue 23: a directory cap covers the data the ledger recorded for that directory
-/// and the data it held when the cap was set, wherever that data is copied.
+/// and the data it held when the cap was set, wherever that data is copied. Issue 32: a
+/// directory cap written by hand is bound to its data when first read, so a copy made
+/// before any draw is covered; one that can match nothing is refused, naming its line.
 #[test]
 fn a_directory_cap_follows_its_data() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = Ledger::at(dir.path().join("home"));
     let a_dir = tempfile::tempdir().unwrap();
     let b_dir = tempfile::tempdir().unwrap();
-    let mut a = dataset(&[1, 2, 3]);
-    a.dir = a_dir.path().to_path_buf();
+    let a = sample_in(a_dir.path());
     let mut copy = a.clone();
     copy.dir = b_dir.path().to_path_buf();
     let (ia, ib) = (DatasetIdentity::of(&a), DatasetIdentity::of(&copy));
@@ -613,8 +632,8 @@ fn a_directory_cap_follows_its_data() {
             Some((&ia.content, &keys.key)),
         )
         .unwrap();
-    let read = ledger.read().unwrap();
     let rule = |id: &DatasetIdentity| {
+        let read = ledger.read().unwrap();
         ledger
             .cap_status(&read, id)
             .unwrap()
@@ -629,20 +648,57 @@ fn a_directory_cap_follows_its_data() {
         "{:?}",
         rule(&ib)
     );
-    // Written by hand, without the data: the ledger's record of the directory binds.
+    // Written by hand, without the data: bound to it when first read, and written
+    // back, so the copy is covered before any draw.
     std::fs::write(
         ledger.config_path(),
-        format!("[caps]\n\"{}\" = 0.5\n", ia.dir),
+        format!("# by hand\n[caps]\n\"{}\" = 0.5 # the census\n", ia.dir),
     )
     .unwrap();
-    assert_eq!(rule(&ib), None);
+    assert!(
+        rule(&ib)
+            .unwrap()
+            .contains("which held the same data when the cap was set"),
+        "{:?}",
+        rule(&ib)
+    );
+    let text = std::fs::read_to_string(ledger.config_path()).unwrap();
+    assert!(
+        text.starts_with("# by hand\n") && text.contains(&format!("content = \"{}\"", ia.content)),
+        "{text}"
+    );
+    // A directory that holds no dataset, or none at all: refused, naming the line.
+    let gone = dir.path().join("gone");
+    for (key, why) in [
+        (s_of(dir.path()), "not a dataset coco can load"),
+        (s_of(&gone), "no such directory"),
+    ] {
+        std::fs::write(
+            ledger.config_path(),
+            format!("default_cap = 9\n[caps]\n\"{key}\" = 0.5\n"),
+        )
+        .unwrap();
+        let e = ledger.config_text_error();
+        assert!(
+            e.contains("config.toml:3: [caps] key") && e.contains(why),
+            "{e}"
+        );
+    }
+    // … unless the ledger records draws from it: its cap then covers their data
+    // wherever it is copied.
+    let mut drawn = dataset(&[1, 2, 3]);
+    drawn.dir = gone.clone();
+    let mut elsewhere = drawn.clone();
+    elsewhere.dir = b_dir.path().to_path_buf();
     let lock = ledger.lock().unwrap();
     ledger
-        .append(&lock, entry(&a, "0.4", Status::Written))
+        .append(&lock, entry(&drawn, "0.4", Status::Written))
         .unwrap();
     drop(lock);
     let read = ledger.read().unwrap();
-    let status = ledger.cap_status(&read, &ib).unwrap();
+    let status = ledger
+        .cap_status(&read, &DatasetIdentity::of(&elsewhere))
+        .unwrap();
     assert!(
         status
             .binding()
@@ -654,9 +710,17 @@ fn a_directory_cap_follows_its_data() {
     // The copy's spending includes the original's, by content.
     assert_eq!(status.spent.text(), "0.4");
     let e = ledger
-        .check_cap(&read, &ib, &Epsilon::parse("0.2").unwrap())
+        .check_cap(
+            &read,
+            &DatasetIdentity::of(&elsewhere),
+            &Epsilon::parse("0.2").unwrap(),
+        )
         .unwrap_err();
     assert!(e.is_policy(), "{e}");
+}
+
+fn s_of(p: &Path) -> String {
+    p.display().to_string()
 }
 
 /// Issue 23: restructured copies of the same people are charged for each other's
@@ -740,8 +804,9 @@ fn spending_follows_the_population_across_hierarchies() {
 }
 
 /// Issue 23: a ledger deleted, truncated or replaced by an older copy stops draws
-/// until the operator restores it or accepts the loss; a ledger with no anchor yet
-/// (an upgrade) gets one.
+/// until the operator restores it or accepts the loss. Issue 32: the loss is written
+/// into the chain and its ε still counted; a ledger with no anchor is refused until
+/// adopted.
 #[test]
 fn a_lost_ledger_is_noticed_by_its_anchor() {
     let dir = tempfile::tempdir().unwrap();
@@ -814,45 +879,97 @@ fn a_lost_ledger_is_noticed_by_its_anchor() {
         ledger.reanchor(false).unwrap(),
         Reanchored::InAgreement { lines: 3 }
     ));
-    // Accepting the loss keeps the old anchor.
+    // Accepting the loss keeps the old anchor and writes the loss into the chain,
+    // with the ε the lost line spent: still counted.
     std::fs::write(ledger.path(), &older).unwrap();
     let Reanchored::Replaced {
         lines,
         anchored,
         kept,
+        loss,
     } = ledger.reanchor(true).unwrap()
     else {
         panic!("replaced")
     };
-    assert_eq!((lines, anchored), (2, 3));
+    assert_eq!((lines, anchored), (3, 3));
     assert!(kept.exists());
-    assert!(ledger.read_strict().is_ok());
-    // Upgrade: a ledger with no anchor is read, and anchored at the next draw.
+    assert_eq!(loss.ledger_lines, 2);
+    assert_eq!(loss.lost.len(), 1);
+    assert_eq!(
+        (loss.lost[0].epsilon.to_string(), loss.lost[0].draws),
+        ("1".to_string(), 1)
+    );
+    let read = ledger.read_strict().unwrap();
+    assert_eq!(read.events.len(), 1);
+    let spent = read.spent(&DatasetIdentity::of(&d));
+    assert_eq!(
+        (spent.text(), spent.draws, spent.lost_draws),
+        ("3".to_string(), 3, 1)
+    );
+    // The new anchor knows the lost ε too: a second loss does not forget the first.
+    let with_loss = std::fs::read(ledger.path()).unwrap();
+    let first_two: Vec<u8> = {
+        let text = String::from_utf8(with_loss.clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        format!("{}\n{}\n", lines[0], lines[1]).into_bytes()
+    };
+    std::fs::write(ledger.path(), &first_two).unwrap();
+    let Reanchored::Replaced { loss, .. } = ledger.reanchor(true).unwrap() else {
+        panic!("replaced")
+    };
+    assert_eq!(loss.lost[0].epsilon.to_string(), "1");
+    assert_eq!(
+        ledger
+            .read_strict()
+            .unwrap()
+            .spent(&DatasetIdentity::of(&d))
+            .text(),
+        "3"
+    );
+    // No anchor beside a ledger of lines (an older coco's, or the anchor deleted):
+    // refused until adopted, explicitly.
     std::fs::remove_file(ledger.anchor_path()).unwrap();
     let lock = ledger.lock().unwrap();
-    let (read, state) = ledger.read_checked().unwrap();
-    assert_eq!(state, AnchorState::Missing { lines: 2 });
-    let note = ledger
-        .anchor_if_missing(&lock, &read, &state)
-        .unwrap()
-        .unwrap();
-    assert!(note.contains("created"), "{note}");
+    assert!(matches!(
+        ledger.read_checked(),
+        Err(LedgerError::AnchorMissing { lines: 3, .. })
+    ));
+    assert!(
+        ledger
+            .append(&lock, entry(&d, "1", Status::Written))
+            .unwrap_err()
+            .to_string()
+            .contains("coco ledger adopt")
+    );
+    drop(lock);
+    let Adopted::Adopted { adoption, .. } = ledger.adopt().unwrap() else {
+        panic!("adopted")
+    };
+    assert_eq!(
+        (adoption.trusted, adoption.ledger_lines),
+        (Trusted::LedgerAsIs, 3)
+    );
     assert_eq!(
         ledger.read_checked().unwrap().1,
         AnchorState::Holds {
-            anchored: 2,
-            lines: 2
+            anchored: 4,
+            lines: 4
         }
     );
+    assert!(matches!(
+        ledger.adopt().unwrap(),
+        Adopted::NothingToAdopt { lines: 4 }
+    ));
+    let lock = ledger.lock().unwrap();
     // An anchor one line behind (coco stopped between the line and its anchor).
     ledger
-        .write_anchor(1, &ledger.read().unwrap().line_hashes[0])
+        .write_anchor(1, &ledger.read().unwrap().line_hashes[0], Vec::new())
         .unwrap();
     assert_eq!(
         ledger.read_checked().unwrap().1,
         AnchorState::Holds {
             anchored: 1,
-            lines: 2
+            lines: 4
         }
     );
     // An unreadable anchor stops draws too.
@@ -912,4 +1029,163 @@ fn only_a_line_cut_short_is_repaired() {
         ledger.repair().unwrap(),
         Repair::SetAsideTornTail { line: 3, .. }
     ));
+}
+
+/// Issue 32: a ledger finds its own caps and anchor through its pointer, whatever the
+/// environment says of the configuration directory; an anchor of another ledger, a
+/// moved home and a deleted ledger and anchor are refused; a move is adopted only when
+/// the anchor finds every line.
+#[test]
+fn the_ledger_finds_its_own_caps_and_anchor() {
+    let root = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(root.path()).unwrap();
+    let data = root.join("data");
+    let (c1, c2) = (root.join("config1"), root.join("config2"));
+    let d = dataset(&[1]);
+    let id = DatasetIdentity::of(&d);
+    let eps = |t: &str| Epsilon::parse(t).unwrap();
+    let first = Ledger::with_config(&data, &c1);
+    assert_eq!(first.place(), &Place::Environment);
+    first
+        .set_cap(&CapKey::Digest(id.content.clone()), &eps("1.5"), None)
+        .unwrap();
+    // Setting a cap records where the caps are: the pointer, and an anchor of no lines.
+    assert!(first.pointer_path().exists() && first.anchor_path().exists());
+    assert_eq!(
+        first.read_checked().unwrap().1,
+        AnchorState::Holds {
+            anchored: 0,
+            lines: 0
+        }
+    );
+    let lock = first.lock().unwrap();
+    first
+        .append(&lock, entry(&d, "1", Status::Written))
+        .unwrap();
+    drop(lock);
+    // Another configuration directory in the environment: the ledger's own are used,
+    // the operator is told, and caps found in both apply.
+    let second = Ledger::with_config(&data, &c2);
+    assert_eq!(second.config_home(), c1.as_path());
+    assert!(second.place_note().unwrap().contains("config2"));
+    let read = second.read_strict().unwrap();
+    assert!(second.check_cap(&read, &id, &eps("1")).is_err());
+    std::fs::create_dir_all(&c2).unwrap();
+    std::fs::write(c2.join(CONFIG_FILE), "default_cap = 0.25\n").unwrap();
+    let other = DatasetIdentity::of(&dataset(&[7]));
+    let status = second.cap_status(&read, &other).unwrap();
+    assert_eq!(status.binding().unwrap().cap, eps("0.25"));
+    assert_eq!(status.binding().unwrap().file, c2.join(CONFIG_FILE));
+    // Another data directory beside the same configuration: the anchor is another
+    // ledger's.
+    let elsewhere = Ledger::with_config(root.join("data2"), &c1);
+    let e = elsewhere.read_strict().unwrap_err();
+    assert!(matches!(e, LedgerError::Misplaced { .. }), "{e}");
+    assert!(e.to_string().contains("belongs to the ledger"), "{e}");
+    assert!(e.is_policy());
+    // The home moved: its pointer names the ledger it was written beside.
+    std::fs::rename(&data, root.join("data3")).unwrap();
+    let moved = Ledger::with_config(root.join("data3"), &c1);
+    assert!(matches!(moved.place(), Place::Moved { .. }));
+    let e = moved.read_strict().unwrap_err().to_string();
+    assert!(
+        e.contains("moved or copied") && e.contains("coco ledger adopt"),
+        "{e}"
+    );
+    let Adopted::Adopted { adoption, .. } = moved.adopt().unwrap() else {
+        panic!("adopted")
+    };
+    assert_eq!(adoption.trusted, Trusted::CheckedByAnchor);
+    assert_eq!(
+        adoption.moved_from.as_deref(),
+        Some(data.join(LEDGER_FILE).to_str().unwrap())
+    );
+    let moved = Ledger::with_config(root.join("data3"), &c1);
+    assert!(moved.read_strict().is_ok());
+    // A move that lost lines is not adopted: the loss is reanchor's.
+    let text = std::fs::read_to_string(moved.path()).unwrap();
+    std::fs::rename(root.join("data3"), root.join("data4")).unwrap();
+    let lost = Ledger::with_config(root.join("data4"), &c1);
+    std::fs::write(lost.path(), text.lines().next().unwrap().to_string() + "\n").unwrap();
+    assert!(matches!(lost.adopt(), Err(LedgerError::AnchorLost { .. })));
+    std::fs::write(lost.path(), &text).unwrap();
+    assert!(matches!(lost.adopt().unwrap(), Adopted::Adopted { .. }));
+    // The ledger and its anchor both deleted, the pointer left: evidence of deletion.
+    let lost = Ledger::with_config(root.join("data4"), &c1);
+    assert!(lost.read_strict().is_ok());
+    std::fs::remove_file(lost.path()).unwrap();
+    std::fs::remove_file(lost.anchor_path()).unwrap();
+    let e = lost.read_strict().unwrap_err();
+    assert!(matches!(e, LedgerError::LedgerGone { .. }), "{e}");
+    assert!(e.is_policy());
+}
+
+/// Issue 32: an anchor of version 1 (an older coco) is read, and the next append
+/// writes version 2; event lines are read strictly and chained.
+#[test]
+fn older_anchors_are_read_and_event_lines_strictly() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let d = dataset(&[1]);
+    let lock = ledger.lock().unwrap();
+    ledger
+        .append(&lock, entry(&d, "1", Status::Written))
+        .unwrap();
+    let head = ledger.read().unwrap().line_hashes[0].clone();
+    std::fs::write(
+        ledger.anchor_path(),
+        format!(r#"{{"v":1,"lines":1,"head":"{head}","time":"2026-11-22T01:02:03Z"}}"#),
+    )
+    .unwrap();
+    assert!(ledger.read_strict().is_ok());
+    ledger
+        .append(&lock, entry(&d, "1", Status::Written))
+        .unwrap();
+    let anchor = ledger.read_anchor().unwrap().unwrap();
+    assert_eq!(anchor.v, 2);
+    assert_eq!(anchor.spent.unwrap()[0].epsilon.to_string(), "2");
+    // A version 2 anchor without its spending is not one coco wrote.
+    std::fs::write(
+        ledger.anchor_path(),
+        format!(r#"{{"v":2,"lines":1,"head":"{head}","time":"2026-11-22T01:02:03Z"}}"#),
+    )
+    .unwrap();
+    assert!(matches!(
+        ledger.read_anchor(),
+        Err(LedgerError::AnchorUnreadable { .. })
+    ));
+    drop(lock);
+    // An event line with a field coco never writes, of another version, or of a kind
+    // it does not know: a defect.
+    let good = std::fs::read_to_string(ledger.path()).unwrap();
+    let prev = sha256_hex(good.lines().last().unwrap().as_bytes());
+    let adopted = format!(
+        r#"{{"v":3,"event":"adopted","id":"ab12","time":"2026-11-22T01:02:03Z","ledger_lines":2,"trusted":"ledger_as_is","prev":"{prev}"}}"#
+    );
+    std::fs::write(ledger.path(), format!("{good}{adopted}\n")).unwrap();
+    let read = ledger.read().unwrap();
+    assert!(read.problems.is_empty(), "{:?}", read.problems);
+    assert_eq!(read.events.len(), 1);
+    for (bad, says) in [
+        (
+            adopted.replace("\"ledger_lines\"", "\"colour\":1,\"ledger_lines\""),
+            "unknown field",
+        ),
+        (adopted.replace("\"v\":3", "\"v\":2"), "format version 2"),
+        (
+            adopted.replace("\"adopted\"", "\"forgotten\""),
+            "not known to this coco",
+        ),
+        (adopted.replace(&prev, GENESIS), "the hash chain is broken"),
+    ] {
+        std::fs::write(ledger.path(), format!("{good}{bad}\n")).unwrap();
+        let read = ledger.read().unwrap();
+        assert!(
+            read.problems
+                .first()
+                .is_some_and(|p| p.line == 3 && p.message.contains(says)),
+            "{says}: {:?}",
+            read.problems
+        );
+    }
 }

@@ -505,6 +505,9 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             theme::error(),
         ));
     }
+    if let Some(losses) = &status.losses {
+        lines.push(Line::styled(format!("⚠ {losses}"), theme::warning()));
+    }
     if let Some(total) = plan.total_epsilon() {
         if app.release.drawn.is_none() && status.exceeds_cap(&total) {
             lines.push(Line::styled(
