@@ -146,3 +146,115 @@ fn look_alike_names_are_warned_of() {
     ok(&o);
     assert!(o.stderr.is_empty(), "{}", text(&o));
 }
+
+/// Item 6: for every option of `coco plan` that changes the plan's label, what the
+/// header above the plan claims is what the plan holds: the label (the header's and the
+/// `tuning` key's agree), whether it is coco's default, the options given, K, the split
+/// of ε and whether each level's method comes with coco's reason. The plan is read back
+/// by the library, independently of the header's text.
+#[test]
+fn the_plan_header_says_what_the_plan_is() {
+    use coco::release::plan::{MaxSize, ReleasePlan};
+    use coco::release::tuning::Tuning;
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let data = sample();
+    let cases: [&[&str]; 10] = [
+        &[],
+        &["--total", "2"],
+        &["--max-size", "10000"],
+        &["--max-size", "2852"],
+        &["--estimate-max-size", "0.1"],
+        &["--allocation", "geometric"],
+        &["--allocation", "geometric", "--ratio", "2"],
+        &["--budgets", "0.2,0.3,0.5"],
+        &["--method", "hg"],
+        &["--tail", "30", "--tail-groups", "40", "--max-size", "500"],
+    ];
+    for (i, options) in cases.iter().enumerate() {
+        let path = tmp.path().join(format!("plan-{i}.toml"));
+        let mut args = vec!["plan".to_string(), s(&data)];
+        args.extend(options.iter().map(|o| o.to_string()));
+        args.extend(["--out".into(), s(&path)]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(&coco(&args, &home));
+        let file = std::fs::read_to_string(&path).unwrap();
+        let header: String = file
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .map(|l| l.trim_start_matches('#').trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let plan = ReleasePlan::load(&path).unwrap();
+        let case = format!("coco plan {}:\n{header}", options.join(" "));
+        // The label, said once in the header and once as the key.
+        let label = plan.tuning();
+        assert!(
+            header.contains(&format!("(tuning = \"{label}\")")),
+            "{case}"
+        );
+        assert_eq!(header.matches("tuning = \"").count(), 1, "{case}");
+        let default = options.is_empty()
+            || *options == ["--total", "2"]
+            || *options == ["--max-size", "10000"];
+        assert_eq!(label == Tuning::PublicDefault, default, "{case}");
+        assert_eq!(label == Tuning::Public, !default, "{case}");
+        assert_eq!(header.starts_with("coco's default plan"), default, "{case}");
+        if !default {
+            assert!(header.contains("not coco's default plan"), "{case}");
+            // The options that made it so, as given.
+            for flag in options.iter().filter(|o| o.starts_with("--")) {
+                assert!(header.contains(*flag), "{flag}: {case}");
+            }
+        }
+        // Nothing in `coco plan` reads a group size.
+        assert!(
+            header.to_lowercase().contains("no group size was read"),
+            "{case}"
+        );
+        // K.
+        match plan.max_size() {
+            MaxSize::Fixed(10_000) => assert!(!header.contains("K = "), "{case}"),
+            MaxSize::Fixed(k) => {
+                assert!(
+                    header.contains(&format!("K = {k} was set by hand")),
+                    "{case}"
+                )
+            }
+            MaxSize::Estimate { epsilon } => assert!(
+                header.contains(&format!(
+                    "K is estimated privately when the release is drawn, with ε = {epsilon}"
+                )),
+                "{case}"
+            ),
+        }
+        // The split of ε.
+        let levels = plan.levels();
+        let even = levels.windows(2).all(|w| w[0].epsilon() == w[1].epsilon());
+        assert_eq!(header.contains("ε is split evenly"), even, "{case}");
+        assert_eq!(
+            header.contains("ε is split over the levels as the operator chose"),
+            !even,
+            "{case}"
+        );
+        // Each level's method: with coco's reason above it, or set by the options.
+        let reasons = file
+            .lines()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .filter(|w| w[1] == "[[level]]" && w[0].starts_with('#'))
+            .count();
+        let by_coco = reasons == levels.len();
+        assert!(reasons == 0 || by_coco, "{case}");
+        assert_eq!(
+            header.contains("Each level's method and why are given above it"),
+            by_coco,
+            "{case}"
+        );
+        assert_eq!(
+            header.contains("Each level's method was set by the options"),
+            !by_coco,
+            "{case}"
+        );
+    }
+}
