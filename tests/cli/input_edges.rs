@@ -258,3 +258,193 @@ fn the_plan_header_says_what_the_plan_is() {
         );
     }
 }
+
+/// `coco preview DATA --proxy PROXY` (one trial).
+fn preview_on(data: &Path, proxy: &Path, home: &Path) -> Output {
+    coco(
+        &[
+            "preview",
+            &s(data),
+            "--proxy",
+            &s(proxy),
+            "--trials",
+            "1",
+            "--seed",
+            "1",
+        ],
+        home,
+    )
+}
+
+/// A copy of the sample in `tmp/name` with group H000001 (size 4) of size `size`.
+fn sample_with_first_group(tmp: &Path, name: &str, size: u32) -> PathBuf {
+    let dir = copy_sample(&tmp.join(name));
+    let groups = std::fs::read_to_string(dir.join("groups.csv")).unwrap();
+    assert!(groups.contains("\nH000001,0101,4\n"));
+    std::fs::write(
+        dir.join("groups.csv"),
+        groups.replacen("\nH000001,0101,4\n", &format!("\nH000001,0101,{size}\n"), 1),
+    )
+    .unwrap();
+    dir
+}
+
+/// Item 7: a proxy that is the dataset with one group changed by two (two entities,
+/// which the population key does not match) is refused as the dataset itself, naming
+/// the proxy, the distance and the bound and nothing else about the data (exit code
+/// 3); up to 20 entities apart is refused, 21 and more accepted.
+#[test]
+fn a_proxy_near_the_data_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let data = sample();
+    let near = sample_with_first_group(tmp.path(), "near", 6);
+    let o = preview_on(&data, &near, &home);
+    refused(
+        &o,
+        3,
+        &format!(
+            "proxy {}: it is 2 entities from the confidential dataset",
+            near.display()
+        ),
+    );
+    refused(&o, 3, "a proxy at most 20 apart is the confidential data");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    let err = errors[0];
+    // No figure of the data but the distance and the bound: no size, no count.
+    let digits: Vec<String> = err
+        .replace(&near.display().to_string(), "")
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|d| !d.is_empty())
+        .map(String::from)
+        .collect();
+    assert_eq!(digits, ["2", "20"], "{err}");
+    assert!(o.stdout.is_empty(), "{}", text(&o));
+    // The bound, both sides.
+    let at = sample_with_first_group(tmp.path(), "at", 24);
+    refused(&preview_on(&data, &at, &home), 3, "it is 20 entities from");
+    let past = sample_with_first_group(tmp.path(), "past", 25);
+    ok(&preview_on(&data, &past, &home));
+    // A proxy far from the data: another draw of the sample's generator.
+    let other = tmp.path().join("other");
+    ok(&coco(
+        &["gen", "sample", "--out", &s(&other), "--seed", "2"],
+        &home,
+    ));
+    let o = preview_on(&data, &other, &home);
+    ok(&o);
+    assert!(text(&o).contains("PUBLIC PROXY"), "{}", text(&o));
+}
+
+/// The sample's province 04 alone (its root and districts), as files.
+fn province_04(groups: &str, hierarchy: &str) -> (String, String) {
+    let h: String = hierarchy
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| *i == 0 || l.split(',').nth(1) == Some("04"))
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    let g: String = groups
+        .lines()
+        .enumerate()
+        .filter(|(i, r)| *i == 0 || r.split(',').nth(1).is_some_and(|d| d.starts_with("04")))
+        .map(|(_, r)| format!("{r}\n"))
+        .collect();
+    (h, g)
+}
+
+/// Item 7: a draw recorded on the whole counts against province 04 cut out with one
+/// entity more, and the other way round; and the same with the entity on the side drawn
+/// first. Each variant is released under a cap of 1.5 after a draw of ε = 1 on the
+/// other: refused (exit code 4) with the draw counted.
+#[test]
+fn a_part_and_its_whole_are_charged_give_or_take_one_entity() {
+    let tmp = tempfile::tempdir().unwrap();
+    let groups = std::fs::read_to_string(sample().join("groups.csv")).unwrap();
+    let hierarchy = std::fs::read_to_string(sample().join("hierarchy.csv")).unwrap();
+    // One entity more in province 04: a new group of size 1 in district 0401.
+    let plus_one = format!("{groups}H999999,0401,1\n");
+    let write = |name: &str, (h, g): (String, String)| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("hierarchy.csv"), h).unwrap();
+        std::fs::write(dir.join("groups.csv"), g).unwrap();
+        dir
+    };
+    let whole = write("whole", (hierarchy.clone(), groups.clone()));
+    let whole_plus = write("whole-plus", (hierarchy.clone(), plus_one.clone()));
+    let part = write("part", province_04(&groups, &hierarchy));
+    let part_plus = write("part-plus", province_04(&plus_one, &hierarchy));
+    let release = |dir: &Path, home: &Path| {
+        let levels = std::fs::read_to_string(dir.join("hierarchy.csv"))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .count();
+        assert_eq!(levels, 3);
+        let p = common::cli::plan_hc(tmp.path(), dir, "1/3,1/3,1/3", home);
+        let out = tmp.path().join(format!(
+            "out-{}-{}",
+            dir.file_name().unwrap().to_string_lossy(),
+            home.file_name().unwrap().to_string_lossy()
+        ));
+        (common::cli::release_quick(dir, &p, &out, home), out)
+    };
+    for (i, (first, then, what)) in [
+        (
+            &whole,
+            &part_plus,
+            "the province plus one entity after the whole",
+        ),
+        (
+            &part,
+            &whole_plus,
+            "the whole plus one entity after the province",
+        ),
+        (
+            &part_plus,
+            &whole,
+            "the whole after the province plus one entity",
+        ),
+        (
+            &whole_plus,
+            &part,
+            "the province after the whole plus one entity",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let home = tmp.path().join(format!("home{i}"));
+        std::fs::create_dir_all(&home).unwrap();
+        std::fs::write(home.join("config.toml"), "default_cap = 1.5\n").unwrap();
+        let (o, _) = release(first, &home);
+        ok(&o);
+        let (o, out) = release(then, &home);
+        assert_eq!(o.status.code(), Some(4), "{what}: {}", text(&o));
+        assert!(
+            text(&o).contains("1 already spent in 1 draw(s)"),
+            "{what}: {}",
+            text(&o)
+        );
+        assert!(!out.exists(), "{what}");
+    }
+    // Two entities apart is not matched: the province with a group of size 2 added is
+    // released after the whole.
+    let home = tmp.path().join("home-far");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join("config.toml"), "default_cap = 1.5\n").unwrap();
+    let plus_two = write(
+        "part-plus-two",
+        province_04(&format!("{groups}H999999,0401,2\n"), &hierarchy),
+    );
+    ok(&release(&whole, &home).0);
+    ok(&release(&plus_two, &home).0);
+}
