@@ -1,10 +1,6 @@
 //! `COCO_TUI_TIMINGS=FILE`: how long each step of the UI's loop took, to measure the UI
-//! at scale. One line per step, its kind and the milliseconds, tab-separated:
-//!
-//! ```text
-//! key	0.042
-//! frame	0.610
-//! ```
+//! at scale. One line per step: its kind ([`Step`]: `start`, `key`, `worker`, `frame`),
+//! a tab and the milliseconds it took (`key`, tab, `0.042`).
 //!
 //! Timings only. A step is a kind ([`Step`]), never the key pressed: keys typed into
 //! the UI include dataset paths, plan paths and region names, which have no place in a
