@@ -98,6 +98,11 @@ pub fn skeleton(text: &str) -> Cow<'_, str> {
     if plain {
         return Cow::Borrowed(text);
     }
+    if text.is_ascii() {
+        // NFKC leaves ASCII as it is, and nothing in ASCII is invisible.
+        let lower = text.to_ascii_lowercase();
+        return Cow::Owned(lower.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
     let visible: String = text
         .chars()
         .filter(|&c| !(super::text::is_format(c) || super::text::is_invisible(c)))
