@@ -11,7 +11,9 @@
 //!   confidential data itself: a directory whose content digest or population key
 //!   ([`crate::data::population`]: the same groups under another hierarchy, or one
 //!   entity more or fewer) matches the dataset's, or any dataset's the ledger records
-//!   a draw from, is refused. A plan tuned on it would not be public.
+//!   a draw from, is refused. So is one within [`NEAR_ENTITIES`] entities of the
+//!   dataset ([`entities_apart`]): a copy with a few groups changed is the confidential
+//!   data for privacy purposes. A plan tuned on it would not be public.
 //! * **The synthetic proxy** ([`synthetic`]): each leaf region's public `G` groups with
 //!   sizes drawn from a fixed public model ([`SyntheticModel`]): vacant units, households
 //!   from the shifted-Poisson model of [`crate::generate::household_sizes`] (mean 2.5),
@@ -100,6 +102,11 @@ pub enum ProxyError {
         "proxy {dir}: {why}: a proxy must be public data (an earlier published census, or \"synthetic\"); a plan tuned on confidential data would not be public"
     )]
     Confidential { dir: PathBuf, why: String },
+    /// The proxy is the dataset but for a few entities ([`entities_apart`]).
+    #[error(
+        "proxy {dir}: it is {distance} entities from the confidential dataset (entities added to or removed from groups to make one's non-empty groups the other's), and a proxy at most {NEAR_ENTITIES} apart is the confidential data for privacy purposes (differential privacy protects a group of k entities only at k·ε): a proxy must be public data (an earlier published census, or \"synthetic\"); a plan tuned on confidential data would not be public"
+    )]
+    Near { dir: PathBuf, distance: u64 },
     #[error("proxy: cannot check it against the ledger: {0}")]
     Ledger(#[from] LedgerError),
 }
@@ -162,6 +169,21 @@ fn not_confidential(
             "it holds the confidential dataset's groups (the same population key: the same non-empty groups under another hierarchy, one entity more or fewer, or one of its regions)".into(),
         ));
     }
+    // Compared with the dataset's truth, for the operator, who sees it anyway: the
+    // refusal says the distance only when it is within the bound.
+    let root = |d: &Dataset| -> Vec<(Size, Count)> {
+        d.truth()
+            .for_diagnostic(crate::privacy::Diagnostic::Provenance)
+            .node(NodeId::ROOT)
+            .pairs()
+            .to_vec()
+    };
+    if let Some(distance) = entities_apart(&root(proxy), &root(dataset), NEAR_ENTITIES) {
+        return Err(ProxyError::Near {
+            dir: dir.to_path_buf(),
+            distance,
+        });
+    }
     if let Some(ledger) = ledger {
         let read = ledger.read()?;
         if let Some(e) = read
@@ -177,6 +199,69 @@ fn not_confidential(
         }
     }
     Ok(())
+}
+
+/// A proxy this many entities from the dataset, or fewer, is refused. Differential
+/// privacy protects one entity at ε and a group of k entities only at k·ε (group
+/// privacy); coco refuses a total ε above 20 as protecting no one, so at the default
+/// total ε = 1 two datasets up to 20 entities apart are ones the guarantee still treats
+/// as near each other: a proxy that close is the dataset for privacy purposes, and
+/// tuning on it tunes on the confidential data. The bound is a floor, not a test of
+/// independence: a proxy derived from the confidential data is confidential however far
+/// it was moved (docs/privacy.md, "Tuning").
+pub const NEAR_ENTITIES: u64 = 20;
+
+/// The number of entities that must be added to or removed from groups to turn the
+/// non-empty groups of `a` into those of `b` (both a root's count-of-counts, sorted by
+/// size; groups of size 0 are free to add or drop, as for the population key), if it
+/// is at most `bound`; `None` when it is more. It is the number of one-entity steps
+/// between two datasets in the sense of the privacy unit.
+///
+/// # Formula
+/// With `A(t)` the number of groups of size `t` or more, `d = Σ_{t ≥ 1} |A(t) − B(t)|`.
+/// Each step changes exactly one `A(t)` by one (an entity added to a group of size `s`
+/// raises `A(s + 1)`; removed, it lowers `A(s)`), so `d` steps are needed; matching
+/// the groups sorted by size, padded with empty groups, takes `Σ |a_i − b_i| = d`
+/// steps, so `d` suffice. It is the earth mover's distance between the two histograms
+/// of non-empty sizes with empty groups added to equal their numbers (Kuo et al. 2018,
+/// Lemma 1, and [`crate::emd`]).
+pub fn entities_apart(a: &[(Size, Count)], b: &[(Size, Count)], bound: u64) -> Option<u64> {
+    // Walked from the largest size down: between two sizes present both A and B are
+    // constant.
+    let (mut i, mut j) = (a.len(), b.len());
+    let (mut above_a, mut above_b): (u128, u128) = (0, 0);
+    let mut total: u128 = 0;
+    let mut last: Option<Size> = None;
+    loop {
+        let next = match (
+            i.checked_sub(1).map(|k| a[k].0),
+            j.checked_sub(1).map(|k| b[k].0),
+        ) {
+            (Some(x), Some(y)) => x.max(y),
+            (Some(x), None) => x,
+            (None, Some(y)) => y,
+            (None, None) => 0,
+        };
+        if let Some(prev) = last {
+            // Sizes next + 1 ..= prev.
+            total += u128::from(prev - next) * above_a.abs_diff(above_b);
+            if total > u128::from(bound) {
+                return None;
+            }
+        }
+        if next == 0 {
+            return Some(total as u64);
+        }
+        if i > 0 && a[i - 1].0 == next {
+            above_a += u128::from(a[i - 1].1);
+            i -= 1;
+        }
+        if j > 0 && b[j - 1].0 == next {
+            above_b += u128::from(b[j - 1].1);
+            j -= 1;
+        }
+        last = Some(next);
+    }
 }
 
 /// Checks that `proxy` has `expected`'s levels and regions (codes, parents, order);
@@ -398,5 +483,49 @@ mod tests {
         assert!(same_hierarchy(&a, &a.clone(), file).is_ok());
         assert_eq!(ProxySpec::parse("Synthetic"), ProxySpec::Synthetic);
         assert_eq!(ProxySpec::parse("old"), ProxySpec::Dir("old".into()));
+    }
+
+    /// The one-entity steps between two histograms, against a brute force: the sizes
+    /// sorted, padded with empty groups, matched in order.
+    #[test]
+    fn entities_apart_is_the_number_of_one_entity_steps() {
+        use crate::histogram::CountOfCounts;
+        use proptest::prelude::*;
+        fn brute(a: &[Size], b: &[Size]) -> u64 {
+            let sorted = |v: &[Size]| {
+                let mut v: Vec<u64> = v.iter().map(|&s| u64::from(s)).filter(|&s| s > 0).collect();
+                v.sort_unstable_by(|x, y| y.cmp(x));
+                v
+            };
+            let (mut x, mut y) = (sorted(a), sorted(b));
+            let n = x.len().max(y.len());
+            x.resize(n, 0);
+            y.resize(n, 0);
+            x.iter().zip(&y).map(|(p, q)| p.abs_diff(*q)).sum()
+        }
+        let pairs = |v: &[Size]| {
+            CountOfCounts::from_sizes(v.iter().copied())
+                .pairs()
+                .to_vec()
+        };
+        let sizes = proptest::collection::vec(prop_oneof![0u32..6, 0u32..40, 1000u32..1003], 0..30);
+        proptest!(|(a in sizes.clone(), b in sizes, bound in 0u64..200)| {
+            let d = brute(&a, &b);
+            let got = entities_apart(&pairs(&a), &pairs(&b), bound);
+            prop_assert_eq!(got, (d <= bound).then_some(d));
+            prop_assert_eq!(entities_apart(&pairs(&b), &pairs(&a), u64::MAX), Some(d));
+        });
+        // The proxy: one group changed by two.
+        assert_eq!(
+            entities_apart(&pairs(&[1, 2, 4]), &pairs(&[1, 2, 6]), 20),
+            Some(2)
+        );
+        // Empty groups are free.
+        assert_eq!(entities_apart(&pairs(&[0, 0, 3]), &pairs(&[3]), 0), Some(0));
+        // Far apart: not computed past the bound.
+        assert_eq!(
+            entities_apart(&pairs(&[4_000_000_000]), &pairs(&[]), 20),
+            None
+        );
     }
 }

@@ -1,11 +1,13 @@
-//! What the operator should know about a release's estimates, as values: each kind has
-//! its fields (a level, counts, the tail's parameters), so screens and reports can
-//! treat it by kind. On every wire — `manifest.json`'s `warnings`, a preview's `notes`
+//! What the operator should know about a release's estimates, or about the dataset's
+//! labels, as values: each kind has its fields (a level, counts, the tail's parameters,
+//! the labels that read alike), so screens and reports can treat it by kind. On every wire — `manifest.json`'s `warnings`, a preview's `notes`
 //! in `--json` — a warning is its sentence, as it always was (the contract); code never
 //! builds or parses one from text.
 
 use std::fmt;
 
+use crate::data::Dataset;
+use crate::data::look_alike::LookAlikes;
 use crate::estimate::TailLength;
 use crate::histogram::Size;
 use crate::units::thousands;
@@ -31,6 +33,22 @@ pub enum Warning {
         joined: u64,
         regions: u64,
     },
+    /// Codes or names of one parent's children that read alike
+    /// ([`crate::data::look_alike`]): the published rows would look the same.
+    LookAlikeLabels(LookAlikes),
+}
+
+impl Warning {
+    /// What the operator should know about a dataset as loaded (its labels): shown by
+    /// `coco inspect`, `coco preview`, `coco release` and the TUI.
+    pub fn of_dataset(dataset: &Dataset) -> Vec<Warning> {
+        let alike = dataset.look_alikes();
+        if alike.is_empty() {
+            Vec::new()
+        } else {
+            vec![Warning::LookAlikeLabels(alike.clone())]
+        }
+    }
 }
 
 impl fmt::Display for Warning {
@@ -59,6 +77,22 @@ impl fmt::Display for Warning {
                 thousands(u128::from(*joined)),
                 thousands(u128::from(*regions)),
             ),
+            Warning::LookAlikeLabels(alike) => {
+                f.write_str(
+                    "labels of one parent's regions read alike (the same once in NFKC, lower case, without invisible characters), so the published tables would show rows that look the same: ",
+                )?;
+                for (i, pair) in alike.shown.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{pair}")?;
+                }
+                let more = alike.total - alike.shown.len() as u64;
+                if more > 0 {
+                    write!(f, "; and {} more pair(s)", thousands(u128::from(more)))?;
+                }
+                f.write_str(": rename one of each pair in the input if readers must tell them apart")
+            }
         }
     }
 }

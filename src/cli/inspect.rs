@@ -18,6 +18,9 @@ pub struct InspectArgs {
 
 pub fn run(args: InspectArgs) -> Result<()> {
     let dataset = Dataset::load(&args.dir)?;
+    for w in coco::warning::Warning::of_dataset(&dataset) {
+        eprintln!("warning: {w}");
+    }
     let summary = Summary::of(&dataset);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);

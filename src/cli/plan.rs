@@ -10,6 +10,7 @@ use coco::preview;
 use coco::privacy::{Epsilon, Rounding};
 use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
 use coco::release::tuning::Tuning;
+use coco::wire::Named;
 
 use super::exit::FlagError;
 
@@ -77,6 +78,15 @@ pub fn run(args: PlanArgs) -> Result<()> {
     } = args;
     let dataset = Dataset::load(&dir)?;
     let h = &dataset.hierarchy;
+    let chosen = Chosen {
+        allocation: matches!(allocation, AllocationArg::Geometric),
+        ratio: ratio.clone(),
+        budgets: budgets.as_ref().map(|b| b.join(",")),
+        method,
+        tail: tail.map(|above| (above, tail_groups.clone())),
+        max_size,
+        estimate_max_size: estimate_max_size.clone(),
+    };
     let total = Epsilon::parse(&total).context("--total")?;
     let allocation = match allocation {
         AllocationArg::Uniform => {
@@ -119,8 +129,6 @@ pub fn run(args: PlanArgs) -> Result<()> {
         // Not offered by `--method` (clap refuses it first); a plan file may name it.
         (Some(MethodKind::Naive), _) => bail!("--method: expected hc or hg"),
     };
-    // The default's own split, or one the operator chose (public either way).
-    let own_split = budgets.is_some() || !matches!(allocation, Allocation::Uniform);
     let budgets = match budgets {
         Some(list) => list
             .iter()
@@ -167,12 +175,15 @@ pub fn run(args: PlanArgs) -> Result<()> {
         }
     })?;
     // Every input of `coco plan` is public: its flags, the hierarchy and each G. Only
-    // coco's default plan (its split, methods and K) is `public-default`.
+    // coco's default plan (its split, methods and K) is `public-default`: the options
+    // that make it another are the label's reason and the header's claim, so both are
+    // decided here, once.
     let default_k = matches!(
         plan.max_size(),
         MaxSize::Fixed(k) if *k == coco::release::defaults::DEFAULT_MAX_SIZE
     );
-    plan.set_tuning(if defaults.is_some() && !own_split && default_k {
+    let options = chosen_options(&chosen, default_k);
+    plan.set_tuning(if options.is_empty() {
         Tuning::PublicDefault
     } else {
         Tuning::Public
@@ -184,14 +195,11 @@ pub fn run(args: PlanArgs) -> Result<()> {
             "note: K = {k} set by hand: the plan is recorded as tuning = \"public\" (chosen from public information), not coco's default; if K came from a confidential figure (coco inspect shows the largest true size), say so when releasing: coco release --tuned confidential"
         );
     }
-    let text = match &defaults {
-        Some(d) => coco::release::defaults::PublicDefault {
-            plan: plan.clone(),
-            levels: d.levels.clone(),
-        }
-        .to_toml(),
-        None => plan.to_toml(),
+    let notes: Vec<String> = match &defaults {
+        Some(d) => d.levels.iter().map(|l| l.reason.clone()).collect(),
+        None => Vec::new(),
     };
+    let text = plan.to_plan_file(&options, &notes);
     match &out {
         Some(path) => std::fs::write(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,
@@ -250,6 +258,45 @@ pub fn run(args: PlanArgs) -> Result<()> {
         }
     );
     Ok(())
+}
+
+/// The flags of `coco plan` as given, for the plan file's header and its label.
+struct Chosen {
+    allocation: bool,
+    ratio: Option<String>,
+    budgets: Option<String>,
+    method: Option<MethodKind>,
+    tail: Option<(coco::histogram::Size, String)>,
+    max_size: u32,
+    estimate_max_size: Option<String>,
+}
+
+/// The options that make a plan other than coco's default, as flags (none for the
+/// default): its own split of ε, methods set by hand, a K other than the default.
+/// `--total` is not among them: the default splits any total evenly.
+fn chosen_options(chosen: &Chosen, default_k: bool) -> Vec<String> {
+    let mut options = Vec::new();
+    if chosen.allocation {
+        options.push(match &chosen.ratio {
+            Some(r) => format!("--allocation geometric --ratio {r}"),
+            None => "--allocation geometric".into(),
+        });
+    }
+    if let Some(b) = &chosen.budgets {
+        options.push(format!("--budgets {b}"));
+    }
+    if let Some(m) = chosen.method {
+        options.push(format!("--method {}", m.name()));
+    }
+    if let Some((above, groups)) = &chosen.tail {
+        options.push(format!("--tail {above} --tail-groups {groups}"));
+    }
+    match &chosen.estimate_max_size {
+        Some(e) => options.push(format!("--estimate-max-size {e}")),
+        None if !default_k => options.push(format!("--max-size {}", chosen.max_size)),
+        None => {}
+    }
+    options
 }
 
 /// ε as a short decimal, followed by its exact value when the decimal is rounded.

@@ -136,6 +136,9 @@ fn target(dataset: Dataset, spec: Option<&str>) -> Result<(std::sync::Arc<Datase
 
 pub fn run(args: PreviewArgs) -> Result<()> {
     let dataset = Dataset::load(&args.dir)?;
+    for w in coco::warning::Warning::of_dataset(&dataset) {
+        eprintln!("warning: {w}");
+    }
     let chosen = choose_plan(&dataset, args.config.as_ref())?;
     if args.config.is_none() {
         eprintln!("plan: {}", chosen.source);

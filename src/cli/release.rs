@@ -156,6 +156,9 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
     let phase = coco::timing::phase("load");
     let dataset = Arc::new(Dataset::load(&dir)?);
     phase.done();
+    for w in coco::warning::Warning::of_dataset(&dataset) {
+        eprintln!("warning: {w}");
+    }
     let mut plan = load_plan(&dataset, &config)?;
     plan.set_tuning(recorded_tuning(&plan, &dataset, tuned));
     let ledger = super::open_ledger()?;

@@ -70,8 +70,13 @@ fn load_reporting(
     let form = files.form(dir)?;
     let (mut hierarchy, hierarchy_file) = read_hierarchy(dir, progress)?;
     let mut inputs = vec![hierarchy_file];
+    // Labels that read alike are a warning, not an error: found while the names'
+    // lines are known.
+    let mut look_alikes = super::look_alike::codes(&hierarchy);
     if files.names {
-        inputs.push(names::apply(dir, &mut hierarchy, progress)?);
+        let (file, names) = names::apply(dir, &mut hierarchy, progress)?;
+        inputs.push(file);
+        look_alikes.extend(names);
     }
     let (leaves, groups_files) = match (form, files.groups, files.entities, files.histograms) {
         (GroupsForm::GroupSizes, Some(groups), _, _) => {
@@ -86,13 +91,9 @@ fn load_reporting(
         _ => return Err(LoadError::in_file(dir, LoadErrorKind::NoGroupsFile)),
     };
     inputs.extend(groups_files);
-    Ok(Dataset::from_leaf_set(
-        dir.to_path_buf(),
-        hierarchy,
-        form,
-        inputs,
-        leaves,
-    ))
+    let mut dataset = Dataset::from_leaf_set(dir.to_path_buf(), hierarchy, form, inputs, leaves);
+    dataset.look_alikes = look_alikes;
+    Ok(dataset)
 }
 
 /// Every file a dataset directory may hold that loading reads.

@@ -15,6 +15,7 @@ pub mod hierarchy;
 mod ids;
 pub mod load;
 pub mod load_error;
+pub mod look_alike;
 mod names;
 mod parquet_input;
 pub mod population;
@@ -102,6 +103,8 @@ pub struct Dataset {
     pub inputs: Vec<InputFile>,
     groups: Vec<Count>,
     truth: Confidential<TrueHistograms>,
+    /// Codes or names of one parent's children that read alike (public: labels only).
+    look_alikes: look_alike::LookAlikes,
 }
 
 impl Dataset {
@@ -186,7 +189,15 @@ impl Dataset {
             inputs,
             groups,
             truth: Confidential::new(TrueHistograms(hists)),
+            look_alikes: Default::default(),
         }
+    }
+
+    /// Codes or names of one parent's children that read alike, found at load
+    /// ([`look_alike`]): the operator is warned, since the published rows would look the
+    /// same.
+    pub fn look_alikes(&self) -> &look_alike::LookAlikes {
+        &self.look_alikes
     }
 
     /// The public part: what post-processing may read.

@@ -3,7 +3,9 @@
 //! Columns `region,name`. A region is given by its display id (`US/06`) or, for a
 //! leaf, by its leaf code (`06037`); when a code could be read both ways the display id
 //! wins. Each region is named at most once (naming it once by display id and once by
-//! leaf code counts as twice); names are trimmed and may not be empty.
+//! leaf code counts as twice); names are trimmed and may not be empty. Names of one
+//! parent's children that look the same ([`super::look_alike`]) are returned for a
+//! warning.
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;
@@ -11,18 +13,20 @@ use std::path::Path;
 
 use super::csv_input::{CsvFile, shown, shown_name};
 use super::load::{LoadError, LoadErrorKind, LoadProgress};
+use super::look_alike::LookAlikes;
 use super::{Hierarchy, InputFile, NodeId};
 
-/// Reads `dir/names.csv` and attaches the names to `hierarchy`'s nodes.
+/// Reads `dir/names.csv` and attaches the names to `hierarchy`'s nodes; returns the
+/// file and the names that look alike.
 pub(crate) fn apply(
     dir: &Path,
     hierarchy: &mut Hierarchy,
     progress: &mut dyn FnMut(LoadProgress) -> ControlFlow<()>,
-) -> Result<InputFile, LoadError> {
+) -> Result<(InputFile, LookAlikes), LoadError> {
     let mut f = CsvFile::open(dir, "names.csv", "naming the columns region,name", progress)?;
     let [region_col, name_col] = f.columns(["region", "name"], "")?;
     let mut named: HashMap<NodeId, u64> = HashMap::new();
-    let mut names: Vec<(NodeId, String)> = Vec::new();
+    let mut names: Vec<(NodeId, String, u64)> = Vec::new();
     while f.next_row()? {
         let region = f.text(region_col)?;
         let Some(id) = hierarchy.find(region) else {
@@ -68,12 +72,13 @@ pub(crate) fn apply(
             ));
         }
         named.insert(id, f.line());
-        names.push((id, name.to_string()));
+        names.push((id, name.to_string(), f.line()));
     }
     let file = f.finish()?;
+    let alike = super::look_alike::names(hierarchy, &names);
     // Applied only once the whole file is valid: nothing half-loaded.
-    for (id, name) in names {
+    for (id, name, _) in names {
         hierarchy.set_name(id, name);
     }
-    Ok(file)
+    Ok((file, alike))
 }

@@ -18,20 +18,30 @@
 //!   protected by the same ε, so their spending adds up);
 //! - the key of one region of the first level below its root (up to [`MAX_PARTS`]
 //!   regions), or its key is one such region's of the recorded dataset: a province
-//!   released alone, cut whole from a dataset, and that dataset.
+//!   released alone, cut whole from a dataset, and that dataset;
+//! - the same with one entity more or fewer on either side, since a part is a dataset
+//!   like any other and its neighbours are protected by the same ε: a province cut out
+//!   with one entity added or removed matches the recorded whole (its key is a
+//!   neighbour of one of the whole's recorded parts), and a whole one entity away from
+//!   a recorded province's whole matches that province (one of its parts is a
+//!   neighbour of the recorded key). In all, with `N(x)` the keys one entity or less
+//!   from `x`, a dataset `D` matches a recorded line `R` when `R ∈ N(D)`, `R ∈ N(p)`
+//!   for a part `p` of `D`, or `N(D)` holds a recorded part of `R`: the relation is
+//!   symmetric, so which of the two was drawn first does not matter.
 //!
 //! # What it cannot match
 //! Two entities or more apart (a chain of one-entity edits is matched one step at a
-//! time only); a subset that is not one whole region of the first level below the root
-//! (a county alone, two provinces of five, a province with one household moved); data
-//! merged with other data. A key is a digest: it says "the same", never "close".
+//! time only); a subset that is not one whole region of the first level below the root,
+//! give or take one entity (a county alone, two provinces of five, a province with one
+//! household moved); data merged with other data. A key is a digest: it says "the
+//! same", never "close".
 //!
 //! # Construction
 //! Each `(size, count)` pair of the root (size ≥ 1) is hashed with SHA-256 and the
 //! 256-bit values are added modulo 2^256 (a multiset hash: the sum does not depend on
 //! the order); the key is the SHA-256 of that sum. A neighbour changes at most four
 //! pairs, so the keys of all `2 × distinct sizes + 1` neighbours cost one addition each,
-//! whatever the number of groups.
+//! whatever the number of groups; the same for each first-level part.
 //!
 //! Like the content digest it is a noise-free function of the confidential data: it is
 //! kept in the agency's ledger only, never in a published file.
@@ -61,6 +71,8 @@ pub struct PopulationKeys {
     pub parts: Vec<String>,
     /// `key` and the keys of every dataset one entity away.
     near: HashSet<String>,
+    /// The `parts` and the keys of every dataset one entity away from one of them.
+    parts_near: HashSet<String>,
 }
 
 impl PopulationKeys {
@@ -71,24 +83,28 @@ impl PopulationKeys {
             key: key.to_string(),
             parts: parts.to_vec(),
             near: HashSet::from([key.to_string()]),
+            parts_near: parts.iter().cloned().collect(),
         }
     }
 
     /// Whether a dataset recorded with population key `key` and first-level keys
-    /// `parts` holds the same population as this one (see the module documentation).
+    /// `parts` holds the same population as this one, give or take one entity, or one
+    /// of its first-level regions does, or it holds one of the recorded one's (see the
+    /// module documentation).
     pub fn matches(&self, key: &str, parts: &[String]) -> bool {
-        self.near.contains(key) || self.parts.iter().any(|p| p == key) || parts.contains(&self.key)
+        self.names(key) || parts.iter().any(|p| self.near.contains(p))
     }
 
-    /// Whether a key alone (a cap's key) names this population, a neighbour or one of
-    /// its first-level regions.
+    /// Whether a key alone (a cap's key) names this population or one of its
+    /// first-level regions, give or take one entity.
     pub fn names(&self, key: &str) -> bool {
-        self.near.contains(key) || self.parts.iter().any(|p| p == key)
+        self.near.contains(key) || self.parts_near.contains(key)
     }
 
-    /// How many keys `matches` compares a recorded key with.
+    /// How many keys [`PopulationKeys::names`] compares a key with: the whole's and its
+    /// parts', each with its neighbours'.
     pub fn neighbours(&self) -> usize {
-        self.near.len()
+        self.near.len() + self.parts_near.len()
     }
 }
 
@@ -201,19 +217,20 @@ impl Dataset {
         let truth = self.truth().for_diagnostic(Diagnostic::Provenance);
         let root = truth.node(NodeId::ROOT).pairs();
         let h = &self.hierarchy;
-        let parts = if h.depth() > 1 && h.level_len(super::LevelId(1)) <= MAX_PARTS {
-            h.level_nodes(super::LevelId(1))
-                .map(|id| truth.node(id).pairs())
-                .filter(|p| p.iter().any(|&(s, c)| s > 0 && c > 0))
-                .map(key_of)
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let part_pairs: Vec<&[(Size, Count)]> =
+            if h.depth() > 1 && h.level_len(super::LevelId(1)) <= MAX_PARTS {
+                h.level_nodes(super::LevelId(1))
+                    .map(|id| truth.node(id).pairs())
+                    .filter(|p| p.iter().any(|&(s, c)| s > 0 && c > 0))
+                    .collect()
+            } else {
+                Vec::new()
+            };
         PopulationKeys {
             key: key_of(root),
-            parts,
+            parts: part_pairs.iter().map(|p| key_of(p)).collect(),
             near: near_keys(root),
+            parts_near: part_pairs.iter().flat_map(|p| near_keys(p)).collect(),
         }
     }
 }
@@ -275,5 +292,71 @@ mod tests {
         assert_eq!(Sum::default().sub(one), max);
         let x = pair(3, 9);
         assert_eq!(x.add(max).sub(max), x);
+    }
+
+    /// A dataset of provinces (each a list of districts' group sizes) under one root.
+    fn provinces(provinces: &[&[&[Size]]]) -> Dataset {
+        use crate::data::{GroupsForm, Hierarchy};
+        let mut rows = Vec::new();
+        let mut leaves = Vec::new();
+        for (p, districts) in provinces.iter().enumerate() {
+            for (d, sizes) in districts.iter().enumerate() {
+                rows.push(vec!["R".to_string(), format!("p{p}"), format!("d{p}{d}")]);
+                leaves.push(CountOfCounts::from_sizes(sizes.iter().copied()));
+            }
+        }
+        let names = vec!["root".into(), "province".into(), "district".into()];
+        let h = Hierarchy::from_leaf_paths(names, &rows).unwrap();
+        Dataset::from_leaf_histograms(
+            std::path::PathBuf::new(),
+            h,
+            GroupsForm::Histograms,
+            vec![],
+            leaves,
+        )
+    }
+
+    /// Whether a draw recorded from `recorded` counts against `d`, and the other way
+    /// round (the relation is symmetric, so both must agree).
+    fn charged(d: &Dataset, recorded: &Dataset) -> bool {
+        let (a, b) = (d.population_keys(), recorded.population_keys());
+        let one = a.matches(&b.key, &b.parts);
+        assert_eq!(one, b.matches(&a.key, &a.parts), "not symmetric");
+        one
+    }
+
+    /// Issue 32: a first-level part matches the whole it was cut from give or take one
+    /// entity on either side, whichever was drawn first; two entities apart it does not.
+    #[test]
+    fn parts_match_their_wholes_give_or_take_one_entity() {
+        let north: &[&[Size]] = &[&[1, 2, 2, 4], &[3, 3, 0]];
+        let south: &[&[Size]] = &[&[1, 1, 5], &[2, 6]];
+        let whole = provinces(&[north, south]);
+        let alone = provinces(&[north]);
+        // North with one entity more or fewer, and two more.
+        let plus: &[&[Size]] = &[&[1, 2, 2, 5], &[3, 3, 0]];
+        let minus: &[&[Size]] = &[&[1, 2, 2, 4], &[3, 2, 0]];
+        let new_group: &[&[Size]] = &[&[1, 2, 2, 4, 1], &[3, 3, 0]];
+        let plus_two: &[&[Size]] = &[&[1, 2, 2, 6], &[3, 3, 0]];
+        // Matched before: the part itself, either way.
+        assert!(charged(&alone, &whole));
+        for changed in [plus, minus, new_group] {
+            // A province cut out with one entity added or removed, and the whole drawn.
+            assert!(charged(&provinces(&[changed]), &whole));
+            // The whole with one entity more or fewer in the province, and the
+            // province drawn alone.
+            assert!(charged(&provinces(&[changed, south]), &alone));
+        }
+        // Two entities apart: not the same data.
+        assert!(!charged(&provinces(&[plus_two]), &whole));
+        assert!(!charged(&provinces(&[plus_two, south]), &alone));
+        // One entity in the province and one in the whole elsewhere: the province alone
+        // still matches the whole's part (it is a part of it exactly).
+        let south_plus: &[&[Size]] = &[&[1, 1, 6], &[2, 6]];
+        assert!(charged(&alone, &provinces(&[north, south_plus])));
+        // A key alone (a cap's) names a part give or take one entity.
+        let keys = whole.population_keys();
+        assert!(keys.names(&provinces(&[plus]).population_keys().key));
+        assert!(!keys.names(&provinces(&[plus_two]).population_keys().key));
     }
 }

@@ -12,6 +12,12 @@
 //! - No Unicode format characters (general category Cf: right-to-left override,
 //!   zero-width space, soft hyphen, …): they make a published name read as another, or
 //!   hide what follows.
+//! - No other invisible characters ([`is_invisible`]): Unicode's default-ignorable code
+//!   points (the `Default_Ignorable_Code_Point` property of `DerivedCoreProperties.txt`,
+//!   Unicode 16.0.0: characters a renderer shows as nothing, such as variation selectors,
+//!   the combining grapheme joiner and the Hangul fillers) and letters and symbols that
+//!   are drawn blank ([`BLANK_FILLERS`], U+2800 BRAILLE PATTERN BLANK). `"Ostwick\u{3164}"`
+//!   beside `"Ostwick"` would publish two rows that read the same.
 //! - At most [`MAX_FIELD_BYTES`] bytes in any field of any input file (checked by the
 //!   CSV reader), so one runaway field cannot hold the whole file.
 
@@ -59,6 +65,9 @@ pub enum TextProblem {
     },
     /// A Unicode format character (category Cf) at this 1-based character position.
     Format { at: usize, char: char },
+    /// Another invisible character ([`is_invisible`]: default-ignorable, or drawn blank)
+    /// at this 1-based character position.
+    Invisible { at: usize, char: char },
 }
 
 impl std::fmt::Display for TextProblem {
@@ -83,6 +92,17 @@ impl std::fmt::Display for TextProblem {
                 *char as u32,
                 format_name(*char)
             ),
+            TextProblem::Invisible { at, char } => write!(
+                f,
+                "holds an invisible character (U+{:04X}{} at character {at}: {}), which can make a published name read as another: expected visible text only (rename it in the input)",
+                *char as u32,
+                invisible_name(*char),
+                if BLANK_FILLERS.contains(char) {
+                    "a character drawn blank"
+                } else {
+                    "a default-ignorable code point, which renderers show as nothing"
+                }
+            ),
         }
     }
 }
@@ -99,16 +119,18 @@ fn describe(c: char) -> String {
 }
 
 /// `text` with every control character (C0, DEL, C1: a terminal escape begins with
-/// one) and every Unicode format character (right-to-left override, zero-width space,
-/// …) written as `\u{…}`, for printing text coco did not write (directory names, ledger
-/// fields) on a terminal. Borrows when there is nothing to escape.
+/// one), every Unicode format character (right-to-left override, zero-width space, …)
+/// and every other invisible character ([`is_invisible`]) written as `\u{…}`, for
+/// printing text coco did not write (directory names, ledger fields) on a terminal.
+/// Borrows when there is nothing to escape.
 pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(|c| c.is_control() || is_format(c)) {
+    let hidden = |c: char| c.is_control() || is_format(c) || is_invisible(c);
+    if !text.chars().any(hidden) {
         return std::borrow::Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if c.is_control() || is_format(c) {
+        if hidden(c) {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
@@ -143,6 +165,74 @@ pub fn is_format(c: char) -> bool {
         | 0xE0020..=0xE007F)
 }
 
+/// Characters that are letters or symbols, not format characters, yet are drawn as
+/// blank space: the four Hangul fillers (default-ignorable too, listed here because
+/// they are the usual way to hide a difference), U+2800 BRAILLE PATTERN BLANK
+/// (a Braille cell with no dot, category So) and U+1D159 MUSICAL SYMBOL NULL NOTEHEAD.
+pub const BLANK_FILLERS: [char; 6] = [
+    '\u{115F}',
+    '\u{1160}',
+    '\u{2800}',
+    '\u{3164}',
+    '\u{FFA0}',
+    '\u{1D159}',
+];
+
+/// Whether `c` is a default-ignorable code point: the `Default_Ignorable_Code_Point`
+/// property of Unicode 16.0.0's `DerivedCoreProperties.txt` (which the standard
+/// recommends rendering as nothing when it is not supported). The ranges are the file's,
+/// reserved code points included (they are ignorable by definition, so a later version
+/// that assigns them keeps them invisible); a test compares them with the regex crate's
+/// table of the same property.
+pub fn is_default_ignorable(c: char) -> bool {
+    matches!(c as u32,
+        0x00AD
+        | 0x034F
+        | 0x061C
+        | 0x115F..=0x1160
+        | 0x17B4..=0x17B5
+        | 0x180B..=0x180F
+        | 0x200B..=0x200F
+        | 0x202A..=0x202E
+        | 0x2060..=0x206F
+        | 0x3164
+        | 0xFE00..=0xFE0F
+        | 0xFEFF
+        | 0xFFA0
+        | 0xFFF0..=0xFFF8
+        | 0x1BCA0..=0x1BCA3
+        | 0x1D173..=0x1D17A
+        | 0xE0000..=0xE0FFF)
+}
+
+/// Whether `c` is invisible in a published name: default-ignorable
+/// ([`is_default_ignorable`]) or drawn blank ([`BLANK_FILLERS`]).
+pub fn is_invisible(c: char) -> bool {
+    is_default_ignorable(c) || BLANK_FILLERS.contains(&c)
+}
+
+fn invisible_name(c: char) -> String {
+    let name = match c {
+        '\u{034F}' => "COMBINING GRAPHEME JOINER",
+        '\u{115F}' => "HANGUL CHOSEONG FILLER",
+        '\u{1160}' => "HANGUL JUNGSEONG FILLER",
+        '\u{17B4}' => "KHMER VOWEL INHERENT AQ",
+        '\u{17B5}' => "KHMER VOWEL INHERENT AA",
+        '\u{2800}' => "BRAILLE PATTERN BLANK",
+        '\u{3164}' => "HANGUL FILLER",
+        '\u{FFA0}' => "HALFWIDTH HANGUL FILLER",
+        '\u{1D159}' => "MUSICAL SYMBOL NULL NOTEHEAD",
+        '\u{FE00}'..='\u{FE0F}' => {
+            return format!(" VARIATION SELECTOR-{}", c as u32 - 0xFE00 + 1);
+        }
+        '\u{E0100}'..='\u{E01EF}' => {
+            return format!(" VARIATION SELECTOR-{}", c as u32 - 0xE0100 + 17);
+        }
+        _ => return String::new(),
+    };
+    format!(" {name}")
+}
+
 fn format_name(c: char) -> &'static str {
     match c {
         '\u{00AD}' => " soft hyphen",
@@ -173,6 +263,9 @@ pub fn check_label(text: &str) -> Result<(), TextProblem> {
     }
     if let Some((i, c)) = text.chars().enumerate().find(|&(_, c)| is_format(c)) {
         return Err(TextProblem::Format { at: i + 1, char: c });
+    }
+    if let Some((i, c)) = text.chars().enumerate().find(|&(_, c)| is_invisible(c)) {
+        return Err(TextProblem::Invisible { at: i + 1, char: c });
     }
     if let Some(first) = text.chars().next()
         && FORMULA_STARTS.contains(&first)
@@ -297,5 +390,53 @@ mod tests {
         assert_eq!(escape_controls("a\u{1b}[31mb"), "a\\u{1b}[31mb");
         assert_eq!(escape_controls("plain"), "plain");
         assert_eq!(escape_controls("x\u{202e}"), "x\\u{202e}");
+    }
+
+    /// Issue 32: invisible characters that are not format characters are refused too,
+    /// each named with its position.
+    #[test]
+    fn invisible_characters_are_refused() {
+        for (c, name) in [
+            ('\u{3164}', "U+3164 HANGUL FILLER"),
+            ('\u{115F}', "U+115F HANGUL CHOSEONG FILLER"),
+            ('\u{FE0F}', "U+FE0F VARIATION SELECTOR-16"),
+            ('\u{034F}', "U+034F COMBINING GRAPHEME JOINER"),
+            ('\u{17B4}', "U+17B4 KHMER VOWEL INHERENT AQ"),
+            ('\u{2800}', "U+2800 BRAILLE PATTERN BLANK"),
+        ] {
+            let text = format!("Ostwick{c}");
+            let problem = check_label(&text).unwrap_err();
+            assert_eq!(problem, TextProblem::Invisible { at: 8, char: c });
+            let message = problem.to_string();
+            assert!(
+                message.contains(&format!("{name} at character 8")),
+                "{message}"
+            );
+            assert_eq!(
+                escape_controls(&text),
+                format!("Ostwick\\u{{{:x}}}", c as u32)
+            );
+        }
+        // Visible text with marks and other scripts passes.
+        for ok in ["Ho\u{0302}tel", "\u{d55c}\u{ad6d}", "\u{2801}"] {
+            assert_eq!(check_label(ok), Ok(()), "{ok}");
+        }
+    }
+
+    /// The table of default-ignorable code points is Unicode's: compared, code point by
+    /// code point, with the regex crate's table of the same property (generated from
+    /// the Unicode Character Database by ucd-generate).
+    #[test]
+    fn default_ignorables_are_unicodes() {
+        let property = regex::Regex::new(r"^\p{Default_Ignorable_Code_Point}$").unwrap();
+        let mut buf = [0u8; 4];
+        for c in (0..=0x10FFFFu32).filter_map(char::from_u32) {
+            assert_eq!(
+                is_default_ignorable(c),
+                property.is_match(c.encode_utf8(&mut buf)),
+                "U+{:04X}",
+                c as u32
+            );
+        }
     }
 }

@@ -541,6 +541,7 @@ impl App {
                 }
                 let super::worker::Opened { dataset, overview } = *opened;
                 let dataset: Arc<Dataset> = Arc::new(dataset);
+                let labels = crate::warning::Warning::of_dataset(&dataset);
                 self.load = LoadState::Idle;
                 let session = Session::open(dataset, overview, self.ledger.as_ref());
                 // The previous dataset and its trials' histograms may hold millions of
@@ -559,8 +560,11 @@ impl App {
                 self.dataset = Default::default();
                 self.note_figures();
                 self.remember(&dir);
-                // A warning (a bad keymap) stays up until the next key.
-                if !matches!(self.message, Some((Tone::Warning | Tone::Error, _))) {
+                // Region labels that read alike: the published rows would look the same.
+                if let Some(w) = labels.first() {
+                    self.warn(w.to_string());
+                } else if !matches!(self.message, Some((Tone::Warning | Tone::Error, _))) {
+                    // A warning (a bad keymap) stays up until the next key.
                     self.info(format!("opened {}", crate::tui::widgets::path_text(&dir)));
                 }
             }

@@ -42,6 +42,7 @@ pub mod screens;
 pub mod search;
 pub mod session;
 pub mod theme;
+pub mod timings;
 pub mod tree;
 pub mod ui;
 pub mod widgets;
@@ -60,6 +61,7 @@ pub use app::AppOptions;
 
 use keymap::Key;
 use runtime::Runtime;
+use timings::{Step, Timings};
 
 /// How long the loop waits for a key before looking at the worker again.
 const POLL: Duration = Duration::from_millis(40);
@@ -69,7 +71,8 @@ const POLL: Duration = Duration::from_millis(40);
 const TICK: Duration = Duration::from_millis(500);
 
 /// The variable naming a file where the loop logs how long each key, each batch of
-/// worker messages and each frame took (to measure the UI at scale).
+/// worker messages and each frame took (to measure the UI at scale; timings only, in a
+/// private file: [`timings`]).
 pub const TIMINGS_VAR: &str = "COCO_TUI_TIMINGS";
 
 /// How the UI ended.
@@ -99,6 +102,11 @@ impl Exit {
 /// export under way is finished (never left half-written) before it returns.
 pub fn run(options: AppOptions) -> io::Result<Exit> {
     let stop = stop_signals();
+    // Said before the terminal is taken: it stays on the shell's screen.
+    let (timings, note) = Timings::from_env();
+    if let Some(note) = note {
+        eprintln!("{note}");
+    }
     let mut terminal = match ratatui::try_init() {
         Ok(t) => t,
         Err(e) => {
@@ -107,7 +115,7 @@ pub fn run(options: AppOptions) -> io::Result<Exit> {
             return Err(e);
         }
     };
-    let result = event_loop(&mut terminal, options, &stop);
+    let result = event_loop(&mut terminal, options, &stop, timings);
     // The terminal may be gone (SIGHUP): nothing to restore then, and nowhere to say so.
     let _ = ratatui::try_restore();
     let signal = stop.load(Ordering::Relaxed);
@@ -145,17 +153,17 @@ fn event_loop(
     terminal: &mut DefaultTerminal,
     options: AppOptions,
     stop: &AtomicUsize,
+    mut timings: Timings,
 ) -> io::Result<Exit> {
     let input = spawn_input();
-    let mut timings = Timings::from_env();
     // Dropping the runtime, however the loop ends (quit, a signal, a terminal error,
     // a panic), records an undecided draw and waits for ledger writes.
-    let mut rt = timings.time("start", "", || Runtime::new(options));
+    let mut rt = timings.time(Step::Start, || Runtime::new(options));
     let mut dirty = true;
     let mut drawn = Instant::now();
     while !rt.app.quit && stop.load(Ordering::Relaxed) == 0 {
         if dirty || (rt.busy() && drawn.elapsed() >= TICK) {
-            timings.time("frame", "", || terminal.draw(|frame| rt.render(frame)))?;
+            timings.time(Step::Frame, || terminal.draw(|frame| rt.render(frame)))?;
             drawn = Instant::now();
             dirty = false;
         }
@@ -164,7 +172,7 @@ fn event_loop(
             match next {
                 Ok(Ok(Event::Key(k))) if k.kind == KeyEventKind::Press => {
                     let key = Key::from_event(&k);
-                    timings.time("key", &key.to_string(), || rt.key(key));
+                    timings.time(Step::Key, || rt.key(key));
                     dirty = true;
                 }
                 Ok(Ok(Event::Resize(..))) => dirty = true,
@@ -182,7 +190,7 @@ fn event_loop(
                 Err(_) => break,
             }
         }
-        if timings.time("worker", "", || rt.pump()) {
+        if timings.time(Step::Worker, || rt.pump()) {
             dirty = true;
         }
     }
@@ -194,40 +202,6 @@ fn event_loop(
     } else {
         Exit::Quit
     })
-}
-
-/// The log of [`TIMINGS_VAR`]: one line per step, `what`, a detail (the key) and the
-/// milliseconds it took, tab-separated. Off unless the variable names a file.
-struct Timings {
-    file: Option<std::fs::File>,
-}
-
-impl Timings {
-    fn from_env() -> Timings {
-        let file = std::env::var_os(TIMINGS_VAR).and_then(|path| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .ok()
-        });
-        Timings { file }
-    }
-
-    fn time<T>(&mut self, what: &str, detail: &str, f: impl FnOnce() -> T) -> T {
-        let Some(file) = &mut self.file else {
-            return f();
-        };
-        let start = Instant::now();
-        let out = f();
-        let ms = start.elapsed().as_secs_f64() * 1e3;
-        // Only slow worker batches: an idle loop pumps every 40 ms.
-        if what != "worker" || ms >= 1.0 {
-            use std::io::Write;
-            let _ = writeln!(file, "{what}\t{detail}\t{ms:.3}");
-        }
-        out
-    }
 }
 
 /// Reads terminal events on a thread of its own, so that the loop keeps checking for

@@ -88,6 +88,13 @@ const BAD: &[Bad] = &[
     bad("formula-in-name", ALL, "names.csv", Some(3), "name \"@SUM(A1)\" begins with '@', which a spreadsheet runs as a formula"),
     bad("nul-in-code", ALL, "hierarchy.csv", Some(3), "holds a control character (U+0000 NUL at character 2)"),
     bad("line-break-in-level-name", ALL, "hierarchy.csv", Some(1), "level name \"sta\\nte\" holds a control character (U+000A line feed"),
+    // Invisible characters that are not format characters (issue 32).
+    bad("invisible-hangul-filler", ALL, "names.csv", Some(3), "name \"Alpha\\u{3164}\" holds an invisible character (U+3164 HANGUL FILLER at character 6"),
+    bad("invisible-choseong-filler", ALL, "hierarchy.csv", Some(3), "code \"a2\\u{115f}\" holds an invisible character (U+115F HANGUL CHOSEONG FILLER at character 3"),
+    bad("invisible-variation-selector", ALL, "hierarchy.csv", Some(4), "code \"B\\u{fe0f}\" holds an invisible character (U+FE0F VARIATION SELECTOR-16 at character 2"),
+    bad("invisible-grapheme-joiner", ALL, "hierarchy.csv", Some(1), "level name \"sta\\u{34f}te\" holds an invisible character (U+034F COMBINING GRAPHEME JOINER at character 4"),
+    bad("invisible-khmer-vowel", ALL, "names.csv", Some(2), "name \"Al\\u{17b4}pha\" holds an invisible character (U+17B4 KHMER VOWEL INHERENT AQ at character 3"),
+    bad("invisible-braille-blank", ALL, "names.csv", Some(3), "name \"\\u{2800}\" holds an invisible character (U+2800 BRAILLE PATTERN BLANK at character 1"),
     // Counts past what the arithmetic holds: refused at load, not a panic after the noise.
     bad("count-2-pow-63", ALL, "histograms.csv", Some(2), "the counts add up to more than 1000000000000 groups"),
     // Plans.

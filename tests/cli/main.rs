@@ -13,6 +13,7 @@ mod crash_safety;
 mod exit_codes;
 mod first_plan;
 mod generate;
+mod input_edges;
 mod inspect;
 mod ledger_edges;
 mod operator_text;

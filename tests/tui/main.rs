@@ -7,6 +7,7 @@
 mod common;
 
 mod canned;
+mod input_edges;
 mod plan_edits;
 mod tui_fit;
 mod tui_flow;

@@ -466,3 +466,63 @@ fn draw_and_leave_undecided(work: &Path, home: &Path) -> Tmux {
     tmux.wait_for("UNDECIDED");
     tmux
 }
+
+/// Issue 32, item 8: `COCO_TUI_TIMINGS` logs timings only, in a private file: no key
+/// names and nothing typed (a dataset path, a region searched for), mode 0600.
+#[test]
+fn the_timings_file_is_private_and_holds_no_keys() {
+    if skip_without_tmux("the_timings_file_is_private_and_holds_no_keys") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let timings = work.path().join("timings.tsv");
+    let tmux = start(work.path());
+    // The shell's umask lets others read what is created without a mode of its own.
+    tmux.type_text(&format!(
+        "umask 022; COCO_TUI_TIMINGS={} COCO_HOME={} {}; echo EXIT=$?",
+        timings.display(),
+        home.display(),
+        env!("CARGO_BIN_EXE_coco")
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Dataset households");
+    // A path typed into the dataset picker, then cancelled.
+    tmux.keys(&["o"]);
+    tmux.wait_for("Open a dataset");
+    tmux.type_text("/srv/secret-census");
+    tmux.wait_for("/srv/secret-census");
+    tmux.keys(&["Escape"]);
+    // A region searched for by name.
+    tmux.keys(&["2"]);
+    tmux.wait_for("Regions · G (public)");
+    tmux.keys(&["/"]);
+    tmux.wait_for("Find a region");
+    tmux.type_text("Vessaport");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("ARV/03/0301 (Vessaport)");
+    tmux.keys(&["q"]);
+    tmux.wait_for("EXIT=0");
+
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&timings).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    let text = std::fs::read_to_string(&timings).unwrap();
+    let mut keys = 0;
+    for line in text.lines() {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields.len(), 2, "{line:?} in:\n{text}");
+        assert!(
+            ["start", "key", "worker", "frame"].contains(&fields[0]),
+            "{line:?}"
+        );
+        assert!(fields[1].parse::<f64>().is_ok(), "{line:?}");
+        keys += usize::from(fields[0] == "key");
+    }
+    // Every key was timed: the 18 characters of the path, o, Escape, 2, /, the 9 of
+    // the name, Enter and q.
+    assert!(keys >= 33, "{keys} keys in:\n{text}");
+    for typed in ["secret", "Vessaport", "Escape", "Esc", "Enter"] {
+        assert!(!text.contains(typed), "{typed} in:\n{text}");
+    }
+}

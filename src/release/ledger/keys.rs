@@ -8,7 +8,7 @@
 //! | recorded | matches a dataset that |
 //! |---|---|
 //! | content digest | has the same leaves' count-of-counts (another form, order, codes, names) |
-//! | population key | has the same non-empty groups under any hierarchy, or one entity more or fewer, or is one first-level region of it (or it is one of the recorded dataset's) |
+//! | population key | has the same non-empty groups under any hierarchy, or one entity more or fewer, or is one first-level region of it (or it is one of the recorded dataset's), each give or take one entity |
 //! | fingerprint (lines before the content digest) | has byte for byte the same input files |
 //! | directory | is loaded from that directory, whatever it holds now |
 
@@ -98,7 +98,7 @@ impl DatasetIdentity {
     }
 
     /// Whether a digest (a cap's key) names this dataset's content, its input files,
-    /// its population, a neighbour or one of its first-level regions.
+    /// its population or one of its first-level regions, give or take one entity.
     pub fn named_by(&self, digest: &str) -> bool {
         (!self.content.is_empty() && digest == self.content)
             || (!self.fingerprint.is_empty() && digest == self.fingerprint)

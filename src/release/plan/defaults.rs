@@ -54,31 +54,7 @@ impl PublicDefault {
     /// saying where the plan came from and how ε is split.
     pub fn to_toml(&self) -> String {
         let notes: Vec<String> = self.levels.iter().map(|l| l.reason.clone()).collect();
-        let mut s = String::new();
-        let header = format!(
-            "coco's default plan, chosen from public information only: the hierarchy, each \
-             region's G and K. No group size was read and no preview was run, so choosing it \
-             spent no ε and it publishes nothing about the data (tuning = \"public-default\"). \
-             {} Each level's method and why are given above it. Edit freely: `coco preview \
-             --proxy synthetic` shows what a change costs on a public proxy, which keeps the \
-             tuning public; `coco preview` alone measures against the confidential data, and a \
-             plan tuned on that is recorded as \"confidential-previews\".",
-            if self
-                .plan
-                .levels()
-                .windows(2)
-                .all(|w| w[0].epsilon() == w[1].epsilon())
-            {
-                split_reason(self.plan.levels().len())
-            } else {
-                "ε is split over the levels as the operator chose (coco plan's flags).".into()
-            }
-        );
-        for line in super::wrap_comment(&header, 88) {
-            s.push_str(&format!("# {line}\n"));
-        }
-        s.push_str(&self.plan.to_toml_with_notes(&notes));
-        s
+        self.plan.to_plan_file(&[], &notes)
     }
 }
 

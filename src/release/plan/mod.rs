@@ -569,7 +569,6 @@ impl ReleasePlan {
 mod allocation;
 mod toml;
 pub use allocation::*;
-pub(crate) use toml::wrap_comment;
 
 #[cfg(test)]
 mod tests;

@@ -273,6 +273,74 @@ impl ReleasePlan {
     }
 }
 
+impl ReleasePlan {
+    /// The file `coco plan` writes: a header saying what the plan is, then the plan with
+    /// `notes[i]` as a comment above level `i` (why coco chose the level's method).
+    /// `options` are the flags that made the plan other than coco's default, as the
+    /// operator gave them (none for the default). What the header claims follows the
+    /// plan itself (its `tuning`, K, split of ε) and those options, so the header and
+    /// the `tuning` key always say the same.
+    pub fn to_plan_file(&self, options: &[String], notes: &[String]) -> String {
+        let mut s = String::new();
+        for line in wrap_comment(&self.header(options, !notes.is_empty()), 88) {
+            let _ = writeln!(s, "# {line}");
+        }
+        s.push_str(&self.to_toml_with_notes(notes));
+        s
+    }
+
+    /// The header's text (see [`ReleasePlan::to_plan_file`]).
+    fn header(&self, options: &[String], reasons: bool) -> String {
+        let even = self.levels.windows(2).all(|w| w[0].epsilon == w[1].epsilon);
+        let split = if even {
+            super::defaults::split_reason(self.levels.len())
+        } else {
+            "ε is split over the levels as the operator chose.".into()
+        };
+        let methods = if reasons {
+            "Each level's method and why are given above it."
+        } else {
+            "Each level's method was set by the options."
+        };
+        let k = match &self.max_size {
+            MaxSize::Fixed(k) if *k == super::defaults::DEFAULT_MAX_SIZE => String::new(),
+            MaxSize::Fixed(k) => format!(
+                " K = {k} was set by hand: if it came from a confidential figure (coco inspect \
+                 shows the largest true size), say so when releasing (coco release --tuned \
+                 confidential)."
+            ),
+            MaxSize::Estimate { epsilon } => format!(
+                " K is estimated privately when the release is drawn, with ε = {epsilon} added \
+                 to the levels' total."
+            ),
+        };
+        let edit = "Edit freely: `coco preview --proxy synthetic` shows what a change costs on \
+                    a public proxy, which keeps the tuning public; `coco preview` alone \
+                    measures against the confidential data, and a plan tuned on that is \
+                    recorded as \"confidential-previews\".";
+        match self.tuning {
+            Tuning::PublicDefault => format!(
+                "coco's default plan, chosen from public information only: the hierarchy, \
+                 each region's G and K. No group size was read and no preview was run, so \
+                 choosing it spent no ε and it publishes nothing about the data (tuning = \
+                 \"public-default\"). {split}{k} {methods} {edit}"
+            ),
+            Tuning::Public => format!(
+                "A plan chosen by the operator from public information only, with coco \
+                 plan's options {}: not coco's default plan. Its inputs are the hierarchy, \
+                 each region's G and the options; no group size was read and no preview \
+                 was run, so choosing it spent no ε and it publishes nothing about the data \
+                 (tuning = \"public\"). {split}{k} {methods} {edit}",
+                options.join(" ")
+            ),
+            t => format!(
+                "A release plan (tuning = \"{t}\": {}).{k} {edit}",
+                t.describe()
+            ),
+        }
+    }
+}
+
 /// `text` on lines of at most `width` characters (words longer than that on their own
 /// line), with line breaks replaced so each stays one comment line.
 pub(crate) fn wrap_comment(text: &str, width: usize) -> Vec<String> {
