@@ -36,7 +36,7 @@ use time::OffsetDateTime;
 
 use super::files::{ensure_private_dir, write_private};
 use super::spending::KeySpend;
-use super::{GENESIS, Ledger, LedgerError, LedgerRead, chain::cut, io, now};
+use super::{GENESIS, Ledger, LedgerError, LedgerRead, io, now, quote::cut};
 
 /// The anchor's file name, in the ledger's configuration directory.
 pub const ANCHOR_FILE: &str = "ledger.anchor";

@@ -1,18 +1,11 @@
 //! Reading the ledger: every line parsed fail-closed, the hash chain and the ids checked, a torn last line told apart.
 
 use super::events::parse_event;
+pub(crate) use super::quote::{cut, cut_long};
 use super::spending::{KeySpend, Spending};
 use super::*;
 
 /// A value cut to a readable length for a message.
-pub(crate) fn cut(s: &str) -> String {
-    const MAX: usize = 60;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
-}
-
 pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
     hex(&Sha256::digest(bytes))
 }
@@ -346,12 +339,4 @@ pub(crate) fn parse_line(raw: &[u8]) -> Result<Line, String> {
         return Err(format!("id {:?} is not a draw id", cut(&entry.id)));
     }
     Ok(Line::Draw(Box::new(entry)))
-}
-
-pub(crate) fn cut_long(s: &str) -> String {
-    const MAX: usize = 200;
-    match s.char_indices().nth(MAX) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_string(),
-    }
 }

@@ -11,8 +11,8 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
-use super::chain::{cut, cut_long};
 use super::format_time;
+use super::quote::{cut, cut_long};
 use super::spending::{KeySpend, total};
 use crate::privacy::Rounding;
 

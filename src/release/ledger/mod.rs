@@ -82,6 +82,7 @@ mod events;
 mod files;
 mod keys;
 mod place;
+mod quote;
 mod recover;
 mod spending;
 
@@ -208,10 +209,11 @@ pub enum LedgerError {
 /// Why a draw was refused by a cap: what was spent, what was asked, which cap binds.
 #[derive(Debug, Clone)]
 pub struct CapRefusal {
-    pub spent: String,
+    /// Spent before this draw (`None`: nothing).
+    pub spent: Option<Epsilon>,
     pub draws: usize,
-    pub requested: String,
-    pub cap: String,
+    pub requested: Epsilon,
+    pub cap: Epsilon,
     pub rule: String,
     pub config: PathBuf,
 }
@@ -221,7 +223,9 @@ impl std::fmt::Display for CapRefusal {
         write!(
             f,
             "{} already spent in {} draw(s) + {} for this one > cap {} ({}, set in {})",
-            self.spent,
+            self.spent
+                .as_ref()
+                .map_or_else(|| "0".into(), Epsilon::to_string),
             self.draws,
             self.requested,
             self.cap,

@@ -1,6 +1,9 @@
 use super::*;
 use crate::estimate::Method;
 
+/// A nation of two counties: `a` with groups of `sizes` and one of 5 (so that no
+/// dataset here is within one entity of a county of another: each county alone is a
+/// part the ledger matches give or take one entity), `b` with groups of 1 and 2.
 fn dataset(sizes: &[u32]) -> Dataset {
     use crate::data::{GroupsForm, Hierarchy};
     use crate::histogram::CountOfCounts;
@@ -15,7 +18,7 @@ fn dataset(sizes: &[u32]) -> Dataset {
         GroupsForm::Histograms,
         vec![],
         vec![
-            CountOfCounts::from_sizes(sizes.iter().copied()),
+            CountOfCounts::from_sizes(sizes.iter().copied().chain([5])),
             CountOfCounts::from_sizes([1, 2]),
         ],
     )
@@ -87,7 +90,7 @@ fn the_content_key_ignores_codes_and_order() {
         vec![],
         vec![
             CountOfCounts::from_sizes([2, 1]),
-            CountOfCounts::from_sizes([3, 1, 1]),
+            CountOfCounts::from_sizes([3, 1, 1, 5]),
         ],
     );
     assert_eq!(a.content_digest(), b.content_digest());
