@@ -57,8 +57,26 @@ fn cut_message(message: &str) -> String {
     format!("{}… ({} bytes cut)", &message[..end], message.len() - end)
 }
 
+/// The command line, or exit code 2 with clap's message (help and version print and
+/// exit 0). A refused value is one line, as every other error of coco's: clap's
+/// pointer to `--help` is left out; its usage and the values it would take stay.
+fn parse() -> Cli {
+    Cli::try_parse().unwrap_or_else(|e| {
+        if !e.use_stderr() {
+            e.exit()
+        }
+        let text = e.render().to_string();
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with("For more information, try"))
+            .collect();
+        eprintln!("{}", cli::shown(kept.join("\n").trim_end()));
+        std::process::exit(i32::from(cli::exit::codes::USAGE))
+    })
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse();
     // Each phase's wall time and peak memory on standard error (docs/performance.md).
     if std::env::var_os("COCO_TIMING").is_some() {
         coco::timing::report_to_stderr();

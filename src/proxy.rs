@@ -58,6 +58,25 @@ impl ProxySpec {
     }
 }
 
+/// `synthetic`, or the directory as given.
+impl std::fmt::Display for ProxySpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProxySpec::Synthetic => f.write_str("synthetic"),
+            ProxySpec::Dir(dir) => write!(f, "{}", dir.display()),
+        }
+    }
+}
+
+/// What `--proxy` takes: every text names a proxy (`synthetic` or a directory).
+impl std::str::FromStr for ProxySpec {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<ProxySpec, Self::Err> {
+        Ok(ProxySpec::parse(text))
+    }
+}
+
 /// A proxy ready for previews, and what to call it.
 #[derive(Clone, Debug)]
 pub struct Proxy {

@@ -25,7 +25,7 @@ use crate::data::{Dataset, LevelId};
 use crate::estimate::{Method, Tail};
 use crate::histogram::{Count, Size};
 use crate::preview::{self, PreviewError, PreviewOptions, PreviewProgress, Stat};
-use crate::privacy::Epsilon;
+use crate::privacy::{Epsilon, Share};
 use crate::release::plan::ReleasePlan;
 use crate::release::tuning::Tuning;
 
@@ -126,11 +126,11 @@ pub fn sweep_level(
 }
 
 /// The leaves' default shares of the total in a frontier.
-pub fn default_shares(levels: usize) -> Vec<Epsilon> {
-    let uniform = Epsilon::from_ratio(1, levels as u64).expect("levels > 0");
+pub fn default_shares(levels: usize) -> Vec<Share> {
+    let uniform = Share::from_ratio(1, levels as u64).expect("levels > 0");
     let mut out = vec![uniform.clone()];
     for (n, d) in [(1u64, 2u64), (2, 3), (4, 5), (9, 10)] {
-        let s = Epsilon::from_ratio(n, d).expect("positive");
+        let s = Share::from_ratio(n, d).expect("positive");
         if s > uniform {
             out.push(s);
         }
@@ -140,7 +140,7 @@ pub fn default_shares(levels: usize) -> Vec<Epsilon> {
 
 /// Budgets with the leaves' share `share` of `total` and the rest split evenly over
 /// the upper levels (all of it on the single level of a one-level hierarchy).
-pub fn budgets_with_leaf_share(total: &Epsilon, levels: usize, share: &Epsilon) -> Vec<Epsilon> {
+pub fn budgets_with_leaf_share(total: &Epsilon, levels: usize, share: &Share) -> Vec<Epsilon> {
     if levels == 1 {
         return vec![total.clone()];
     }
@@ -157,11 +157,11 @@ pub fn budgets_with_leaf_share(total: &Epsilon, levels: usize, share: &Epsilon) 
         budgets
     };
     // Exact when the fractions stay small enough for noise; else readable decimals.
-    let exact = split(total.mul_big(share));
+    let exact = split(total.scaled(share));
     if exact.iter().all(Epsilon::within_text_bounds) {
         return exact;
     }
-    split(total.mul_big(share).round_down_significant(6))
+    split(total.scaled(share).round_down_significant(6))
 }
 
 /// A way to measure every level, instantiated per level from public figures (the
@@ -322,7 +322,7 @@ pub fn frontier(
     data: PreviewData,
     plan: &ReleasePlan,
     total: &Epsilon,
-    shares: &[Epsilon],
+    shares: &[Share],
     run: &Trials<'_>,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Frontier, PreviewError> {
@@ -706,18 +706,21 @@ mod tests {
 
     #[test]
     fn leaf_shares_sum_to_total() {
-        let b = budgets_with_leaf_share(&e("1"), 3, &e("0.8"));
+        let b = budgets_with_leaf_share(&e("1"), 3, &Share::parse("0.8").unwrap());
         assert_eq!(
             b.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
             ["0.1", "0.1", "0.8"]
         );
         assert_eq!(Epsilon::sum(&b).unwrap(), e("1"));
-        let b = budgets_with_leaf_share(&e("1/3"), 3, &e("1/3"));
+        let b = budgets_with_leaf_share(&e("1/3"), 3, &Share::parse("1/3").unwrap());
         assert_eq!(Epsilon::sum(&b).unwrap(), e("1/3"));
         assert_eq!(b, vec![e("1/9"); 3]);
-        let b = budgets_with_leaf_share(&e("0.7"), 4, &e("1/3"));
+        let b = budgets_with_leaf_share(&e("0.7"), 4, &Share::parse("1/3").unwrap());
         assert_eq!(b, vec![e("7/45"), e("7/45"), e("7/45"), e("7/30")]);
-        assert_eq!(budgets_with_leaf_share(&e("2"), 1, &e("1/2")), vec![e("2")]);
+        assert_eq!(
+            budgets_with_leaf_share(&e("2"), 1, &Share::parse("1/2").unwrap()),
+            vec![e("2")]
+        );
         assert_eq!(default_shares(3).len(), 5);
     }
 

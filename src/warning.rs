@@ -38,7 +38,28 @@ pub enum Warning {
     LookAlikeLabels(LookAlikes),
 }
 
+/// A warning's kind, named on every wire it is written to (`manifest.json`'s
+/// `warning_kinds`) through [`crate::wire`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    WlsNeedsFits,
+    SaturatedTail,
+    JoinedRuns,
+    LookAlikeLabels,
+}
+
 impl Warning {
+    /// Its kind.
+    pub fn kind(&self) -> WarningKind {
+        match self {
+            Warning::WlsNeedsFits => WarningKind::WlsNeedsFits,
+            Warning::SaturatedTail { .. } => WarningKind::SaturatedTail,
+            Warning::JoinedRuns { .. } => WarningKind::JoinedRuns,
+            Warning::LookAlikeLabels(_) => WarningKind::LookAlikeLabels,
+        }
+    }
+
     /// What the operator should know about a dataset as loaded (its labels): shown by
     /// `coco inspect`, `coco preview`, `coco release` and the TUI.
     pub fn of_dataset(dataset: &Dataset) -> Vec<Warning> {

@@ -135,6 +135,32 @@ mod tests {
         assert_eq!(T::parse("no such name"), None);
     }
 
+    /// An enum named on files only (not on the command line): serde's names
+    /// round-trip.
+    fn named<T>(names: &[&str])
+    where
+        T: Named + serde::Serialize + DeserializeOwned + std::fmt::Debug,
+    {
+        assert_eq!(variant_names::<T>(), names);
+        for (v, &n) in T::all().into_iter().zip(names) {
+            assert_eq!(v.name(), n);
+            assert_eq!(T::parse(n), Some(v));
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{n}\""));
+        }
+    }
+
+    #[test]
+    fn enums_on_files_only_have_one_spelling() {
+        named::<crate::warning::WarningKind>(&[
+            "wls_needs_fits",
+            "saturated_tail",
+            "joined_runs",
+            "look_alike_labels",
+        ]);
+        named::<crate::release::margins::MarginsMethod>(&["parametric-bootstrap-pooled"]);
+        named::<crate::privacy::Definition>(&["pure", "zcdp"]);
+    }
+
     #[test]
     fn every_named_enum_has_one_spelling() {
         agree::<Consistency>(&["topdown", "wls"]);

@@ -12,7 +12,7 @@ use coco::release::transaction::{ApproveError, TransactionError};
 pub const EXIT_CODES: &str = "Exit codes:
   0  success
   1  any other failure (reading or writing files, an internal error)
-  2  usage error (bad command line)
+  2  usage error: a bad command line (an unknown flag, a flag's value coco cannot use, flags that do not go together)
   3  input error (dataset, plan, configuration or output path)
   4  refused by policy (a privacy-budget cap, a ledger that needs repair or lost anchored lines, a seeded release without --not-private, a total ε above 20 without --allow-large-epsilon)
   5  refused for resources (not enough memory for the plan, or more noise samples than a run may draw)
@@ -29,15 +29,15 @@ pub mod codes {
     pub const CHECKS: u8 = 6;
 }
 
-/// A flag's value that cannot be used (what a scripted call got wrong): exit code 3,
-/// like the input files, or 2 where the flags contradict one another.
+/// A bad command line that clap's parsers could not see: flags that do not go together,
+/// or a flag's value that breaks a rule of what it makes (a `--tail` not below
+/// `--max-size`, one `--budgets` value per level). Exit code 2, as clap's own refusals
+/// of a value: every bad flag value exits 2; a bad file exits 3.
 #[derive(Debug, thiserror::Error)]
 #[error("{flag}: {message}")]
 pub struct FlagError {
     pub flag: String,
     pub message: String,
-    /// `true`: the flags do not go together (a usage error, exit code 2).
-    pub usage: bool,
 }
 
 /// An exit code for a failure already reported.
@@ -79,8 +79,8 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(ExitWith(code)) = cause.downcast_ref() {
             return *code;
         }
-        if let Some(f) = cause.downcast_ref::<FlagError>() {
-            return if f.usage { codes::USAGE } else { codes::INPUT };
+        if cause.downcast_ref::<FlagError>().is_some() {
+            return codes::USAGE;
         }
         if let Some(t) = cause.downcast_ref::<TransactionError>() {
             return match t {
@@ -133,6 +133,8 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
             use coco::generate::GenerateError;
             return match g {
                 GenerateError::Io { .. } | GenerateError::Csv { .. } => codes::FAILURE,
+                // Flags that do not go together: a bad command line.
+                GenerateError::ScaleNotApplicable | GenerateError::BadScale { .. } => codes::USAGE,
                 // Where to write, or what to write: the command line's input.
                 _ => codes::INPUT,
             };

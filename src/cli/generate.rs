@@ -21,8 +21,16 @@ pub struct GenArgs {
     pub seed: u64,
     /// For us-blocks: the share of each county's households kept, in (0, 1]; the
     /// tracts and blocks scale with them (0.01: about 80,000 blocks).
-    #[arg(long)]
+    #[arg(long, value_parser = scale, allow_negative_numbers = true)]
     pub scale: Option<f64>,
+}
+
+/// `--scale`: a share of the households above 0 and at most 1.
+fn scale(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s <= 1.0 => Ok(s),
+        _ => Err("expected a share of the households above 0 and at most 1 (e.g. 0.01)".into()),
+    }
 }
 
 pub fn run(args: GenArgs) -> Result<()> {

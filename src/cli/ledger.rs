@@ -15,7 +15,7 @@ use coco::release::ledger::{
     directory_data, format_time,
 };
 
-use super::exit::{ExitWith, codes};
+use super::exit::{ExitWith, FlagError, codes};
 use super::shown;
 
 /// The first line of every text output that shows digests or directories.
@@ -66,7 +66,8 @@ pub enum LedgerAction {
         /// ledger --json` shows it).
         dataset: String,
         /// The cap: a decimal or a fraction like 1/3.
-        epsilon: String,
+        #[arg(allow_negative_numbers = true)]
+        epsilon: Epsilon,
     },
 }
 
@@ -84,7 +85,11 @@ pub fn run(args: LedgerArgs) -> Result<()> {
         eprintln!(
             "note: `coco ledger --set-cap` is deprecated; use `coco ledger set-cap DATASET EPSILON`"
         );
-        return set_cap_command(&ledger, dataset, eps, json);
+        let cap = Epsilon::parse(eps).map_err(|e| FlagError {
+            flag: format!("--set-cap {} {eps}", shown(dataset)),
+            message: e.to_string(),
+        })?;
+        return set_cap_command(&ledger, dataset, &cap, json);
     }
     match action {
         Some(LedgerAction::Verify) => verify(&ledger, json),
@@ -227,8 +232,8 @@ fn looks_like_digest(text: &str) -> bool {
 /// `coco ledger set-cap DATASET EPSILON`: DATASET is an existing dataset directory
 /// (recorded canonical, with its data's digests so copies are covered) or a full
 /// lowercase digest; anything else is refused (exit 3), since it could never bind.
-fn set_cap_command(ledger: &Ledger, dataset: &str, eps: &str, json: bool) -> Result<()> {
-    let cap = Epsilon::parse(eps).with_context(|| format!("set-cap {} {eps}", shown(dataset)))?;
+fn set_cap_command(ledger: &Ledger, dataset: &str, cap: &Epsilon, json: bool) -> Result<()> {
+    let cap = cap.clone();
     let path = Path::new(dataset);
     let refuse = |why: String| -> anyhow::Error {
         coco::release::ledger::LedgerError::CapKey {

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use coco::data::Dataset;
-use coco::estimate::{Method, MethodKind};
+use coco::estimate::{Method, MethodKind, TailLength};
 use coco::preview;
-use coco::privacy::{Epsilon, Rounding};
-use coco::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+use coco::privacy::{Epsilon, Ratio, Rounding};
+use coco::release::defaults::DEFAULT_MAX_SIZE;
+use coco::release::plan::{Allocation, MAX_K, MaxSize, ReleasePlan, allocate};
 use coco::release::tuning::Tuning;
 use coco::wire::Named;
 
@@ -20,16 +21,16 @@ pub struct PlanArgs {
     pub dir: PathBuf,
     /// Total ε to split over the levels (decimal or fraction like 1/3).
     #[arg(long, default_value = "1", allow_negative_numbers = true)]
-    pub total: String,
+    pub total: Epsilon,
     /// How to split it (or give --budgets for a custom allocation).
     #[arg(long, value_enum, default_value_t = AllocationArg::Uniform)]
     pub allocation: AllocationArg,
     /// For geometric: each level's share over its parent's (default: cube root of the mean branching factor).
     #[arg(long, allow_negative_numbers = true)]
-    pub ratio: Option<String>,
+    pub ratio: Option<Ratio>,
     /// Custom allocation: one ε per level, root first (e.g. 0.1,0.2,1/3); replaces --total.
-    #[arg(long, value_delimiter = ',', conflicts_with_all = ["total", "ratio"])]
-    pub budgets: Option<Vec<String>>,
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, conflicts_with_all = ["total", "ratio"])]
+    pub budgets: Option<Vec<Epsilon>>,
     /// Method at every level. Without it (and without --tail), each level gets the
     /// method coco chooses from public figures only (the hierarchy, each region's G and
     /// K): hc with a tail listing at least 1% of the largest region's groups; the plan's
@@ -44,13 +45,13 @@ pub struct PlanArgs {
     /// With --tail: how many of the largest groups each region lists, or `auto`: each
     /// region as many as its noisy head says lie above N (with a margin), at no extra ε.
     #[arg(long, value_name = "M|auto", default_value = "auto", requires = "tail")]
-    pub tail_groups: String,
+    pub tail_groups: TailLength,
     /// The public bound K on a group's size.
-    #[arg(long, default_value_t = 10_000, conflicts_with = "estimate_max_size")]
+    #[arg(long, default_value_t = DEFAULT_MAX_SIZE, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_K)), conflicts_with = "estimate_max_size")]
     pub max_size: u32,
     /// Estimate K privately with this ε instead (added to the total).
-    #[arg(long)]
-    pub estimate_max_size: Option<String>,
+    #[arg(long, allow_negative_numbers = true)]
+    pub estimate_max_size: Option<Epsilon>,
     /// Write the plan here instead of standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -81,13 +82,17 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let chosen = Chosen {
         allocation: matches!(allocation, AllocationArg::Geometric),
         ratio: ratio.clone(),
-        budgets: budgets.as_ref().map(|b| b.join(",")),
+        budgets: budgets.as_ref().map(|b| {
+            b.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        }),
         method,
-        tail: tail.map(|above| (above, tail_groups.clone())),
+        tail: tail.map(|above| (above, tail_groups)),
         max_size,
         estimate_max_size: estimate_max_size.clone(),
     };
-    let total = Epsilon::parse(&total).context("--total")?;
     let allocation = match allocation {
         AllocationArg::Uniform => {
             if let Some(r) = &ratio {
@@ -95,21 +100,14 @@ pub fn run(args: PlanArgs) -> Result<()> {
                     flag: format!("--ratio {r}"),
                     message: "goes with --allocation geometric (the uniform split has no ratio)"
                         .into(),
-                    usage: true,
                 }
                 .into());
             }
             Allocation::Uniform
         }
         AllocationArg::Geometric => {
-            let ratio = match ratio {
-                Some(r) => Epsilon::parse(&r).map_err(|_| FlagError {
-                    flag: format!("--ratio {r}"),
-                    message: "expected a positive ratio of each level's ε to its parent's, a decimal like 1.5 or a fraction like \"3/2\"".into(),
-                    usage: false,
-                })?,
-                None => coco::release::defaults::geometric_ratio(&dataset.hierarchy),
-            };
+            let ratio = ratio
+                .unwrap_or_else(|| coco::release::defaults::geometric_ratio(&dataset.hierarchy));
             Allocation::Geometric { ratio }
         }
     };
@@ -120,26 +118,24 @@ pub fn run(args: PlanArgs) -> Result<()> {
         (Some(MethodKind::Hg), None) => Some(Method::Hg),
         (None | Some(MethodKind::Hc), Some(above)) => Some(Method::HcTail(coco::estimate::Tail {
             above,
-            groups: parse_tail_groups(&tail_groups)
-                .map_err(|expected| anyhow!("--tail-groups {tail_groups}: {expected}"))?,
+            groups: tail_groups,
         })),
         (Some(MethodKind::Hg), Some(_)) => {
-            bail!("--tail goes with --method hc (it extends the cumulative histogram)")
+            return Err(FlagError {
+                flag: format!("--tail {}", tail.unwrap_or_default()),
+                message: "goes with --method hc (it extends the cumulative histogram)".into(),
+            }
+            .into());
         }
         // Not offered by `--method` (clap refuses it first); a plan file may name it.
         (Some(MethodKind::Naive), _) => bail!("--method: expected hc or hg"),
     };
     let budgets = match budgets {
-        Some(list) => list
-            .iter()
-            .map(|b| Epsilon::parse(b).with_context(|| format!("--budgets {b}")))
-            .collect::<Result<Vec<_>>>()?,
+        Some(list) => list,
         None => allocate(&total, h.depth(), allocation),
     };
     let max_size = match estimate_max_size {
-        Some(e) => MaxSize::Estimate {
-            epsilon: Epsilon::parse(&e).context("--estimate-max-size")?,
-        },
+        Some(epsilon) => MaxSize::Estimate { epsilon },
         None => MaxSize::Fixed(max_size),
     };
     // The plan model checks every rule; the CLI only says which flag broke it.
@@ -153,23 +149,31 @@ pub fn run(args: PlanArgs) -> Result<()> {
                 })
         }
     };
-    let (mut plan, defaults) = made.map_err(|e| {
+    // A flag that breaks a rule of the plan is a bad command line (exit code 2).
+    let (mut plan, defaults) = made.map_err(|e| -> anyhow::Error {
         use coco::release::plan::PlanRuleError as R;
+        let flag = |flag: String, message: String| FlagError { flag, message }.into();
         match e {
-            R::TailNotBelowK { above, k, .. } => {
-                anyhow!("--tail {above}: expected a size below --max-size ({k})")
+            R::TailNotBelowK { above, k, .. } => flag(
+                format!("--tail {above}"),
+                format!("expected a size below --max-size ({k})"),
+            ),
+            R::TailAbove { above, .. } => flag(
+                format!("--tail {above}"),
+                format!("expected a size below {}", MAX_K),
+            ),
+            R::MaxSize { k } => flag(
+                format!("--max-size {k}"),
+                format!("expected a whole number from 1 to {MAX_K}"),
+            ),
+            R::MaxSizeEpsilon { reason, .. } => {
+                flag("--estimate-max-size".into(), reason.to_string())
             }
-            R::TailAbove { above, .. } => anyhow!(
-                "--tail {above}: expected a size below --max-size ({})",
-                coco::release::plan::MAX_K
-            ),
-            R::MaxSize { k } => anyhow!(
-                "--max-size {k}: expected a whole number from 1 to {}",
-                coco::release::plan::MAX_K
-            ),
-            R::MaxSizeEpsilon { reason, .. } => anyhow!("--estimate-max-size: {reason}"),
-            R::LevelCount { given, levels, names } => anyhow!(
-                "--budgets has {given} value(s) but the hierarchy has {levels} levels ({names}): give one ε per level, root first"
+            R::LevelCount { given, levels, names } => flag(
+                "--budgets".into(),
+                format!(
+                    "{given} value(s) but the hierarchy has {levels} levels ({names}): give one ε per level, root first"
+                ),
             ),
             e => anyhow!("{e}"),
         }
@@ -208,7 +212,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
     // The cost table goes to stderr so stdout stays a valid plan.
     let k_for_cost = match plan.max_size() {
         MaxSize::Fixed(k) => *k,
-        MaxSize::Estimate { .. } => 10_000,
+        MaxSize::Estimate { .. } => DEFAULT_MAX_SIZE,
     };
     let samples = plan.noise_samples(h, |id| dataset.groups(id), k_for_cost);
     let total_samples = samples.iter().fold(0u64, |a, &s| a.saturating_add(s));
@@ -263,12 +267,12 @@ pub fn run(args: PlanArgs) -> Result<()> {
 /// The flags of `coco plan` as given, for the plan file's header and its label.
 struct Chosen {
     allocation: bool,
-    ratio: Option<String>,
+    ratio: Option<Ratio>,
     budgets: Option<String>,
     method: Option<MethodKind>,
-    tail: Option<(coco::histogram::Size, String)>,
+    tail: Option<(coco::histogram::Size, TailLength)>,
     max_size: u32,
-    estimate_max_size: Option<String>,
+    estimate_max_size: Option<Epsilon>,
 }
 
 /// The options that make a plan other than coco's default, as flags (none for the
@@ -307,21 +311,4 @@ pub fn with_exact(epsilon: &Epsilon) -> String {
     } else {
         short
     }
-}
-
-/// `--tail-groups`: a whole number from 1 to the most a tail may list, or `auto`.
-fn parse_tail_groups(text: &str) -> Result<coco::estimate::TailLength, String> {
-    if text == "auto" {
-        return Ok(coco::estimate::TailLength::Auto);
-    }
-    text.parse::<u32>()
-        .ok()
-        .and_then(|n| coco::estimate::TailGroups::new(n).ok())
-        .map(coco::estimate::TailLength::Fixed)
-        .ok_or_else(|| {
-            format!(
-                "expected a whole number from 1 to {} or \"auto\"",
-                coco::estimate::tail::MAX_GROUPS
-            )
-        })
 }

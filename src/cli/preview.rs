@@ -8,15 +8,16 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::Args;
 use coco::data::Dataset;
 use coco::preview::{self, PreviewOptions, PreviewProgress};
-use coco::privacy::Epsilon;
+use coco::privacy::{Epsilon, Share};
 use coco::proxy::{self, ProxySpec};
 use coco::release::plan::{MaxSize, ReleasePlan};
 use coco::tradeoff::{self, PreviewData, Priority, SweepProgress};
 
+use super::exit::FlagError;
 use super::load_plan;
 use super::progress::Progress;
 
@@ -43,7 +44,7 @@ pub struct PreviewArgs {
     /// directory with the same hierarchy (e.g. an earlier census). Tuning on it keeps
     /// the plan's parameters public.
     #[arg(long, value_name = "synthetic|DIR")]
-    pub proxy: Option<String>,
+    pub proxy: Option<ProxySpec>,
     /// Number of independent trials (per plan, with --sweep).
     #[arg(long, default_value_t = 10, value_parser = at_least_one)]
     pub trials: usize,
@@ -64,18 +65,20 @@ pub struct PreviewArgs {
     #[arg(long)]
     pub sweep: bool,
     /// With --sweep: the leaves' shares to try (e.g. 1/3,0.5,0.8).
-    #[arg(long, value_delimiter = ',', requires = "sweep")]
-    pub shares: Option<Vec<String>>,
+    #[arg(long, value_delimiter = ',', requires = "sweep", value_parser = share_below_one, allow_negative_numbers = true)]
+    pub shares: Option<Vec<Share>>,
     /// With --sweep: recommend by weights per level on error relative to bottom-up (root first).
     #[arg(
         long,
         value_delimiter = ',',
         requires = "sweep",
-        conflicts_with = "max_ratio"
+        conflicts_with = "max_ratio",
+        value_parser = weight,
+        allow_negative_numbers = true
     )]
     pub weights: Option<Vec<f64>>,
     /// With --sweep: recommend the best allocation with no level worse than this many times bottom-up.
-    #[arg(long, requires = "sweep")]
+    #[arg(long, requires = "sweep", value_parser = at_least_one_times, allow_negative_numbers = true)]
     pub max_ratio: Option<f64>,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -101,7 +104,7 @@ fn choose_plan(dataset: &Dataset, config: Option<&PathBuf>) -> Result<Chosen> {
                 &dataset.hierarchy,
                 |id| dataset.groups(id),
                 &one,
-                MaxSize::Fixed(10_000),
+                MaxSize::Fixed(coco::release::defaults::DEFAULT_MAX_SIZE),
             )?;
             Ok(Chosen {
                 plan: d.plan,
@@ -112,19 +115,21 @@ fn choose_plan(dataset: &Dataset, config: Option<&PathBuf>) -> Result<Chosen> {
 }
 
 /// What the trials run on: the dataset itself, or the proxy asked for.
-fn target(dataset: Dataset, spec: Option<&str>) -> Result<(std::sync::Arc<Dataset>, PreviewData)> {
+fn target(
+    dataset: Dataset,
+    spec: Option<&ProxySpec>,
+) -> Result<(std::sync::Arc<Dataset>, PreviewData)> {
     match spec {
         None => Ok((std::sync::Arc::new(dataset), PreviewData::Confidential)),
-        Some(text) => {
+        Some(spec) => {
             // A directory proxy is checked against the ledger's datasets: it must not be
             // confidential data.
-            let spec = ProxySpec::parse(text);
             let ledger = match spec {
                 ProxySpec::Dir(_) => Some(super::open_ledger()?),
                 ProxySpec::Synthetic => None,
             };
-            let p = proxy::open(&spec, &dataset, ledger.as_ref())
-                .with_context(|| format!("--proxy {text}"))?;
+            let p = proxy::open(spec, &dataset, ledger.as_ref())
+                .with_context(|| format!("--proxy {spec}"))?;
             eprintln!(
                 "previewing on the {}, which is public: not on the confidential data",
                 p.label
@@ -143,7 +148,7 @@ pub fn run(args: PreviewArgs) -> Result<()> {
     if args.config.is_none() {
         eprintln!("plan: {}", chosen.source);
     }
-    let (on, data) = target(dataset, args.proxy.as_deref())?;
+    let (on, data) = target(dataset, args.proxy.as_ref())?;
     if args.sweep {
         sweep(args, &on, data, chosen)
     } else {
@@ -215,18 +220,20 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
     let plan = chosen.plan;
     let total = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon()))
         .expect("validated plans have levels");
-    let shares: Vec<Epsilon> = match shares {
-        Some(list) => list
-            .iter()
-            .map(|s| Epsilon::parse(s).with_context(|| format!("--shares {s}")))
-            .collect::<Result<_>>()?,
-        None => tradeoff::default_shares(dataset.hierarchy.depth()),
-    };
-    if let Some(bad) = shares
-        .iter()
-        .find(|s| **s >= Epsilon::from_ratio(1, 1).expect("1"))
+    let shares: Vec<Share> =
+        shares.unwrap_or_else(|| tradeoff::default_shares(dataset.hierarchy.depth()));
+    let depth = dataset.hierarchy.depth();
+    if let Some(w) = &weights
+        && w.len() != depth
     {
-        bail!("--shares {bad}: each share must be below 1 (every level needs some budget)");
+        return Err(FlagError {
+            flag: "--weights".into(),
+            message: format!(
+                "{} weight(s) but the hierarchy has {depth} levels: give one weight per level, root first",
+                w.len()
+            ),
+        }
+        .into());
     }
     let progress = Progress::new("sweep");
     let mut frontier = tradeoff::frontier(
@@ -262,6 +269,34 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
         print!("{}", super::text::frontier(&frontier));
     }
     Ok(())
+}
+
+/// `--shares`: a share of the plan's total for the leaves, above 0 and below 1 (every
+/// level needs some budget).
+fn share_below_one(text: &str) -> Result<Share, String> {
+    let share = Share::parse(text).map_err(|e| e.to_string())?;
+    if share >= Share::from_ratio(1, 1).expect("1") {
+        return Err(format!(
+            "share {text:?} is not below 1: every level needs some budget"
+        ));
+    }
+    Ok(share)
+}
+
+/// `--weights`: how much a level's error counts, a finite number of at least 0.
+fn weight(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        _ => Err("expected a weight: a finite number of at least 0, e.g. 1 or 0.5".into()),
+    }
+}
+
+/// `--max-ratio`: how many times bottom-up's error a level may have, at least 1.
+fn at_least_one_times(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 1.0 => Ok(x),
+        _ => Err("expected a finite number of at least 1 (times bottom-up's error)".into()),
+    }
 }
 
 /// `--trials`: a whole number of trials, at least 1 (0 is refused, never run as 1).

@@ -19,7 +19,6 @@ use coco::release::transaction::{
     ApproveError, LARGE_EPSILON, Reservation, ReserveOptions, is_large,
 };
 use coco::release::tuning::Tuning;
-use coco::wire::Named;
 
 use super::progress::Progress;
 use super::{load_plan, shown};
@@ -46,7 +45,7 @@ pub struct ReleaseArgs {
     pub json: bool,
     /// The files written: csv (counts.csv, tables/*.csv), parquet (counts.parquet,
     /// tables/*.parquet) or both; the same columns and rows either way.
-    #[arg(long, default_value = "csv", value_parser = parse_format)]
+    #[arg(long, value_enum, default_value_t = OutputFormat::Csv)]
     pub format: OutputFormat,
     /// How the plan was chosen, recorded in the ledger and the manifest: from public
     /// information, on a public proxy, or after previews of the confidential data.
@@ -94,17 +93,6 @@ fn parse_replicates(text: &str) -> Result<ReplicatesArg, String> {
         .map_err(|e| e.to_string())
 }
 
-/// `--format`: a format's name, or a message listing every one.
-fn parse_format(name: &str) -> Result<OutputFormat, String> {
-    OutputFormat::parse(name).ok_or_else(|| {
-        let names: Vec<&str> = OutputFormat::all()
-            .into_iter()
-            .map(OutputFormat::name)
-            .collect();
-        format!("expected one of {}", names.join(", "))
-    })
-}
-
 /// The tuning to record: the plan's own label, checked where it can be (a plan that
 /// says `public-default` must be coco's default: its levels, K, consistency and fits),
 /// and the operator's `--tuned`, the worse of the two when both say something.
@@ -149,7 +137,6 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         return Err(FlagError {
             flag: "--replicates".into(),
             message: "goes with margins of error, and --uncertainty none writes none".into(),
-            usage: true,
         }
         .into());
     }

@@ -219,6 +219,24 @@ impl fmt::Display for TailLength {
     }
 }
 
+/// `auto`, or a whole number from 1 to [`MAX_GROUPS`] (what `--tail-groups` and the TUI
+/// take).
+impl std::str::FromStr for TailLength {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<TailLength, String> {
+        if text.trim() == "auto" {
+            return Ok(TailLength::Auto);
+        }
+        text.trim()
+            .parse::<u32>()
+            .ok()
+            .and_then(|n| TailGroups::new(n).ok())
+            .map(TailLength::Fixed)
+            .ok_or_else(|| format!("expected a whole number from 1 to {MAX_GROUPS} or \"auto\""))
+    }
+}
+
 /// The bare number, or the string `"auto"`.
 impl Serialize for TailLength {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

@@ -1,5 +1,5 @@
-//! Privacy-loss budgets held as exact rationals: a pure-DP ε ([`Epsilon`]) or a
-//! zero-concentrated-DP ρ ([`Rho`]), one type generic over its measure
+//! Privacy-loss budgets held as exact rationals: a pure-DP ε ([`Epsilon`](super::Epsilon)) or a
+//! zero-concentrated-DP ρ ([`Rho`](super::Rho)), one type generic over its measure
 //! ([`super::measure`]), so the two can never be added up or compared by mistake.
 //!
 //! A budget is written as a decimal (`0.25`, `1e-3`) or a fraction (`"1/3"`) and kept
@@ -21,8 +21,6 @@ use num_bigint::BigUint;
 use num_integer::Integer;
 use num_traits::{One, ToPrimitive, Zero};
 use thiserror::Error;
-
-use super::measure::{Measure, Pure, Zcdp};
 
 /// The largest numerator or denominator accepted from text.
 pub const MAX_TERM: u64 = 1_000_000_000_000_000_000;
@@ -74,22 +72,55 @@ impl BudgetError {
     }
 }
 
-/// An ε of pure differential privacy.
-pub type Epsilon = Budget<Pure>;
-/// A ρ of zero-concentrated differential privacy.
-pub type Rho = Budget<Zcdp>;
+/// What an exact positive rational ([`Budget`]) counts: a privacy measure's loss, or a
+/// plain factor (a ratio of budgets, a share of one), so that none can stand for another.
+pub trait Unit: Clone + Copy + fmt::Debug + PartialEq + Eq + std::hash::Hash + 'static {
+    /// Its symbol in text: `ε`, `ρ`, `ratio`, `share`.
+    const SYMBOL: &'static str;
+    /// Its name in files and flags: `epsilon`, `rho`, …
+    const NAME: &'static str;
+    /// The type's name in debug output.
+    const TYPE_NAME: &'static str;
+}
+
+/// A ratio of one budget to another (the geometric allocation's ratio of a level's
+/// budget to its parent's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RatioUnit;
+
+/// A share of a total budget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ShareUnit;
+
+impl Unit for RatioUnit {
+    const SYMBOL: &'static str = "ratio";
+    const NAME: &'static str = "ratio";
+    const TYPE_NAME: &'static str = "Ratio";
+}
+
+impl Unit for ShareUnit {
+    const SYMBOL: &'static str = "share";
+    const NAME: &'static str = "share";
+    const TYPE_NAME: &'static str = "Share";
+}
+
 /// Why a text is not an acceptable ε (or ρ).
 pub type EpsilonError = BudgetError;
+/// A positive ratio of one budget to another, exact.
+pub type Ratio = Budget<RatioUnit>;
+/// A positive share of a total budget, exact.
+pub type Share = Budget<ShareUnit>;
 
-/// A privacy-loss budget > 0 in the measure `M`, exact.
+/// An exact positive rational counting `M`: a privacy-loss budget in a measure, or a
+/// ratio or share of budgets.
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Budget<M: Measure> {
+pub struct Budget<M: Unit> {
     num: BigUint,
     den: BigUint,
     measure: PhantomData<M>,
 }
 
-impl<M: Measure> Budget<M> {
+impl<M: Unit> Budget<M> {
     /// `num/den`, reduced. `None` if either is zero.
     pub fn from_ratio(num: u64, den: u64) -> Option<Self> {
         Self::from_big(BigUint::from(num), BigUint::from(den))
@@ -194,6 +225,22 @@ impl<M: Measure> Budget<M> {
     /// Exact product with a positive fraction `n/d`.
     pub fn mul_ratio(&self, n: u64, d: u64) -> Option<Self> {
         Self::from_big(&self.num * n, &self.den * d)
+    }
+
+    /// Exact product with a factor of another unit (a budget times a ratio or a
+    /// share): a budget of this one.
+    pub fn scaled<V: Unit>(&self, by: &Budget<V>) -> Self {
+        Self::from_big(&self.num * &by.num, &self.den * &by.den)
+            .expect("a product of positives is positive")
+    }
+
+    /// This value as a quantity of another unit (the share a part is of a whole).
+    pub fn as_unit<V: Unit>(&self) -> Budget<V> {
+        Budget {
+            num: self.num.clone(),
+            den: self.den.clone(),
+            measure: PhantomData,
+        }
     }
 
     /// Exact product.
@@ -474,14 +521,14 @@ fn parse_decimal(s: &str) -> Result<(BigUint, BigUint), BudgetProblem> {
     })
 }
 
-impl<M: Measure> FromStr for Budget<M> {
+impl<M: Unit> FromStr for Budget<M> {
     type Err = BudgetError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Self::parse(s)
     }
 }
 
-impl<M: Measure> fmt::Display for Budget<M> {
+impl<M: Unit> fmt::Display for Budget<M> {
     /// Exact: a decimal when the fraction terminates, else `a/b`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.exact_decimal() {
@@ -491,25 +538,25 @@ impl<M: Measure> fmt::Display for Budget<M> {
     }
 }
 
-impl<M: Measure> fmt::Debug for Budget<M> {
+impl<M: Unit> fmt::Debug for Budget<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}({}/{})", M::TYPE_NAME, self.num, self.den)
     }
 }
 
-impl<M: Measure> Ord for Budget<M> {
+impl<M: Unit> Ord for Budget<M> {
     fn cmp(&self, other: &Self) -> Ordering {
         (&self.num * &other.den).cmp(&(&other.num * &self.den))
     }
 }
 
-impl<M: Measure> PartialOrd for Budget<M> {
+impl<M: Unit> PartialOrd for Budget<M> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl<M: Measure> serde::Serialize for Budget<M> {
+impl<M: Unit> serde::Serialize for Budget<M> {
     /// As its exact text (`"0.25"`, `"1/3"`), so that manifests round-trip.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.to_string())
@@ -519,6 +566,7 @@ impl<M: Measure> serde::Serialize for Budget<M> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::privacy::Epsilon;
 
     fn e(s: &str) -> Epsilon {
         Epsilon::parse(s).unwrap()

@@ -30,16 +30,15 @@ use std::fmt;
 use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};
 
-use super::budget::{Budget, Epsilon, Rho};
+use super::budget::{Budget, Unit};
+
+/// An ε of pure differential privacy.
+pub type Epsilon = Budget<Pure>;
+/// A ρ of zero-concentrated differential privacy.
+pub type Rho = Budget<Zcdp>;
 
 /// A privacy measure: what a [`Budget`] of it means, and how it is written.
-pub trait Measure: Clone + Copy + fmt::Debug + PartialEq + Eq + std::hash::Hash + 'static {
-    /// The budget's symbol in text: `ε` or `ρ`.
-    const SYMBOL: &'static str;
-    /// The budget's name in files and flags: `epsilon` or `rho`.
-    const NAME: &'static str;
-    /// The budget type's name in debug output.
-    const TYPE_NAME: &'static str;
+pub trait Measure: Unit {
     /// The definition this measure is.
     const DEFINITION: Definition;
 }
@@ -52,17 +51,23 @@ pub struct Pure;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Zcdp;
 
-impl Measure for Pure {
+impl Unit for Pure {
     const SYMBOL: &'static str = "ε";
     const NAME: &'static str = "epsilon";
     const TYPE_NAME: &'static str = "Epsilon";
+}
+
+impl Measure for Pure {
     const DEFINITION: Definition = Definition::Pure;
 }
 
-impl Measure for Zcdp {
+impl Unit for Zcdp {
     const SYMBOL: &'static str = "ρ";
     const NAME: &'static str = "rho";
     const TYPE_NAME: &'static str = "Rho";
+}
+
+impl Measure for Zcdp {
     const DEFINITION: Definition = Definition::Zcdp;
 }
 

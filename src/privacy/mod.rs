@@ -8,6 +8,11 @@ pub mod budget;
 pub mod confidential;
 pub mod measure;
 
-pub use budget::{Budget, BudgetError, BudgetProblem, Epsilon, EpsilonError, Rho, Rounding};
+pub use budget::{
+    Budget, BudgetError, BudgetProblem, EpsilonError, Ratio, RatioUnit, Rounding, Share, ShareUnit,
+    Unit,
+};
 pub use confidential::{Confidential, Diagnostic};
-pub use measure::{DEFAULT_DELTA, Definition, Loss, Measure, Pure, Zcdp, epsilon_at_delta};
+pub use measure::{
+    DEFAULT_DELTA, Definition, Epsilon, Loss, Measure, Pure, Rho, Zcdp, epsilon_at_delta,
+};

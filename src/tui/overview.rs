@@ -13,7 +13,6 @@ use rayon::slice::ParallelSliceMut;
 
 use crate::data::{Dataset, Hierarchy, LevelId, NodeId};
 use crate::inspect::Summary;
-use crate::privacy::Epsilon;
 use crate::release::ledger::{DatasetIdentity, canonical_dir};
 
 /// The columns of the Dataset screen's "G by region" sparkline.
@@ -29,7 +28,7 @@ pub struct Overview {
     /// Per level, root first.
     pub levels: Vec<LevelFacts>,
     /// The mean branching factor's cube root, rounded: the default geometric ratio.
-    pub default_ratio: Epsilon,
+    pub default_ratio: crate::privacy::Ratio,
 }
 
 /// One level's facts.

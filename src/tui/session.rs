@@ -10,7 +10,7 @@ use crate::consistency::{Consistency, MergeRule};
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{Method, Tail, noise_variance};
 use crate::histogram::Size;
-use crate::privacy::{Epsilon, Rounding};
+use crate::privacy::{Epsilon, Ratio, Rounding};
 use crate::proxy::Proxy;
 use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
@@ -31,7 +31,7 @@ pub enum Preset {
     Uniform,
     /// Each level gets `ratio` times its parent's share (Qardaji et al. §3.5).
     Geometric {
-        ratio: Epsilon,
+        ratio: Ratio,
     },
     /// Budgets set level by level.
     Custom,
@@ -503,7 +503,7 @@ impl Session {
             Preset::Geometric { ratio } => ratio.clone(),
             _ => self.overview.default_ratio.clone(),
         };
-        let step = Epsilon::from_ratio(1, 20).expect("positive");
+        let step = Ratio::from_ratio(1, 20).expect("positive");
         let next = if up {
             ratio.add(&step)
         } else {

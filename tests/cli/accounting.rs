@@ -30,10 +30,14 @@ fn the_old_set_cap_flag_still_works_with_a_note() {
     );
     let config = std::fs::read_to_string(home.path().join("config.toml")).unwrap();
     assert!(config.contains(&format!("{digest} = \"0.5\"")), "{config}");
+    // A value that is not an ε is a bad command line (exit code 2), named.
     let o = coco(&["ledger", "set-cap", &digest, "x"], home.path());
-    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("ε \"x\" is not a number"), "{}", text(&o));
+    let o = coco(&["ledger", "--set-cap", &digest, "x"], home.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains(&format!("set-cap {digest} x")),
+        text(&o).contains(&format!("--set-cap {digest} x")),
         "{}",
         text(&o)
     );

@@ -1,5 +1,7 @@
 //! Every subcommand honours the documented exit-code table (`coco --help`, the data
-//! contract): one case per code a subcommand can give, through the real binary.
+//! contract): one case per code a subcommand can give, through the real binary. Every
+//! bad flag value exits 2, whichever subcommand takes it
+//! (`every_bad_flag_value_exits_2`); a bad file exits 3.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -44,11 +46,9 @@ fn plan_exit_codes() {
         text(&o)
     );
     exits("no directory", &coco(&["plan"], home.path()), 2);
-    // 3: a value that cannot be used, named once and not called an ε when it is not.
-    let o = coco(&["plan", &data, "--total", "0"], home.path());
-    exits("--total 0", &o, 3);
+    // 2 too: a value that cannot be used, named once and not called an ε when it is not.
     let o = coco(&["plan", &data, "--total", "-1"], home.path());
-    exits("--total -1", &o, 3);
+    exits("--total -1", &o, 2);
     assert!(
         text(&o).contains("--total"),
         "the flag is named: {}",
@@ -58,9 +58,11 @@ fn plan_exit_codes() {
         &["plan", &data, "--allocation", "geometric", "--ratio", "0"],
         home.path(),
     );
-    exits("--ratio 0", &o, 3);
+    exits("--ratio 0", &o, 2);
     assert!(
-        text(&o).contains("--ratio 0: expected a positive ratio") && !text(&o).contains("ε \"0\""),
+        text(&o).contains("--ratio")
+            && text(&o).contains("ratio \"0\" is not positive")
+            && !text(&o).contains("ε \"0\""),
         "{}",
         text(&o)
     );
@@ -284,4 +286,113 @@ fn inspect_gen_convert_and_ledger_exit_codes() {
         &coco(&["ledger", "nope"], home.path()),
         2,
     );
+}
+
+/// Every subcommand's flags that take a value refuse a bad one with exit code 2 and a
+/// message naming the flag, before anything is read or drawn.
+#[test]
+fn every_bad_flag_value_exits_2() {
+    let home = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let data = s(&sample());
+    let plan = default_plan(tmp.path(), home.path());
+    let out = s(&tmp.path().join("out"));
+    let cases: &[(&[&str], &str)] = &[
+        (&["plan", &data, "--total", "0"], "--total"),
+        (&["plan", &data, "--total", "x"], "--total"),
+        (
+            &["plan", &data, "--allocation", "geometric", "--ratio", "-2"],
+            "--ratio",
+        ),
+        (&["plan", &data, "--budgets", "0.5,0,0.5"], "--budgets"),
+        (&["plan", &data, "--budgets", "0.5,0.5"], "--budgets"),
+        (
+            &["plan", &data, "--tail", "20", "--tail-groups", "0"],
+            "--tail-groups",
+        ),
+        (&["plan", &data, "--tail", "20000"], "--tail"),
+        (&["plan", &data, "--method", "hg", "--tail", "20"], "--tail"),
+        (&["plan", &data, "--max-size", "0"], "--max-size"),
+        (
+            &["plan", &data, "--estimate-max-size", "0"],
+            "--estimate-max-size",
+        ),
+        (&["preview", &data, "--trials", "0"], "--trials"),
+        (&["preview", &data, "--seed", "x"], "--seed"),
+        (&["preview", &data, "--sweep", "--shares", "1"], "--shares"),
+        (&["preview", &data, "--sweep", "--shares", "0"], "--shares"),
+        (
+            &["preview", &data, "--sweep", "--weights", "1,-1,1"],
+            "--weights",
+        ),
+        (
+            &["preview", &data, "--sweep", "--weights", "1,1"],
+            "--weights",
+        ),
+        (
+            &["preview", &data, "--sweep", "--max-ratio", "0.5"],
+            "--max-ratio",
+        ),
+        (
+            &[
+                "release",
+                &data,
+                "--config",
+                &plan,
+                "--out",
+                &out,
+                "--replicates",
+                "0",
+            ],
+            "--replicates",
+        ),
+        (
+            &[
+                "release",
+                &data,
+                "--config",
+                &plan,
+                "--out",
+                &out,
+                "--uncertainty",
+                "2",
+            ],
+            "--uncertainty",
+        ),
+        (
+            &[
+                "release", &data, "--config", &plan, "--out", &out, "--format", "xml",
+            ],
+            "--format",
+        ),
+        (
+            &[
+                "release", &data, "--config", &plan, "--out", &out, "--tuned", "maybe",
+            ],
+            "--tuned",
+        ),
+        (
+            &["gen", "us-blocks", "--out", &out, "--scale", "0"],
+            "--scale",
+        ),
+        (
+            &["gen", "us-blocks", "--out", &out, "--scale", "2"],
+            "--scale",
+        ),
+        (
+            &["gen", "sample", "--out", &out, "--scale", "0.5"],
+            "--scale",
+        ),
+        (&["ledger", "set-cap", &data, "0"], "EPSILON"),
+        (&["ledger", "set-cap", &data, "-1"], "EPSILON"),
+        (&["completions", "tcsh"], "tcsh"),
+    ];
+    for (args, flag) in cases {
+        let o = coco(args, home.path());
+        exits(&args.join(" "), &o, 2);
+        assert!(text(&o).contains(flag), "{}: {}", args.join(" "), text(&o));
+    }
+    assert!(!tmp.path().join("out").exists(), "nothing was written");
+    let ledger = std::fs::read_to_string(home.path().join("ledger.jsonl")).unwrap_or_default();
+    assert!(ledger.is_empty(), "nothing was drawn: {ledger}");
 }

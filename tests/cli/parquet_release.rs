@@ -372,7 +372,7 @@ fn the_command_line_writes_and_reads_parquet() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(
-        text(&o).contains("expected one of csv, parquet, both"),
+        text(&o).contains("[possible values: csv, parquet, both]"),
         "{}",
         text(&o)
     );

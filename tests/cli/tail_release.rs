@@ -163,11 +163,11 @@ fn bad_tail_flags_fail_with_one_line() {
         ),
         (
             vec!["--tail", "20", "--method", "hg"],
-            "error: --tail goes with --method hc",
+            "error: --tail 20: goes with --method hc",
         ),
         (
             vec!["--tail", "20", "--tail-groups", "0"],
-            "error: --tail-groups 0: expected a whole number from 1 to 10000000",
+            "error: invalid value '0' for '--tail-groups <M|auto>': expected a whole number from 1 to 10000000",
         ),
     ] {
         let out = Command::new(COCO)

@@ -102,7 +102,7 @@ fn apply(s: &mut Session, e: &Edit) -> Result<(), String> {
         Edit::Preset(p) => s.apply_preset(match p {
             0 => Preset::Uniform,
             1 => Preset::Geometric {
-                ratio: Epsilon::parse("1.5").unwrap(),
+                ratio: coco::privacy::Ratio::parse("1.5").unwrap(),
             },
             _ => Preset::Custom,
         }),

@@ -383,10 +383,10 @@ impl Ledger {
             };
             if after > rule.cap {
                 return Err(LedgerError::CapExceeded(Box::new(CapRefusal {
-                    spent: status.spent.text(),
+                    spent: status.spent.epsilon.clone(),
                     draws: status.spent.draws,
-                    requested: requested.to_string(),
-                    cap: rule.cap.to_string(),
+                    requested: requested.clone(),
+                    cap: rule.cap.clone(),
                     rule: rule.describe(),
                     config: rule.file.clone(),
                 })));

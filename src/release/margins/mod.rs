@@ -310,10 +310,18 @@ pub struct CellInterval {
     pub upper: Count,
 }
 
+/// How the margins of error were computed: the manifest's `uncertainty.method`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MarginsMethod {
+    /// A parametric bootstrap with pooled, observed-class quantiles (this module).
+    #[serde(rename = "parametric-bootstrap-pooled")]
+    ParametricBootstrapPooled,
+}
+
 impl Uncertainty {
-    /// The method's name in the manifest.
-    pub fn method(&self) -> &'static str {
-        "parametric-bootstrap-pooled"
+    /// The method, as the manifest names it.
+    pub fn method(&self) -> MarginsMethod {
+        MarginsMethod::ParametricBootstrapPooled
     }
 
     /// The intervals of region `level` with released histogram `hist` and public `G`:

@@ -150,6 +150,10 @@ pub struct Manifest {
     /// fell back, saturated tails).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Each of `warnings`' kind, in the same order (absent in manifests written before
+    /// coco recorded them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warning_kinds: Vec<crate::warning::WarningKind>,
     /// How the plan's published parameters were chosen (see [`Tuning`]): a fact about
     /// how the operator worked, nothing computed from the data. Absent in manifests
     /// written before coco recorded it.
@@ -224,6 +228,12 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
             .chain(draw.warnings())
             .map(Warning::to_string)
             .collect(),
+        warning_kinds: draw
+            .fallback()
+            .into_iter()
+            .chain(draw.warnings())
+            .map(Warning::kind)
+            .collect(),
         tuning: Some(plan.tuning()),
         for_publication: !draw.randomness().is_reproducible(),
         randomness,
@@ -248,7 +258,7 @@ pub struct ManifestUncertainty {
     /// The confidence of every interval (e.g. 0.9).
     pub confidence: f64,
     /// `parametric-bootstrap-pooled` (see `docs/uncertainty.md`).
-    pub method: String,
+    pub method: crate::release::margins::MarginsMethod,
     /// Bootstrap replicates drawn.
     pub replicates: u32,
     /// How an interval is read from the pooled differences.

@@ -9,13 +9,17 @@ pub enum Allocation {
     Uniform,
     /// Each level gets `ratio` times its parent's share (Qardaji et al. §3.5 use the
     /// cube root of the branching factor, so lower levels get more).
-    Geometric { ratio: Epsilon },
+    Geometric { ratio: Ratio },
 }
 
-/// Splits `total` over `levels` levels, root first. Shares are exact and sum to
-/// `total` exactly: geometric shares above the leaves are rounded down to six
+/// Splits `total` (an ε or a ρ) over `levels` levels, root first. Shares are exact and
+/// sum to `total` exactly: geometric shares above the leaves are rounded down to six
 /// significant digits (readable budgets) and the leaves get the rest.
-pub fn allocate(total: &Epsilon, levels: usize, allocation: Allocation) -> Vec<Epsilon> {
+pub fn allocate<M: Unit>(
+    total: &Budget<M>,
+    levels: usize,
+    allocation: Allocation,
+) -> Vec<Budget<M>> {
     assert!(levels > 0, "a hierarchy has at least one level");
     match allocation {
         Allocation::Uniform => (0..levels)
@@ -27,20 +31,20 @@ pub fn allocate(total: &Epsilon, levels: usize, allocation: Allocation) -> Vec<E
             .collect(),
         Allocation::Geometric { ratio } => {
             // Weights r^0 .. r^(L-1), share_l = total × r^l / Σ r^i.
-            let mut weights: Vec<Epsilon> = Vec::with_capacity(levels);
-            let one = Epsilon::from_ratio(1, 1).expect("1 is positive");
+            let mut weights: Vec<Ratio> = Vec::with_capacity(levels);
+            let one = Ratio::from_ratio(1, 1).expect("1 is positive");
             weights.push(one);
             for l in 1..levels {
                 let prev = &weights[l - 1];
                 weights.push(prev.mul_big(&ratio));
             }
-            let sum = Epsilon::sum(&weights).expect("non-empty");
-            let mut shares: Vec<Epsilon> = Vec::with_capacity(levels);
+            let sum = Ratio::sum(&weights).expect("non-empty");
+            let mut shares: Vec<Budget<M>> = Vec::with_capacity(levels);
             for w in &weights[..levels - 1] {
-                let exact = total.mul_big(w).div_big(&sum);
+                let exact = total.scaled(&w.div_big(&sum));
                 shares.push(exact.round_down_significant(6));
             }
-            let used = Epsilon::sum(&shares);
+            let used = Budget::sum(&shares);
             let rest = match used {
                 None => total.clone(),
                 Some(u) => total

@@ -32,7 +32,7 @@ use crate::data::Dataset;
 use crate::data::{Hierarchy, NodeId};
 use crate::estimate::{Method, Tail};
 use crate::histogram::{Count, Size};
-use crate::privacy::Epsilon;
+use crate::privacy::{Epsilon, Ratio};
 
 /// One level's default and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -169,7 +169,7 @@ fn group_number(n: u64) -> String {
 
 /// Qardaji et al.'s geometric ratio for a hierarchy: the cube root of its mean branching
 /// factor, to two decimals (public: the hierarchy only).
-pub fn geometric_ratio(hierarchy: &Hierarchy) -> Epsilon {
+pub fn geometric_ratio(hierarchy: &Hierarchy) -> Ratio {
     let internal = hierarchy
         .nodes()
         .iter()
@@ -178,7 +178,7 @@ pub fn geometric_ratio(hierarchy: &Hierarchy) -> Epsilon {
         .max(1);
     let branching = (hierarchy.len() - 1) as f64 / internal as f64;
     let r = branching.max(1.0).cbrt();
-    Epsilon::parse(&format!("{r:.2}")).unwrap_or_else(|_| Epsilon::from_ratio(1, 1).expect("1"))
+    Ratio::parse(&format!("{r:.2}")).unwrap_or_else(|_| Ratio::from_ratio(1, 1).expect("1"))
 }
 
 /// The K of coco's default plan (`coco plan` without `--max-size`, the plan the TUI

@@ -32,7 +32,7 @@ use crate::data::{Hierarchy, LevelId, NodeId};
 use crate::estimate::tail::MAX_GROUPS;
 use crate::estimate::{EstimateOptions, IsotonicFit, Method, Tail, TailGroups, TailLength};
 use crate::histogram::{Count, Size};
-use crate::privacy::{Epsilon, EpsilonError};
+use crate::privacy::{Budget, Epsilon, EpsilonError, Ratio, Unit};
 
 pub mod defaults;
 pub mod tuning;

@@ -266,7 +266,7 @@ fn allocations_sum_exactly() {
         &total,
         3,
         Allocation::Geometric {
-            ratio: Epsilon::parse("2").unwrap(),
+            ratio: crate::privacy::Ratio::parse("2").unwrap(),
         },
     );
     assert_eq!(Epsilon::sum(&g).unwrap(), total);
@@ -278,7 +278,7 @@ fn allocations_sum_exactly() {
         &third,
         4,
         Allocation::Geometric {
-            ratio: Epsilon::parse("1.26").unwrap(),
+            ratio: crate::privacy::Ratio::parse("1.26").unwrap(),
         },
     );
     assert_eq!(Epsilon::sum(&g).unwrap(), third);

@@ -139,7 +139,7 @@ pub fn write(
         digests,
         Some(ManifestUncertainty {
             confidence: u.confidence.level(),
-            method: u.method().to_string(),
+            method: u.method(),
             replicates: u.replicates,
             rule: u.rule,
         }),
