@@ -7,6 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::cli::ledger_draws;
+
 const COCO: &str = env!("CARGO_BIN_EXE_coco");
 
 fn fixtures() -> PathBuf {
@@ -199,15 +201,6 @@ fn run(cmd: Cmd, dataset: &Path, plan: &Path, home: &Path, out: &Path) -> Output
         .unwrap()
 }
 
-/// The number of draws in the ledger (none when it does not exist), read fail-closed.
-fn ledger_lines(home: &Path) -> usize {
-    coco::release::ledger::Ledger::at(home)
-        .read_strict()
-        .expect("an intact ledger")
-        .draws()
-        .len()
-}
-
 /// Anything in `dir` whose name starts with `.out.coco-tmp-` (a temporary release).
 fn stray_temporaries(dir: &Path) -> Vec<String> {
     std::fs::read_dir(dir)
@@ -253,7 +246,7 @@ fn check_failure(case: &Bad, cmd: Cmd, output: &Output, root: &Path, home: &Path
     if !stray.is_empty() {
         problems.push(format!("left temporary directories {stray:?}"));
     }
-    if ledger_lines(home) != 0 {
+    if ledger_draws(home) != 0 {
         problems.push("added a ledger line".into());
     }
     problems
@@ -478,7 +471,7 @@ fn an_existing_output_directory_is_left_alone() {
         "an earlier release"
     );
     assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
-    assert_eq!(ledger_lines(&home), 0);
+    assert_eq!(ledger_draws(&home), 0);
     assert!(stray_temporaries(root.path()).is_empty());
 }
 
@@ -601,7 +594,7 @@ fn valid_cases_load_preview_and_release() {
                 ));
             }
         }
-        if !out.join("manifest.json").exists() || ledger_lines(&home) != 1 {
+        if !out.join("manifest.json").exists() || ledger_draws(&home) != 1 {
             failures.push(format!("{}: no release or no ledger line", v.case));
         }
     }

@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::cli::{ledger_bytes, sha256_hex};
 use coco::data::Dataset;
 use coco::release::check_counts;
 use coco::release::ledger::{Ledger, LedgerEntry, Status};
 use coco::release::manifest::Manifest;
-use sha2::{Digest, Sha256};
 
 const COCO: &str = env!("CARGO_BIN_EXE_coco");
 
@@ -80,13 +80,6 @@ fn start_release(s: &Setup, home: &Path, out: &Path) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 /// The ledger's draws (latest line per id); fails on any defect but a torn last line.
@@ -183,10 +176,6 @@ enum Left {
     Release,
 }
 
-fn ledger_len(home: &Path) -> u64 {
-    std::fs::metadata(home.join("ledger.jsonl")).map_or(0, |m| m.len())
-}
-
 /// Whether `kill`'s event has happened.
 fn seen(
     kill: &Kill,
@@ -200,7 +189,7 @@ fn seen(
     match kill {
         Kill::Reserved => std::fs::read_to_string(home.join("ledger.lock"))
             .is_ok_and(|t| t.starts_with(&format!("pid {},", child.id()))),
-        Kill::Pending => ledger_len(home) > ledger_before,
+        Kill::Pending => ledger_bytes(home) > ledger_before,
         Kill::Temporary => !temporaries(&s.root, &base).is_empty(),
         Kill::Writing(file) => temporaries(&s.root, &base)
             .iter()
@@ -214,7 +203,7 @@ fn seen(
 /// what the release left.
 fn run_and_kill(s: &Setup, home: &Path, out: &Path, kill: &Kill) -> (bool, Left) {
     let base = out.file_name().unwrap().to_string_lossy().into_owned();
-    let ledger_before = ledger_len(home);
+    let ledger_before = ledger_bytes(home);
     let mut child = start_release(s, home, out);
     let deadline = Instant::now() + Duration::from_secs(300);
     let mut killed = false;

@@ -7,16 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::common;
-use common::cli::{coco, copy_sample, s, sample, text};
-
-fn ok(o: &Output) {
-    assert!(o.status.success(), "{}", text(o));
-}
-
-fn refused(o: &Output, code: i32, says: &str) {
-    assert_eq!(o.status.code(), Some(code), "{}", text(o));
-    assert!(text(o).contains(says), "expected {says:?} in: {}", text(o));
-}
+use common::cli::{coco, copy_sample, ok, refused, s, sample, text};
 
 fn fixture(case: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

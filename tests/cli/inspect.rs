@@ -4,8 +4,11 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
 
+use crate::common::cli::COCO;
+
+/// `coco ARGS` (inspect keeps no ledger).
 fn coco(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_coco"))
+    Command::new(COCO)
         .args(args)
         .output()
         .expect("the coco binary runs")
@@ -32,10 +35,6 @@ fn small_dataset(dir: &Path) {
     .unwrap();
 }
 
-fn text(output: &Output) -> String {
-    String::from_utf8(output.stdout.clone()).unwrap()
-}
-
 #[test]
 fn inspect_prints_an_aligned_confidential_summary() {
     let dir = tempfile::tempdir().unwrap();
@@ -46,7 +45,7 @@ fn inspect_prints_an_aligned_confidential_summary() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = text(&out);
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
     let name = dir.path().file_name().unwrap().to_str().unwrap();
     assert!(text.starts_with(&format!("Dataset {name} ({})\n", dir.path().display())));
     assert!(text.contains("CONFIDENTIAL"));
@@ -83,7 +82,7 @@ fn inspect_json_has_the_same_figures() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_str(&text(&out)).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["confidential"], true);
     assert_eq!(v["form"], "group_sizes");
     let files: Vec<&str> = v["inputs"]

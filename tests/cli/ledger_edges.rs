@@ -9,21 +9,9 @@ use std::process::{Command, Output};
 
 use crate::common;
 use common::cli::{
-    COCO, coco, copy_sample, plan_hc as plan, release_quick as release, s, sample, text,
+    COCO, coco, copy_sample, json_of, line_count, ok, plan_hc as plan, refused,
+    release_quick as release, s, sample, text,
 };
-
-fn ok(o: &Output) {
-    assert!(o.status.success(), "{}", text(o));
-}
-
-fn refused(o: &Output, code: i32, says: &str) {
-    assert_eq!(o.status.code(), Some(code), "{}", text(o));
-    assert!(text(o).contains(says), "expected {says:?} in: {}", text(o));
-}
-
-fn json(o: &Output) -> serde_json::Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
-}
 
 /// The user's directories as a cron job, `sudo` or a container sees them: no
 /// `COCO_HOME`; `HOME`, `XDG_DATA_HOME` and `XDG_CONFIG_HOME` given.
@@ -63,10 +51,6 @@ impl UserDirs {
     }
 }
 
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
-}
-
 /// Item 1: a changed XDG_CONFIG_HOME (what a cron job, `sudo`, a systemd unit or a
 /// container does) no longer finds no cap and no anchor: the ledger's pointer leads to
 /// its own, so a cap of 1.5 with ε 1 spent refuses a draw of ε 1. A changed data
@@ -89,7 +73,7 @@ fn another_configuration_directory_still_finds_the_ledgers_caps_and_anchor() {
     );
     ok(&dirs.coco(&["ledger", "set-cap", &s(&data), "1.5"]));
     ok(&dirs.release(&data, &p1, &tmp.path().join("r1")));
-    let before = lines(&dirs.ledger());
+    let before = line_count(&dirs.ledger());
     assert_eq!(before, 2);
     // The same user under another configuration directory.
     let cron = UserDirs {
@@ -109,9 +93,9 @@ fn another_configuration_directory_still_finds_the_ledgers_caps_and_anchor() {
         text(&o)
     );
     assert!(!out.exists());
-    assert_eq!(lines(&cron.ledger()), before, "nothing drawn");
+    assert_eq!(line_count(&cron.ledger()), before, "nothing drawn");
     // `coco ledger` there shows the ledger's own caps and anchor.
-    let shown = json(&cron.coco(&["ledger", "--json"]));
+    let shown = json_of(&cron.coco(&["ledger", "--json"]));
     assert_eq!(shown["anchor"]["state"], "holds", "{shown}");
     assert_eq!(shown["datasets"][0]["cap"]["cap"], "1.5", "{shown}");
     // A draw under the cap there goes on, and says where the caps were found.
@@ -167,7 +151,7 @@ fn a_ledger_without_its_anchor_is_refused_until_adopted() {
     let out = tmp.path().join("r1");
     refused(&release(&data, &p, &out, &home), 4, "`coco ledger adopt`");
     assert!(!out.exists());
-    assert_eq!(lines(&ledger), 2);
+    assert_eq!(line_count(&ledger), 2);
     refused(&coco(&["ledger", "verify"], &home), 4, "has no anchor");
     let o = coco(&["ledger", "adopt"], &home);
     ok(&o);
@@ -260,7 +244,7 @@ fn an_accepted_loss_is_recorded_shown_and_still_counted() {
             && t.contains("still counts as spent"),
         "{t}"
     );
-    let v = json(&coco(&["ledger", "verify", "--json"], &home));
+    let v = json_of(&coco(&["ledger", "verify", "--json"], &home));
     assert_eq!(v["events"][0]["event"], "loss_accepted", "{v}");
     // `coco ledger` (text and JSON) shows the loss and the ε it still counts.
     let o = coco(&["ledger"], &home);
@@ -270,7 +254,7 @@ fn an_accepted_loss_is_recorded_shown_and_still_counted() {
         "{}",
         text(&o)
     );
-    let shown = json(&coco(&["ledger", "--json"], &home));
+    let shown = json_of(&coco(&["ledger", "--json"], &home));
     assert_eq!(shown["events"][0]["event"], "loss_accepted", "{shown}");
     assert_eq!(shown["datasets"][0]["spent"], "1", "{shown}");
     assert_eq!(shown["datasets"][0]["lost_draws"], 1, "{shown}");
@@ -557,7 +541,7 @@ impl Shapes {
     /// A command's JSON, printed with exit status `code`.
     fn printed(&mut self, shape: &str, o: &Output, code: i32) -> serde_json::Value {
         assert_eq!(o.status.code(), Some(code), "{}", text(o));
-        let value = json(o);
+        let value = json_of(o);
         self.value(shape, &value);
         no_enum_keys(&value, shape);
         value

@@ -20,6 +20,7 @@ use coco::release::verify::verify_release;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::common;
+use crate::common::cli::{sha256_file, sha256_hex};
 
 /// A release of the sample in `format`, drawn with OS randomness.
 fn release(home: &Path, out: &Path, format: OutputFormat) -> Arc<Dataset> {
@@ -204,12 +205,12 @@ fn a_parquet_release_verifies_and_tampering_is_caught() {
     let (_, mut rows) = parquet_rows(&out.join("counts.parquet"));
     rows[0][3] = (rows[0][3].parse::<i64>().unwrap() + 1).to_string();
     write_counts(&out.join("counts.parquet"), &rows);
-    let digest = sha256(&out.join("counts.parquet"));
+    let digest = sha256_file(&out.join("counts.parquet"));
     let text = fs::read_to_string(out.join("manifest.json")).unwrap();
-    assert!(text.contains(&sha256_bytes(&original)));
+    assert!(text.contains(&sha256_hex(&original)));
     fs::write(
         out.join("manifest.json"),
-        text.replace(&sha256_bytes(&original), &digest),
+        text.replace(&sha256_hex(&original), &digest),
     )
     .unwrap();
     let v = verify_release(&out, &ledger, Some(&dataset)).unwrap();
@@ -252,18 +253,6 @@ fn a_parquet_release_verifies_and_tampering_is_caught() {
         "{:?}",
         v.problems
     );
-}
-
-fn sha256_bytes(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn sha256(path: &Path) -> String {
-    sha256_bytes(&fs::read(path).unwrap())
 }
 
 /// Writes rows of `counts.parquet` (as text) back as coco's columns.

@@ -3,26 +3,15 @@
 //! reported (on standard error, in the manifest and in the preview's notes), and on the
 //! bundled sample the tail beats plain `hc` at the upper levels.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-const COCO: &str = env!("CARGO_BIN_EXE_coco");
+use crate::common::cli::{COCO, ok, sample};
 
-fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households")
-}
-
+/// `coco ARGS` with `COCO_HOME=home`, which must succeed.
 fn coco(args: &[&str], home: &Path) -> Output {
-    let out = Command::new(COCO)
-        .args(args)
-        .env("COCO_HOME", home)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "coco {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = crate::common::cli::coco(args, home);
+    ok(&out);
     out
 }
 

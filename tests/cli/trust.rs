@@ -12,17 +12,9 @@ use coco::release::ledger::Ledger;
 
 use crate::common;
 use common::cli::{
-    COCO, coco, copy_sample, plan_hc as plan, release_quick as release, s, sample, text,
+    COCO, coco, copy_sample, ok, plan_hc as plan, refused, release_quick as release, s, sample,
+    text,
 };
-
-fn ok(o: &Output) {
-    assert!(o.status.success(), "{}", text(o));
-}
-
-fn refused(o: &Output, code: i32, says: &str) {
-    assert_eq!(o.status.code(), Some(code), "{}", text(o));
-    assert!(text(o).contains(says), "expected {says:?} in: {}", text(o));
-}
 
 fn mode(p: &Path) -> u32 {
     std::fs::metadata(p).unwrap().permissions().mode() & 0o777

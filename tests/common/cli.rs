@@ -103,3 +103,60 @@ pub fn release_quick(data: &Path, plan: &Path, out: &Path, home: &Path) -> Outpu
         home,
     )
 }
+
+/// Asserts `o` succeeded, showing what it said otherwise.
+pub fn ok(o: &Output) {
+    assert!(o.status.success(), "{}", text(o));
+}
+
+/// Asserts `o` exited with `code` and said `says`.
+pub fn refused(o: &Output, code: i32, says: &str) {
+    assert_eq!(o.status.code(), Some(code), "{}", text(o));
+    assert!(text(o).contains(says), "expected {says:?} in: {}", text(o));
+}
+
+/// Standard output as JSON, or a failure showing what was said.
+pub fn json_of(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(o)))
+}
+
+/// The SHA-256 of `bytes`, in lowercase hex (as coco writes digests).
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The SHA-256 of the file at `path`, in lowercase hex.
+pub fn sha256_file(path: &Path) -> String {
+    sha256_hex(&std::fs::read(path).unwrap())
+}
+
+/// How many lines the file at `path` holds (0 when it does not exist): a ledger's lines,
+/// counted without reading them (a test that damages the ledger counts them too).
+pub fn line_count(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+/// How many lines the ledger in `home` holds (0 when there is none).
+pub fn ledger_lines(home: &Path) -> usize {
+    line_count(&home.join("ledger.jsonl"))
+}
+
+/// The ledger's size in bytes (0 when there is none): grows with any append, even one
+/// cut short.
+pub fn ledger_bytes(home: &Path) -> u64 {
+    std::fs::metadata(home.join("ledger.jsonl")).map_or(0, |m| m.len())
+}
+
+/// The number of draws the ledger in `home` records (none when it does not exist),
+/// read fail-closed.
+pub fn ledger_draws(home: &Path) -> usize {
+    coco::release::ledger::Ledger::at(home)
+        .read_strict()
+        .expect("an intact ledger")
+        .draws()
+        .len()
+}
