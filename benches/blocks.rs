@@ -23,10 +23,10 @@ use coco::data::Dataset;
 use coco::generate::{self, Preset};
 use coco::noise::NoiseSource;
 use coco::privacy::Epsilon;
-use coco::release::defaults::public_default;
-use coco::release::export::{OutputFormat, WriteOptions, write_release_dir};
 use coco::release::ledger::{Ledger, Tool};
+use coco::release::outputs::export::{OutputFormat, WriteOptions, write_release_dir};
 use coco::release::plan::MaxSize;
+use coco::release::plan::defaults::public_default;
 use coco::release::transaction::{Reservation, ReserveOptions};
 
 fn peak() -> String {

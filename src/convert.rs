@@ -151,7 +151,7 @@ fn csv_to_parquet(from: &Path, to: &Path) -> Result<(), String> {
     let mut writer = ArrowWriter::try_new(
         &mut out,
         schema.clone(),
-        Some(crate::release::parquet_properties(BATCH_ROWS)),
+        Some(crate::release::outputs::parquet::properties(BATCH_ROWS)),
     )
     .map_err(|e| e.to_string())?;
     enum Builder {

@@ -29,8 +29,8 @@ use crate::estimate::Keep;
 use crate::histogram::{HistogramSet, Histograms, Size};
 use crate::noise::{NoiseSource, OsRandomnessError, Subkey};
 use crate::privacy::{Diagnostic, Epsilon};
+use crate::release::pipeline::draw::{self as run, RunError};
 use crate::release::plan::{MaxSize, ReleasePlan};
-use crate::release::run::{self, RunError};
 
 /// The notice printed with every preview.
 pub const CONFIDENTIAL_NOTICE: &str = "CONFIDENTIAL DIAGNOSTICS: these errors are measured against the true data. They are for the operator's decision only, are not differentially private, and must not be published.";

@@ -27,7 +27,7 @@ use crate::histogram::{Count, Size};
 use crate::preview::{self, PreviewError, PreviewOptions, PreviewProgress, Stat};
 use crate::privacy::{Epsilon, Share};
 use crate::release::plan::ReleasePlan;
-use crate::release::tuning::Tuning;
+use crate::release::plan::tuning::Tuning;
 
 /// One point of a sweep or frontier.
 #[derive(Clone, Debug, Serialize)]
@@ -173,7 +173,7 @@ pub enum Family {
     Hc,
     Hg,
     /// `hc` with a tail from `above` (groups of size `above` or more listed), each region's list sized from its own noisy head
-    /// (as [`crate::release::defaults::default_tail`]).
+    /// (as [`crate::release::plan::defaults::default_tail`]).
     Tail {
         above: Size,
     },
@@ -202,7 +202,7 @@ impl Family {
                 Family::Tail { above } => Method::HcTail(
                     Tail {
                         above,
-                        ..crate::release::defaults::default_tail(k)
+                        ..crate::release::plan::defaults::default_tail(k)
                     }
                     .below(k),
                 ),

@@ -110,7 +110,7 @@ mod tests {
     use crate::estimate::MethodKind;
     use crate::generate::shapes::Shape;
     use crate::release::outputs::export::OutputFormat;
-    use crate::release::tuning::Tuning;
+    use crate::release::plan::tuning::Tuning;
 
     /// serde and clap spell every variant alike; names round-trip; JSON writes them.
     fn agree<T>(names: &[&str])

@@ -23,7 +23,10 @@ use coco::estimate::{self, EstimateOptions, IsotonicFit, Method, NodeMeasurement
 use coco::histogram::{CountOfCounts, Size};
 use coco::privacy::Epsilon;
 use coco::release::ledger::Ledger;
-use coco::release::{ReleasePlan, check_release, resources, run};
+use coco::release::pipeline::checks::check_release;
+use coco::release::pipeline::draw as run;
+use coco::release::pipeline::resources;
+use coco::release::plan::ReleasePlan;
 
 const HIERARCHY: &[u8] = b"nation,state,county\nUS,A,a1\nUS,A,a2\nUS,B,b1\nUS,B,b2\n";
 const GROUPS: &[u8] = b"group_id,region,size\ng1,a1,1\ng2,a2,3\ng3,b1,2\n";
@@ -231,8 +234,8 @@ pub fn plan(data: &[u8]) {
     // What a run computes before it measures anything.
     let settings = run::plan_settings(&plan);
     let k = match plan.max_size() {
-        coco::release::MaxSize::Fixed(k) => *k,
-        coco::release::MaxSize::Estimate { .. } => 1,
+        coco::release::plan::MaxSize::Fixed(k) => *k,
+        coco::release::plan::MaxSize::Estimate { .. } => 1,
     };
     let needs = resources::plan_needs(
         dataset,

@@ -2,10 +2,10 @@
 
 use coco::data::LoadError;
 use coco::privacy::EpsilonError;
-use coco::release::PlanError;
-use coco::release::export::ExportError;
 use coco::release::ledger::LedgerError;
-use coco::release::resources::ResourceError;
+use coco::release::outputs::export::ExportError;
+use coco::release::pipeline::resources::ResourceError;
+use coco::release::plan::PlanError;
 use coco::release::transaction::{ApproveError, TransactionError};
 
 /// How `coco` exits; scripts may rely on these.
@@ -54,7 +54,7 @@ impl std::error::Error for ExitWith {}
 
 /// The exit code for an error: the first cause in its chain that says.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
-    use coco::release::run::RunError;
+    use coco::release::pipeline::draw::RunError;
     fn run(e: &RunError) -> u8 {
         match e {
             RunError::Resources(_) | RunError::ResourcesAfterMaxSize { .. } => codes::RESOURCES,
@@ -103,8 +103,8 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
         if let Some(x) = cause.downcast_ref::<ExportError>() {
             return export(x);
         }
-        if let Some(v) = cause.downcast_ref::<coco::release::verify::VerifyError>() {
-            use coco::release::verify::VerifyError;
+        if let Some(v) = cause.downcast_ref::<coco::release::outputs::verify::VerifyError>() {
+            use coco::release::outputs::verify::VerifyError;
             return match v {
                 VerifyError::Io { .. } | VerifyError::Manifest { .. } => codes::INPUT,
                 VerifyError::Ledger(l) => ledger(l),

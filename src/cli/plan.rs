@@ -8,9 +8,9 @@ use coco::data::Dataset;
 use coco::estimate::{Method, MethodKind, TailLength};
 use coco::preview;
 use coco::privacy::{Epsilon, Ratio, Rounding};
-use coco::release::defaults::DEFAULT_MAX_SIZE;
+use coco::release::plan::defaults::DEFAULT_MAX_SIZE;
+use coco::release::plan::tuning::Tuning;
 use coco::release::plan::{Allocation, MAX_K, MaxSize, ReleasePlan, allocate};
-use coco::release::tuning::Tuning;
 use coco::wire::Named;
 
 use super::exit::FlagError;
@@ -106,12 +106,13 @@ pub fn run(args: PlanArgs) -> Result<()> {
             Allocation::Uniform
         }
         AllocationArg::Geometric => {
-            let ratio = ratio
-                .unwrap_or_else(|| coco::release::defaults::geometric_ratio(&dataset.hierarchy));
+            let ratio = ratio.unwrap_or_else(|| {
+                coco::release::plan::defaults::geometric_ratio(&dataset.hierarchy)
+            });
             Allocation::Geometric { ratio }
         }
     };
-    // None: each level's method from public figures (release::defaults).
+    // None: each level's method from public figures (release::plan::defaults).
     let method = match (method, tail) {
         (None, None) => None,
         (Some(MethodKind::Hc), None) => Some(Method::Hc),
@@ -141,13 +142,16 @@ pub fn run(args: PlanArgs) -> Result<()> {
     // The plan model checks every rule; the CLI only says which flag broke it.
     let made = match method {
         Some(method) => ReleasePlan::with_budgets(h, budgets, method, max_size).map(|p| (p, None)),
-        None => {
-            coco::release::defaults::public_default(h, |id| dataset.groups(id), &total, max_size)
-                .and_then(|mut d| {
-                    d.plan.set_budgets(budgets)?;
-                    Ok((d.plan.clone(), Some(d)))
-                })
-        }
+        None => coco::release::plan::defaults::public_default(
+            h,
+            |id| dataset.groups(id),
+            &total,
+            max_size,
+        )
+        .and_then(|mut d| {
+            d.plan.set_budgets(budgets)?;
+            Ok((d.plan.clone(), Some(d)))
+        }),
     };
     // A flag that breaks a rule of the plan is a bad command line (exit code 2).
     let (mut plan, defaults) = made.map_err(|e| -> anyhow::Error {
@@ -184,7 +188,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
     // decided here, once.
     let default_k = matches!(
         plan.max_size(),
-        MaxSize::Fixed(k) if *k == coco::release::defaults::DEFAULT_MAX_SIZE
+        MaxSize::Fixed(k) if *k == coco::release::plan::defaults::DEFAULT_MAX_SIZE
     );
     let options = chosen_options(&chosen, default_k);
     plan.set_tuning(if options.is_empty() {
@@ -238,7 +242,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
             )
         );
     }
-    let limit = coco::release::resources::sample_limit();
+    let limit = coco::release::pipeline::resources::sample_limit();
     if total_samples > limit.samples {
         eprintln!(
             "\nwarning: this plan draws {} noise samples, more than the {} a run may draw ({}): coco preview and coco release will refuse it (exit code 5). Lower max_size (K), use a tail (--tail) or hg where regions hold few groups",

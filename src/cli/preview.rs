@@ -100,11 +100,11 @@ fn choose_plan(dataset: &Dataset, config: Option<&PathBuf>) -> Result<Chosen> {
         }),
         None => {
             let one = Epsilon::from_ratio(1, 1).expect("1");
-            let d = coco::release::defaults::public_default(
+            let d = coco::release::plan::defaults::public_default(
                 &dataset.hierarchy,
                 |id| dataset.groups(id),
                 &one,
-                MaxSize::Fixed(coco::release::defaults::DEFAULT_MAX_SIZE),
+                MaxSize::Fixed(coco::release::plan::defaults::DEFAULT_MAX_SIZE),
             )?;
             Ok(Chosen {
                 plan: d.plan,

@@ -9,16 +9,16 @@ use clap::Args;
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
 use coco::privacy::Rounding;
-use coco::release::export::{OutputFormat, WriteOptions};
 use coco::release::ledger::Tool;
+use coco::release::outputs::export::{OutputFormat, WriteOptions};
+use coco::release::pipeline::draw::DrawOptions;
 use coco::release::plan::ReleasePlan;
-use coco::release::run::DrawOptions;
 
 use super::exit::FlagError;
+use coco::release::plan::tuning::Tuning;
 use coco::release::transaction::{
     ApproveError, LARGE_EPSILON, Reservation, ReserveOptions, is_large,
 };
-use coco::release::tuning::Tuning;
 
 use super::progress::Progress;
 use super::{load_plan, shown};
@@ -97,7 +97,7 @@ fn parse_replicates(text: &str) -> Result<ReplicatesArg, String> {
 /// says `public-default` must be coco's default: its levels, K, consistency and fits),
 /// and the operator's `--tuned`, the worse of the two when both say something.
 fn recorded_tuning(plan: &ReleasePlan, dataset: &Dataset, tuned: Option<Tuning>) -> Tuning {
-    let own = coco::release::defaults::checked(plan, dataset);
+    let own = coco::release::plan::defaults::checked(plan, dataset);
     if own != plan.tuning() {
         eprintln!(
             "note: the plan says tuning = \"public-default\" but is not coco's default plan for this dataset (its levels, K, consistency step or fits were set or edited by hand): recorded as unknown; --tuned public|proxy|confidential says how it was chosen"

@@ -27,7 +27,7 @@ pub fn run(args: VerifyArgs) -> Result<()> {
     let out = out.as_path();
     let ledger = super::open_ledger()?;
     let dataset = dataset.as_deref().map(Dataset::load).transpose()?;
-    let v = coco::release::verify::verify_release(out, &ledger, dataset.as_ref())?;
+    let v = coco::release::outputs::verify::verify_release(out, &ledger, dataset.as_ref())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {

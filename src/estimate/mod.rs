@@ -215,7 +215,7 @@ pub struct NodeMeasurement {
 impl NodeMeasurement {
     /// A measurement whose noise coco did not draw: chosen noisy values, for testing the
     /// estimators (the fuzzer does). Nothing made from it can be released: a release
-    /// ([`crate::release::run::Draw`]) is built only by the measurement path from the
+    /// ([`crate::release::pipeline::draw::Draw`]) is built only by the measurement path from the
     /// measurements it makes itself.
     pub fn assumed(
         node: NodeId,

@@ -1,7 +1,7 @@
 //! The privacy boundary in types: confidential data lives behind [`Confidential`], which
 //! only two kinds of code can open.
 //!
-//! - The measurement step ([`crate::release::run`], through [`crate::estimate::measure`]):
+//! - The measurement step ([`crate::release::pipeline::draw`], through [`crate::estimate::measure`]):
 //!   `Confidential::for_measurement` is crate-private, and what it reads leaves only
 //!   with noise added.
 //! - Operator diagnostics, each named by a [`Diagnostic`] at the call site so an audit can
@@ -10,8 +10,8 @@
 //!   and test oracles. What they show is labelled confidential and never published.
 //!
 //! A release cannot be built from what a diagnostic reads: a
-//! [`Draw`](crate::release::run::Draw) is constructible only by the measurement path
-//! ([`crate::release::run::draw`]), and only a `Draw` is written or recorded.
+//! [`Draw`](crate::release::pipeline::draw::Draw) is constructible only by the measurement path
+//! ([`crate::release::pipeline::draw::draw`]), and only a `Draw` is written or recorded.
 //!
 //! What the types allow, and what they refuse (these examples are compiled by
 //! `cargo test`):
@@ -20,7 +20,7 @@
 //! use coco::data::Dataset;
 //! use coco::histogram::HistogramSet;
 //! use coco::privacy::Diagnostic;
-//! use coco::release::run::Draw;
+//! use coco::release::pipeline::draw::Draw;
 //!
 //! // A diagnostic names itself to read the truth.
 //! fn root_groups(d: &Dataset) -> u64 {
@@ -51,7 +51,7 @@
 //! A release's tables cannot be replaced (say, by the truth):
 //!
 //! ```compile_fail
-//! fn tamper(d: &mut coco::release::run::Draw, t: Vec<coco::histogram::CountOfCounts>) {
+//! fn tamper(d: &mut coco::release::pipeline::draw::Draw, t: Vec<coco::histogram::CountOfCounts>) {
 //!     d.histograms = t;
 //! }
 //! ```
@@ -59,8 +59,8 @@
 //! Nor can a release be built by hand:
 //!
 //! ```compile_fail
-//! fn forge(d: &coco::release::run::Draw) -> coco::release::run::Draw {
-//!     coco::release::run::Draw { ..d.clone() }
+//! fn forge(d: &coco::release::pipeline::draw::Draw) -> coco::release::pipeline::draw::Draw {
+//!     coco::release::pipeline::draw::Draw { ..d.clone() }
 //! }
 //! ```
 //!

@@ -14,9 +14,8 @@
 //!   four together (reserve in the ledger, draw, write, record).
 //!
 //! The modules form layers without cycles, each using only those before it: `plan`,
-//! `ledger`, `pipeline`, `margins`, `outputs`, `transaction`.
-//!
-//! The older paths (`release::run`, `release::export`, …) name the same modules.
+//! `ledger`, `pipeline`, `margins`, `outputs`, `transaction`. Each item has one path
+//! (`release::pipeline::draw::Draw`, `release::outputs::export::write_release_dir`).
 
 pub mod ledger;
 pub mod margins;
@@ -24,13 +23,3 @@ pub mod outputs;
 pub mod pipeline;
 pub mod plan;
 pub mod transaction;
-
-pub use outputs::{export, manifest, verify};
-pub use pipeline::{checks, draw as run, resources};
-pub use plan::{defaults, tuning};
-
-pub use outputs::parquet::properties as parquet_properties;
-
-pub use checks::{Checks, check_release};
-pub use outputs::read_back::check_counts;
-pub use plan::{Allocation, LevelPlan, MaxSize, PlanError, PlanErrorKind, ReleasePlan, allocate};

@@ -80,7 +80,7 @@ impl Overview {
             summary,
             identity,
             levels,
-            default_ratio: crate::release::defaults::geometric_ratio(h),
+            default_ratio: crate::release::plan::defaults::geometric_ratio(h),
         })
     }
 

@@ -13,14 +13,14 @@ use crate::histogram::Size;
 use crate::privacy::{Epsilon, Ratio, Rounding};
 use crate::proxy::Proxy;
 use crate::release::ledger::{DatasetIdentity, Ledger};
+use crate::release::plan::tuning::Tuning;
 use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
-use crate::release::tuning::Tuning;
 use crate::tradeoff::PreviewData;
 
 use super::overview::Overview;
 
 /// The K of a new plan (the same default as `coco plan`).
-pub const DEFAULT_MAX_SIZE: Size = crate::release::defaults::DEFAULT_MAX_SIZE;
+pub const DEFAULT_MAX_SIZE: Size = crate::release::plan::defaults::DEFAULT_MAX_SIZE;
 
 /// The ε that estimating K gets when the operator first asks for it.
 pub const DEFAULT_MAX_SIZE_EPSILON: &str = "0.01";
@@ -231,7 +231,7 @@ impl Session {
 
     /// [`Session::new`] with the dataset's overview already computed.
     pub fn open(dataset: Arc<Dataset>, overview: Overview, ledger: Option<&Ledger>) -> Session {
-        let plan = crate::release::defaults::public_default(
+        let plan = crate::release::plan::defaults::public_default(
             &dataset.hierarchy,
             |id| dataset.groups(id),
             &one(),
@@ -528,9 +528,9 @@ impl Session {
 
     /// coco's public default for one level under the plan's K: the method `coco plan`
     /// writes and why (from the level's public `G`s only).
-    pub fn public_default(&self, level: LevelId) -> crate::release::defaults::LevelDefault {
+    pub fn public_default(&self, level: LevelId) -> crate::release::plan::defaults::LevelDefault {
         let g = &self.overview.levels[level.0].groups;
-        crate::release::defaults::level_default(g.median, g.max, self.plan.max_size().bound())
+        crate::release::plan::defaults::level_default(g.median, g.max, self.plan.max_size().bound())
     }
 
     /// Gives every level its public default method (budgets unchanged); all or nothing.
@@ -601,7 +601,7 @@ impl Session {
     /// records, made no better than this session's previews allow).
     pub fn replace_plan(&mut self, plan: ReleasePlan, file: PathBuf) {
         // A file that says public-default is believed only if it is coco's default.
-        let tuning = crate::release::defaults::checked(&plan, &self.dataset);
+        let tuning = crate::release::plan::defaults::checked(&plan, &self.dataset);
         self.plan = plan;
         self.preset = Preset::Custom;
         self.plan_file = Some(file);

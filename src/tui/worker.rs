@@ -24,10 +24,10 @@ use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
 use crate::privacy::Epsilon;
 use crate::proxy::{self, Proxy, ProxySpec};
-use crate::release::export::{OutputFormat, WriteOptions};
 use crate::release::ledger::{Ledger, Tool};
+use crate::release::outputs::export::{OutputFormat, WriteOptions};
+use crate::release::pipeline::draw::DrawOptions;
 use crate::release::plan::ReleasePlan;
-use crate::release::run::DrawOptions;
 use crate::release::transaction::{
     ApproveError, Approved, PendingDraw, Recorded, Reservation, ReserveOptions, TransactionError,
 };
@@ -737,7 +737,7 @@ fn draw(
         cancelled: matches!(
             &e,
             TransactionError::Draw { error, .. }
-                if matches!(**error, crate::release::run::RunError::Cancelled)
+                if matches!(**error, crate::release::pipeline::draw::RunError::Cancelled)
         ),
         recorded: match &e {
             TransactionError::Draw { recorded, .. } => recorded.clone(),

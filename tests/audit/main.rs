@@ -73,9 +73,9 @@ use coco::estimate::{self, Method, Noisy, Tail, TailGroups, TailLength, max_size
 use coco::histogram::{CountOfCounts, Histograms, Size};
 use coco::noise::{DiscreteLaplace, NoiseSource, Purpose, Subkey};
 use coco::privacy::{Diagnostic, Epsilon};
-use coco::release::ReleasePlan;
+use coco::release::pipeline::draw as run;
 use coco::release::plan::MaxSize;
-use coco::release::run;
+use coco::release::plan::ReleasePlan;
 use rayon::prelude::*;
 
 /// The false-failure rate of this file, over the seeds.

@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use crate::common::cli::{ledger_bytes, sha256_hex};
 use coco::data::Dataset;
-use coco::release::check_counts;
 use coco::release::ledger::{Ledger, LedgerEntry, Status};
-use coco::release::manifest::Manifest;
+use coco::release::outputs::manifest::Manifest;
+use coco::release::outputs::read_back::check_counts;
 
 const COCO: &str = env!("CARGO_BIN_EXE_coco");
 

@@ -336,7 +336,7 @@ fn how_a_plan_was_tuned_is_recorded_in_the_plan_ledger_and_manifest() {
     let m = out.join("manifest.json");
     let mut v: Value = serde_json::from_slice(&std::fs::read(&m).unwrap()).unwrap();
     v.as_object_mut().unwrap().remove("tuning");
-    let old: coco::release::manifest::Manifest = serde_json::from_value(v).unwrap();
+    let old: coco::release::outputs::manifest::Manifest = serde_json::from_value(v).unwrap();
     assert_eq!(old.tuning, None);
 }
 

@@ -145,8 +145,8 @@ fn look_alike_names_are_warned_of() {
 /// by the library, independently of the header's text.
 #[test]
 fn the_plan_header_says_what_the_plan_is() {
+    use coco::release::plan::tuning::Tuning;
     use coco::release::plan::{MaxSize, ReleasePlan};
-    use coco::release::tuning::Tuning;
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     let data = sample();

@@ -12,11 +12,11 @@ use arrow_array::{Array, RecordBatch};
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
 use coco::privacy::Epsilon;
-use coco::release::export::{OutputFormat, WriteOptions};
 use coco::release::ledger::{Ledger, Tool};
+use coco::release::outputs::export::{OutputFormat, WriteOptions};
+use coco::release::outputs::verify::verify_release;
 use coco::release::plan::{MaxSize, ReleasePlan};
 use coco::release::transaction::{Reservation, ReserveOptions};
-use coco::release::verify::verify_release;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 use crate::common;

@@ -48,9 +48,9 @@ use coco::generate::shapes::Shape;
 use coco::histogram::{CountOfCounts, HistogramSet, Histograms, Size};
 use coco::noise::NoiseSource;
 use coco::privacy::{Diagnostic, Epsilon};
-use coco::release::defaults;
+use coco::release::pipeline::draw as run;
+use coco::release::plan::defaults;
 use coco::release::plan::{MaxSize, ReleasePlan};
-use coco::release::run;
 
 /// Seeded draws per dataset and budget.
 const TRIALS: u64 = 6;

@@ -7,7 +7,7 @@ use coco::consistency::{MergeRule, bottom_up, top_down};
 use coco::data::NodeId;
 use coco::estimate::{Estimates, GroupRun, NodeEstimate};
 use coco::histogram::{CountOfCounts, HistRef, Histograms, Size};
-use coco::release::check_release;
+use coco::release::pipeline::checks::check_release;
 use proptest::prelude::*;
 
 const K: Size = 30;
@@ -300,7 +300,7 @@ fn the_largest_group_count_the_loader_accepts_is_released_exactly() {
     let d = coco::data::Dataset::load(&most).unwrap();
     assert_eq!(d.groups(NodeId::ROOT), 1_000_000_000_000);
     let one = coco::privacy::Epsilon::parse("1").unwrap();
-    let mut plan = coco::release::defaults::public_default(
+    let mut plan = coco::release::plan::defaults::public_default(
         &d.hierarchy,
         |id| d.groups(id),
         &one,
@@ -311,8 +311,13 @@ fn the_largest_group_count_the_loader_accepts_is_released_exactly() {
     for l in d.hierarchy.levels() {
         plan.set_method(l, coco::estimate::Method::Hc).unwrap();
     }
-    let draw =
-        coco::release::run::draw(&d, &plan, &NoiseSource::seeded(5), &Default::default()).unwrap();
+    let draw = coco::release::pipeline::draw::draw(
+        &d,
+        &plan,
+        &NoiseSource::seeded(5),
+        &Default::default(),
+    )
+    .unwrap();
     assert!(draw.checks().passed(), "{:?}", draw.checks());
     let root = draw.histograms().hist(0);
     assert_eq!(root.groups(), 1_000_000_000_000);

@@ -29,9 +29,9 @@ use coco::generate::shapes::Shape;
 use coco::histogram::{Histograms, Size};
 use coco::noise::NoiseSource;
 use coco::privacy::{Diagnostic, Epsilon};
-use coco::release::defaults;
+use coco::release::pipeline::draw as run;
+use coco::release::plan::defaults;
 use coco::release::plan::{MaxSize, ReleasePlan};
-use coco::release::run;
 use coco::wire::Named;
 
 /// Trials per shape and plan.

@@ -7,11 +7,11 @@ use coco::generate::shapes::Shape;
 use coco::histogram::Size;
 use coco::noise::NoiseSource;
 use coco::privacy::{Diagnostic, Epsilon};
-use coco::release::defaults;
 use coco::release::margins::{self as uncertainty, Replicates, Rule, UncertaintyOptions};
 use coco::release::outputs::margins as files;
+use coco::release::pipeline::draw as run;
+use coco::release::plan::defaults;
 use coco::release::plan::{MaxSize, ReleasePlan};
-use coco::release::run;
 use coco::wire::Named;
 
 /// Per level: cells counted, cells covered, total width, total absolute error.
@@ -291,7 +291,7 @@ fn sample() -> Dataset {
 /// `uncertainty.csv` and `uncertainty.parquet` accepts them and refuses them edited.
 #[test]
 fn a_release_writes_its_margins_and_verify_checks_them() {
-    use coco::release::export::{OutputFormat, WriteOptions, write_release_dir};
+    use coco::release::outputs::export::{OutputFormat, WriteOptions, write_release_dir};
     let d = sample();
     let p = plan(&d, 10_000);
     let keep = run::DrawOptions {

@@ -9,11 +9,11 @@ use std::time::Duration;
 use coco::data::Dataset;
 use coco::privacy::Epsilon;
 use coco::release::ledger::{Ledger, LedgerEntry, Status, Tool};
-use coco::release::manifest::Manifest;
+use coco::release::outputs::manifest::Manifest;
 use coco::release::outputs::read_back::check_counts;
 use coco::release::plan::ReleasePlan;
+use coco::release::plan::tuning::Tuning;
 use coco::release::transaction::Reservation;
-use coco::release::tuning::Tuning;
 use coco::tui::AppOptions;
 use coco::tui::action::Action;
 use coco::tui::app::{Confirm, HelpPage, InputPurpose, LoadState, Overlay, Screen, Tone};
@@ -424,7 +424,7 @@ fn tuning_on_a_proxy_stays_public_and_confidential_previews_are_recorded() {
     let session = |rt: &Runtime| rt.app.session.as_ref().unwrap().plan.clone();
     let dataset = Dataset::load(Path::new(SAMPLE)).unwrap();
     let one = e("1");
-    let default = coco::release::defaults::public_default(
+    let default = coco::release::plan::defaults::public_default(
         &dataset.hierarchy,
         |id| dataset.groups(id),
         &one,
@@ -1336,7 +1336,7 @@ fn the_export_format_is_chosen_on_the_release_screen() {
     act(&mut rt, &[Action::ToggleFormat]);
     assert_eq!(
         rt.app.release.format,
-        coco::release::export::OutputFormat::Csv
+        coco::release::outputs::export::OutputFormat::Csv
     );
 }
 

@@ -102,8 +102,8 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use super::plan::tuning::Tuning;
 use super::plan::{MaxSize, ReleasePlan};
-use super::tuning::Tuning;
 use crate::data::{Dataset, hex};
 use crate::estimate::TailLength;
 use crate::histogram::Size;

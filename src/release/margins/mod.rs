@@ -43,7 +43,7 @@
 //! Nor the dataset where public data is expected:
 //!
 //! ```compile_fail
-//! fn leak(r: &coco::release::run::Draw, d: &coco::data::Dataset, p: &coco::release::plan::ReleasePlan) {
+//! fn leak(r: &coco::release::pipeline::draw::Draw, d: &coco::data::Dataset, p: &coco::release::plan::ReleasePlan) {
 //!     let o = coco::release::margins::UncertaintyOptions::default();
 //!     let _ = coco::release::margins::intervals(r, p, d, &o);
 //! }
@@ -53,7 +53,7 @@
 //!
 //! ```
 //! fn margins(
-//!     r: &coco::release::run::Draw,
+//!     r: &coco::release::pipeline::draw::Draw,
 //!     d: &coco::data::Dataset,
 //!     p: &coco::release::plan::ReleasePlan,
 //! ) -> Result<coco::release::margins::Uncertainty, coco::release::margins::UncertaintyError> {

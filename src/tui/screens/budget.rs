@@ -204,8 +204,8 @@ pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), S
     if done.is_ok()
         && sized
         && let Some(session) = &app.session
-        && session.plan.tuning() == crate::release::tuning::Tuning::ConfidentialPreviews
-        && before != crate::release::tuning::Tuning::ConfidentialPreviews
+        && session.plan.tuning() == crate::release::plan::tuning::Tuning::ConfidentialPreviews
+        && before != crate::release::plan::tuning::Tuning::ConfidentialPreviews
     {
         let estimate = app.keymap.key(Context::Budget, Action::EstimateMaxSize);
         app.warn(format!(

@@ -19,11 +19,11 @@ use crate::data::{Dataset, LevelId, NodeId};
 use crate::histogram::Histograms;
 use crate::histogram::Size;
 use crate::noise::Randomness;
-use crate::release::checks::Checks;
-use crate::release::export::{OutputFormat, check_output};
-use crate::release::manifest::Manifest;
+use crate::release::outputs::export::{OutputFormat, check_output};
+use crate::release::outputs::manifest::Manifest;
+use crate::release::pipeline::checks::Checks;
+use crate::release::pipeline::draw::Draw;
 use crate::release::plan::{MaxSize, ReleasePlan};
-use crate::release::run::Draw;
 
 use super::super::action::{Action, Context};
 use super::super::app::{App, Command, Confirm, InputPurpose, Overlay, retire};
@@ -857,7 +857,7 @@ fn problem_lines(c: &Checks) -> impl Iterator<Item = Line<'static>> + '_ {
 mod tests {
     use super::*;
     use crate::histogram::CountOfCounts;
-    use crate::release::checks::check_release;
+    use crate::release::pipeline::checks::check_release;
     use ratatui::style::Color;
 
     /// A release whose parents do not add up shows a red ✗ beside that check, green ✓
