@@ -18,8 +18,9 @@
 //! `μ/σ² = 1/t`: the middle term vanishes and what is left is `exp(−y²/(2σ²))` times a
 //! constant, the discrete Gaussian. The rounds are independent (each takes fresh
 //! random bits) and each keeps its draw with a positive probability, so the loop stops
-//! with probability 1 after a geometric number of rounds, on average at most 2.25 (for
-//! `σ < 1`), 1.85 at `σ = 1` and about 1.33 from `σ = 3` on.
+//! with probability 1 after a geometric number of rounds: on average at most 2.25 for
+//! `σ < 1`, at most 1.85 for `1 ≤ σ < 3`, and between 1.32 and 1.42 from `σ = 3` on
+//! (the inverse of `Σ_y P(Y = y)·exp(−(|y| − μ)²/(2σ²))`, summed numerically).
 //!
 //! Step 2 is exact: `(|Y| − μ)²/(2σ²)` is a ratio of integers, and the coin is decided by
 //! comparing a uniform variate's lazily drawn digits with rigorous integer bounds on
@@ -217,7 +218,7 @@ impl DiscreteGaussian {
     }
 
     /// Whether the discrete Laplace proposals come from the reference sampler (`t >
-    /// 4096`, σ above about 4 095) rather than an inversion table.
+    /// 4096`, that is σ ≥ 4096) rather than an inversion table.
     pub fn uses_reference_proposal(&self) -> bool {
         self.0.proposal.uses_reference_sampler()
     }
