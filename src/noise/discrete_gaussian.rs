@@ -3,8 +3,8 @@
 //! # Formula
 //! `P(Z = z) = exp(−z²/(2σ²)) / Σ_k exp(−k²/(2σ²))` for integers `z` (Canonne, Kamath and
 //! Steinke's `N_Z(0, σ²)`). Its variance is below `σ²`: by Poisson summation the
-//! deficit is about `8π²σ⁴·exp(−2π²σ²)`, which matters for `σ` below about 2 and is
-//! below `f64` resolution from `σ = 3` on ([`DiscreteGaussian::variance`]).
+//! deficit is about `8π²σ⁴·exp(−2π²σ²)` (`2·10⁻⁷` at `σ = 1`), below `f64` resolution
+//! from `σ ≈ 1.5` on ([`DiscreteGaussian::variance`]).
 //!
 //! # How it is sampled
 //! Canonne, Kamath and Steinke's Algorithm 3: with `t = ⌊σ⌋ + 1` and `μ = σ²/t`,
@@ -43,7 +43,7 @@
 //!
 //! # Citations
 //! Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS
-//! 2020 (Algorithm 3, and §2 for the variance); Bun and Steinke, "Concentrated
+//! 2020 (Algorithm 3, and the variance below `σ²`); Bun and Steinke, "Concentrated
 //! Differential Privacy: Simplifications, Extensions, and Lower Bounds", TCC 2016
 //! (ρ-zCDP); Mironov, "On significance of the least significant bits for differential
 //! privacy", CCS 2012 (why floating-point sampling is excluded).
@@ -172,7 +172,8 @@ impl DiscreteGaussian {
     /// The same distribution with its acceptance bounds rounded to `bits` bits, clamped
     /// to `1..=63`. Coarser bounds leave more draws to the exact slow path, which makes
     /// sampling slower and nothing else: this exists so that tests can run the slow
-    /// path often. (The discrete Laplace proposal's own slow path is tested with it.)
+    /// path often. The discrete Laplace proposal keeps its full table: its slow path is
+    /// tested through `DiscreteLaplace::with_table_bits`.
     pub fn table_bits(self, bits: u32) -> Self {
         Self::build(self.0.sigma2.clone(), bits)
     }

@@ -51,8 +51,9 @@
 //!
 //! A round's comparison is open with probability below `10^−9` when `b = 1` (mostly
 //! proposals beyond the grid), and about `0.4·b/σ < 2·10^−4` with wider buckets
-//! (`b/σ < 14/2^15`); either way the law is exactly `a(y)`, only the time changes. Everything between the uniform bits and the
-//! decision is integer arithmetic: no floating point.
+//! (`b/σ < 14/2^15`); either way the law is exactly `a(y)`, only the time changes.
+//! Everything between the uniform bits and the decision is integer arithmetic: no
+//! floating point.
 //!
 //! # Citations
 //! Canonne, Kamath, Steinke, "The Discrete Gaussian for Differential Privacy", NeurIPS
@@ -68,7 +69,8 @@ use super::exact_exp::{self, Enclosure};
 
 /// Working precision of the table's recurrence, in bits.
 const WORK_BITS: u32 = 128;
-/// The most buckets a table holds (16 bytes each).
+/// Buckets are made wide enough that a table holds at most about this many (16 bytes
+/// each).
 pub const MAX_BUCKETS: usize = 1 << 15;
 /// The grid stops once `a(y) ≤ 2^−CUT_BITS` past the mode.
 const CUT_BITS: u32 = 24;
