@@ -9,17 +9,25 @@
 //! `chacha20_next_u64_alone` is the cost of the one `u64` they need per sample. Also: the other
 //! budgets of the tests, and the cost of building a table (cold, bypassing the cache).
 //!
+//! The discrete Gaussian ([`DiscreteGaussian`], exact, rejection from the discrete
+//! Laplace), per sample, at σ = 1, 10, 1000 and 10⁴ (beyond the proposal's table), and
+//! the cost of building its acceptance table (cold) at σ = 10 and 1000.
+//!
 //! Run: `cargo bench --bench noise -- --warm-up-time 1 --measurement-time 5`. OpenDP
-//! 0.16's `sample_discrete_laplace` (exact, arbitrary precision) is benchmarked in the
-//! same group by `crates/oracle` (`cargo bench -p coco-oracle`), so that coco is never
-//! built with OpenDP.
+//! 0.16's `sample_discrete_laplace` and `sample_discrete_gaussian` (exact, arbitrary
+//! precision) are benchmarked in the same groups by `crates/oracle` (`cargo bench -p
+//! coco-oracle`), so that coco is never built with OpenDP.
 
 use std::hint::black_box;
 
+use coco::noise::gaussian_acceptance::AcceptanceTable;
 use coco::noise::inversion::InversionTable;
-use coco::noise::{DiscreteLaplace, NoiseSource, NoiseStream, Purpose, cks};
+use coco::noise::{
+    DiscreteGaussian, DiscreteLaplace, NoiseSource, NoiseStream, Purpose, Sigma2, cks,
+};
 use coco::privacy::Epsilon;
 use criterion::{Criterion, criterion_group, criterion_main};
+use num_bigint::BigUint;
 use rand::Rng;
 
 fn stream() -> NoiseStream {
@@ -95,5 +103,34 @@ fn table_build(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, at_epsilon_0_1, other_budgets, table_build);
+fn gaussian(c: &mut Criterion) {
+    let mut g = c.benchmark_group("discrete_gaussian");
+    for sigma in [1u64, 10, 1000, 10_000] {
+        let d = DiscreteGaussian::new(Sigma2::new(sigma * sigma, 1u8).unwrap());
+        d.prepare();
+        let mut rng = stream();
+        g.bench_function(format!("coco_sigma_{sigma}"), |b| {
+            b.iter(|| d.sample(&mut rng))
+        });
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("gaussian_table_build");
+    g.sample_size(10);
+    for sigma in [10u64, 1000] {
+        let (n, d) = (BigUint::from(sigma * sigma), BigUint::from(1u8));
+        g.bench_function(format!("sigma_{sigma}"), |b| {
+            b.iter(|| AcceptanceTable::build(black_box(&n), &d, sigma + 1, 63))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(
+    benches,
+    at_epsilon_0_1,
+    other_budgets,
+    table_build,
+    gaussian
+);
 criterion_main!(benches);

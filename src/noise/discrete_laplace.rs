@@ -53,6 +53,16 @@ pub enum NoiseError {
     ScaleTooLarge { epsilon: String, sensitivity: u32 },
     #[error("ε = {epsilon} has a numerator or denominator above 10^18")]
     OutOfRange { epsilon: String },
+    /// A discrete Gaussian's σ² ([`super::Sigma2`]) that is zero or has a zero
+    /// denominator.
+    #[error("σ² = {sigma2} is not positive: expected a fraction with positive terms")]
+    Sigma2NotPositive { sigma2: String },
+    /// A σ² outside [`super::discrete_gaussian::MAX_SIGMA2`] or with terms beyond 128 bits.
+    #[error(
+        "σ² = {sigma2} is out of range: expected at most 10^18 (σ at most 10^9), \
+         with numerator and denominator below 2^128"
+    )]
+    Sigma2OutOfRange { sigma2: String },
 }
 
 /// Exact discrete Laplace noise with scale `sensitivity/ε`.

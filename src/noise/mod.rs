@@ -10,13 +10,20 @@
 //!   Definition 3, sampled exactly with integer arithmetic: by table inversion with lazy
 //!   exact comparison ([`inversion`], on rigorous bounds from [`exact_exp`]), or by the
 //!   reference sampler of Canonne, Kamath and Steinke ([`cks`]) for very large scales.
+//! * [`DiscreteGaussian`]: the discrete Gaussian `N_Z(0, σ²)` for an exact rational
+//!   [`Sigma2`] (for ρ-zCDP), sampled exactly by Canonne, Kamath and Steinke's rejection
+//!   from the discrete Laplace, its acceptance coin decided on rigorous integer bounds
+//!   ([`gaussian_acceptance`]).
 
 pub mod cks;
+pub mod discrete_gaussian;
 pub mod discrete_laplace;
 pub mod exact_exp;
+pub mod gaussian_acceptance;
 pub mod inversion;
 pub mod streams;
 
+pub use discrete_gaussian::{DiscreteGaussian, Sigma2};
 pub use discrete_laplace::{DiscreteLaplace, NoiseError};
 pub use streams::{Purpose, StreamId, Subkey};
 

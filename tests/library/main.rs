@@ -10,6 +10,7 @@ mod accuracy;
 mod consistency;
 mod estimators;
 mod fuzz_regressions;
+mod gaussian_sampler;
 mod layers;
 mod load_errors;
 mod noise_sampler;

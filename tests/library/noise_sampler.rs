@@ -27,7 +27,7 @@ use coco::privacy::Epsilon;
 /// Upper 1e-6 quantiles of the chi-square distribution with `df = 1..=200` degrees of
 /// freedom, rounded up at the fourth decimal. Provenance: SciPy 1.17.1,
 /// `[math.ceil(scipy.stats.chi2.isf(1e-6, df) * 1e4) / 1e4 for df in range(1, 201)]`.
-const CHI2_CRITICAL_1E6: [f64; 200] = [
+pub(crate) const CHI2_CRITICAL_1E6: [f64; 200] = [
     23.9282, 27.6311, 30.6649, 33.3769, 35.8882, 38.2584, 40.5219, 42.7010, 44.8110, 46.8631,
     48.8657, 50.8253, 52.7471, 54.6354, 56.4935, 58.3244, 60.1307, 61.9143, 63.6771, 65.4207,
     67.1466, 68.8558, 70.5496, 72.2289, 73.8946, 75.5475, 77.1882, 78.8175, 80.4360, 82.0442,
@@ -54,7 +54,7 @@ const CHI2_CRITICAL_1E6: [f64; 200] = [
 
 /// Two-sided 1e-6 quantile of the standard normal: `scipy.stats.norm.isf(0.5e-6)`
 /// = 4.891638475698591 (SciPy 1.17.1).
-const Z_1E6: f64 = 4.891_638_5;
+pub(crate) const Z_1E6: f64 = 4.891_638_5;
 
 /// At most this many cells, so that the degrees of freedom stay within the table.
 const MAX_CELLS: usize = 150;
