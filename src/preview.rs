@@ -28,7 +28,7 @@ use rayon::prelude::*;
 use crate::estimate::Keep;
 use crate::histogram::{HistogramSet, Histograms, Size};
 use crate::noise::{NoiseSource, OsRandomnessError, Subkey};
-use crate::privacy::{Diagnostic, Epsilon};
+use crate::privacy::{Diagnostic, Epsilon, Loss};
 use crate::release::pipeline::draw::{self as run, RunError};
 use crate::release::plan::{MaxSize, ReleasePlan};
 
@@ -138,7 +138,9 @@ pub struct VariantStat {
 pub struct LevelDiagnostics {
     pub level: String,
     pub nodes: usize,
-    pub epsilon: Epsilon,
+    /// The level's budget: `"epsilon"` or `"rho"` in JSON.
+    #[serde(flatten)]
+    pub budget: Loss,
     pub method: String,
     pub independent: Stat,
     /// The plan's own consistency first, then the alternatives when compared.
@@ -191,8 +193,11 @@ pub struct PreviewReport {
     /// CONFIDENTIAL, or what the proxy previewed is (set by the caller).
     pub notice: String,
     pub dataset: String,
-    /// `None` for an empty plan.
+    /// `None` for an empty plan or a zCDP plan (see `total`).
     pub total_epsilon: Option<Epsilon>,
+    /// The plan's total budget in its own measure; `None` for an empty plan.
+    #[serde(skip)]
+    pub total: Option<Loss>,
     /// `K` (the last trial's, when it is estimated).
     pub max_size: Size,
     pub max_size_estimated: bool,
@@ -458,7 +463,7 @@ pub fn preview(
             LevelDiagnostics {
                 level: lp.name().to_string(),
                 nodes: h.level_len(l),
-                epsilon: lp.epsilon().clone(),
+                budget: lp.budget().clone(),
                 method: lp.method().label(),
                 independent: Stat::of(&independent[l.0]),
                 consistent: ran
@@ -470,7 +475,7 @@ pub fn preview(
                     })
                     .collect(),
                 bottom_up: Stat::of(&bottom_up[l.0]),
-                omniscient: omniscient(dataset, l, lp.epsilon(), max_size),
+                omniscient: omniscient(dataset, l, lp.budget(), max_size),
                 own_weight: leaning[l.0]
                     .means()
                     .map(|(own, model)| OwnWeight { own, model }),
@@ -495,6 +500,7 @@ pub fn preview(
         notice: CONFIDENTIAL_NOTICE.to_string(),
         dataset: dataset.name(),
         total_epsilon: plan.total_epsilon(),
+        total: plan.total(),
         max_size,
         max_size_estimated: matches!(plan.max_size(), MaxSize::Estimate { .. }),
         trials,
@@ -510,11 +516,18 @@ pub fn preview(
 pub fn omniscient(
     dataset: &Dataset,
     level: crate::data::LevelId,
-    epsilon: &crate::privacy::Epsilon,
+    budget: &Loss,
     max_size: Size,
 ) -> f64 {
     let h = &dataset.hierarchy;
-    let scale = std::f64::consts::SQRT_2 / epsilon.to_f64();
+    // The noise's standard deviation per cell: the continuous Laplace's `√2/ε` (Kuo et
+    // al.'s reference, kept for pure plans), or the discrete Gaussian's `σ`.
+    let scale = match budget {
+        Loss::Pure(epsilon) => std::f64::consts::SQRT_2 / epsilon.to_f64(),
+        Loss::Zcdp(_) => {
+            crate::estimate::noise_variance(crate::noise::Sensitivity::ONE, budget).sqrt()
+        }
+    };
     let total: f64 = h
         .level_nodes(level)
         .map(|id| {

@@ -25,7 +25,12 @@ use crate::data::{Dataset, LevelId};
 use crate::estimate::{Method, Tail};
 use crate::histogram::{Count, Size};
 use crate::preview::{self, PreviewError, PreviewOptions, PreviewProgress, Stat};
-use crate::privacy::{Epsilon, Share};
+use crate::privacy::{Loss, Share};
+
+/// A budget's value in the plan's own measure: an ε for a pure plan, a ρ for a zCDP
+/// plan. The search splits and scales values; the plan gives them their measure
+/// ([`Loss::of`]), so a search never mixes the two.
+pub type Amount = crate::privacy::Ratio;
 use crate::release::plan::ReleasePlan;
 use crate::release::plan::tuning::Tuning;
 
@@ -33,7 +38,7 @@ use crate::release::plan::tuning::Tuning;
 #[derive(Clone, Debug, Serialize)]
 pub struct AllocationPoint {
     /// The budget of each level, root first.
-    pub budgets: Vec<Epsilon>,
+    pub budgets: Vec<Amount>,
     /// What is varied: the swept level's ε, or the leaves' share of the total.
     pub x: f64,
     /// Mean per-node EMD of the consistent release, per level.
@@ -105,10 +110,11 @@ pub fn sweep_level(
     for (i, &(n, d)) in factors.iter().enumerate() {
         let mut p = plan.clone();
         let eps = p.levels()[level.0]
-            .epsilon()
+            .budget()
+            .amount()
             .mul_ratio(n, d)
             .expect("positive factor");
-        p.set_epsilon(level, eps.clone())?;
+        p.set_budget(level, Loss::of(p.definition(), &eps))?;
         let consistent = run_point(dataset, &p, run, &|t| {
             progress(SweepProgress {
                 point: i,
@@ -117,7 +123,7 @@ pub fn sweep_level(
             })
         })?;
         points.push(AllocationPoint {
-            budgets: p.levels().iter().map(|l| l.epsilon().clone()).collect(),
+            budgets: p.levels().iter().map(|l| l.budget().amount()).collect(),
             x: eps.to_f64(),
             consistent,
         });
@@ -140,11 +146,11 @@ pub fn default_shares(levels: usize) -> Vec<Share> {
 
 /// Budgets with the leaves' share `share` of `total` and the rest split evenly over
 /// the upper levels (all of it on the single level of a one-level hierarchy).
-pub fn budgets_with_leaf_share(total: &Epsilon, levels: usize, share: &Share) -> Vec<Epsilon> {
+pub fn budgets_with_leaf_share(total: &Amount, levels: usize, share: &Share) -> Vec<Amount> {
     if levels == 1 {
         return vec![total.clone()];
     }
-    let split = |leaves: Epsilon| {
+    let split = |leaves: Amount| {
         let rest = total
             .checked_sub(&leaves)
             .expect("a share below 1 leaves a positive rest");
@@ -158,7 +164,7 @@ pub fn budgets_with_leaf_share(total: &Epsilon, levels: usize, share: &Share) ->
     };
     // Exact when the fractions stay small enough for noise; else readable decimals.
     let exact = split(total.scaled(share));
-    if exact.iter().all(Epsilon::within_text_bounds) {
+    if exact.iter().all(Amount::within_text_bounds) {
         return exact;
     }
     split(total.scaled(share).round_down_significant(6))
@@ -224,7 +230,7 @@ pub fn method_text(method: Method) -> String {
 pub struct Candidate {
     /// The leaves' share of the total.
     pub x: f64,
-    pub budgets: Vec<Epsilon>,
+    pub budgets: Vec<Amount>,
     /// Each level's method ([`method_text`]).
     pub methods: Vec<String>,
     /// Mean per-node EMD of the consistent release, per level.
@@ -275,7 +281,7 @@ impl PreviewData {
 pub struct Frontier {
     pub notice: String,
     pub data: PreviewData,
-    pub total_epsilon: Epsilon,
+    pub total_epsilon: Amount,
     pub levels: Vec<String>,
     /// The plan's own methods at each leaf share (the frontier drawn).
     pub points: Vec<AllocationPoint>,
@@ -321,7 +327,7 @@ pub fn frontier(
     dataset: &Dataset,
     data: PreviewData,
     plan: &ReleasePlan,
-    total: &Epsilon,
+    total: &Amount,
     shares: &[Share],
     run: &Trials<'_>,
     progress: &(dyn Fn(SweepProgress) + Sync),
@@ -364,7 +370,7 @@ pub fn frontier(
         Ok((
             Candidate {
                 x,
-                budgets: p.levels().iter().map(|l| l.epsilon().clone()).collect(),
+                budgets: p.levels().iter().map(|l| l.budget().amount()).collect(),
                 methods: p.levels().iter().map(|l| method_text(l.method())).collect(),
                 consistent: report.levels.iter().map(|l| l.consistent[0].emd).collect(),
                 independent: report.levels.iter().map(|l| l.independent).collect(),
@@ -374,9 +380,10 @@ pub fn frontier(
             bu,
         ))
     };
-    let with = |budgets: &[Epsilon], methods: &[Method]| -> Result<ReleasePlan, PreviewError> {
+    let with = |budgets: &[Amount], methods: &[Method]| -> Result<ReleasePlan, PreviewError> {
         let mut p = plan.clone();
-        p.set_budgets(budgets.to_vec())?;
+        let definition = p.definition();
+        p.set_budgets(budgets.iter().map(|b| Loss::of(definition, b)).collect())?;
         for (i, &m) in methods.iter().enumerate() {
             p.set_method(LevelId(i), m)?;
         }
@@ -435,8 +442,8 @@ pub fn frontier(
     let current = match candidates.iter().position(|c| c.plan == *plan) {
         Some(i) => Some(i),
         None => {
-            let x = match (plan.levels().last(), plan.total_epsilon()) {
-                (Some(l), Some(t)) => l.epsilon().to_f64() / t.to_f64(),
+            let x = match (plan.levels().last(), plan.total()) {
+                (Some(l), Some(t)) => l.budget().to_f64() / t.to_f64(),
                 _ => 0.0,
             };
             let (c, _) = measure(plan.clone(), x, "current plan".into(), false, &mut done)?;
@@ -510,7 +517,7 @@ pub struct Recommendation {
     pub candidate: usize,
     /// The leaves' share of the total.
     pub x: f64,
-    pub budgets: Vec<Epsilon>,
+    pub budgets: Vec<Amount>,
     pub methods: Vec<String>,
     pub consistent: Vec<Stat>,
     /// Error relative to bottom-up, per level, and its standard error (delta method).
@@ -700,8 +707,8 @@ pub fn ratio_text(r: f64, se: f64) -> String {
 mod tests {
     use super::*;
 
-    fn e(s: &str) -> Epsilon {
-        Epsilon::parse(s).unwrap()
+    fn e(s: &str) -> Amount {
+        Amount::parse(s).unwrap()
     }
 
     #[test]
@@ -711,9 +718,9 @@ mod tests {
             b.iter().map(|x| x.to_string()).collect::<Vec<_>>(),
             ["0.1", "0.1", "0.8"]
         );
-        assert_eq!(Epsilon::sum(&b).unwrap(), e("1"));
+        assert_eq!(Amount::sum(&b).unwrap(), e("1"));
         let b = budgets_with_leaf_share(&e("1/3"), 3, &Share::parse("1/3").unwrap());
-        assert_eq!(Epsilon::sum(&b).unwrap(), e("1/3"));
+        assert_eq!(Amount::sum(&b).unwrap(), e("1/3"));
         assert_eq!(b, vec![e("1/9"); 3]);
         let b = budgets_with_leaf_share(&e("0.7"), 4, &Share::parse("1/3").unwrap());
         assert_eq!(b, vec![e("7/45"), e("7/45"), e("7/45"), e("7/30")]);

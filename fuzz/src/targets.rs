@@ -227,8 +227,8 @@ pub fn plan(data: &[u8]) {
     );
     for (a, b) in again.levels().iter().zip(plan.levels()) {
         assert_eq!(
-            (&a.name(), &a.epsilon(), a.method()),
-            (&b.name(), &b.epsilon(), b.method())
+            (&a.name(), a.budget(), a.method()),
+            (&b.name(), b.budget(), b.method())
         );
     }
     // What a run computes before it measures anything.
@@ -405,7 +405,7 @@ pub fn consistency(data: &[u8]) {
                         .collect(),
                 ),
             };
-            let m = NodeMeasurement::assumed(id, method, epsilon, groups, k, noisy);
+            let m = NodeMeasurement::assumed(id, method, epsilon.into(), groups, k, noisy);
             estimate::estimate(&m, &options)
         })
         .collect();

@@ -86,7 +86,9 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
             return match t {
                 TransactionError::Ledger(l) => ledger(l),
                 TransactionError::Output(x) => export(x),
-                TransactionError::EmptyPlan => codes::INPUT,
+                TransactionError::EmptyPlan | TransactionError::UnaccountedDefinition { .. } => {
+                    codes::INPUT
+                }
                 TransactionError::SeededNotAllowed | TransactionError::LargeEpsilon { .. } => {
                     codes::POLICY
                 }

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 use coco::data::Dataset;
 use coco::estimate::{Method, MethodKind, TailLength};
 use coco::preview;
-use coco::privacy::{Epsilon, Ratio, Rounding};
+use coco::privacy::{Definition, Epsilon, Loss, Ratio, Rho, Rounding};
 use coco::release::plan::defaults::DEFAULT_MAX_SIZE;
 use coco::release::plan::tuning::Tuning;
 use coco::release::plan::{Allocation, MAX_K, MaxSize, ReleasePlan, allocate};
@@ -22,6 +22,11 @@ pub struct PlanArgs {
     /// Total ε to split over the levels (decimal or fraction like 1/3).
     #[arg(long, default_value = "1", allow_negative_numbers = true)]
     pub total: Epsilon,
+    /// A ρ-zCDP plan instead (discrete Gaussian noise): the total ρ to split over the
+    /// levels, an exact rational such as 1/2 (the 2020 Census's definition). Every
+    /// budget of the plan, --estimate-max-size's too, is then a ρ.
+    #[arg(long, allow_negative_numbers = true, conflicts_with_all = ["total", "budgets"])]
+    pub rho: Option<Rho>,
     /// How to split it (or give --budgets for a custom allocation).
     #[arg(long, value_enum, default_value_t = AllocationArg::Uniform)]
     pub allocation: AllocationArg,
@@ -49,9 +54,10 @@ pub struct PlanArgs {
     /// The public bound K on a group's size.
     #[arg(long, default_value_t = DEFAULT_MAX_SIZE, value_parser = clap::value_parser!(u32).range(1..=i64::from(MAX_K)), conflicts_with = "estimate_max_size")]
     pub max_size: u32,
-    /// Estimate K privately with this ε instead (added to the total).
+    /// Estimate K privately with this budget instead (added to the total; a ρ with
+    /// --rho).
     #[arg(long, allow_negative_numbers = true)]
-    pub estimate_max_size: Option<Epsilon>,
+    pub estimate_max_size: Option<Ratio>,
     /// Write the plan here instead of standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -67,6 +73,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
     let PlanArgs {
         dir,
         total,
+        rho,
         allocation,
         ratio,
         budgets,
@@ -92,6 +99,12 @@ pub fn run(args: PlanArgs) -> Result<()> {
         tail: tail.map(|above| (above, tail_groups)),
         max_size,
         estimate_max_size: estimate_max_size.clone(),
+        rho: rho.clone(),
+    };
+    // The plan's definition and total: pure ε unless --rho says ρ-zCDP.
+    let (definition, total) = match &rho {
+        Some(r) => (Definition::Zcdp, Loss::Zcdp(r.clone())),
+        None => (Definition::Pure, Loss::Pure(total)),
     };
     let allocation = match allocation {
         AllocationArg::Uniform => {
@@ -131,12 +144,17 @@ pub fn run(args: PlanArgs) -> Result<()> {
         // Not offered by `--method` (clap refuses it first); a plan file may name it.
         (Some(MethodKind::Naive), _) => bail!("--method: expected hc or hg"),
     };
-    let budgets = match budgets {
-        Some(list) => list,
-        None => allocate(&total, h.depth(), allocation),
+    let budgets: Vec<Loss> = match budgets {
+        Some(list) => list.into_iter().map(Loss::Pure).collect(),
+        None => allocate(&total.amount(), h.depth(), allocation)
+            .iter()
+            .map(|b| Loss::of(definition, b))
+            .collect(),
     };
     let max_size = match estimate_max_size {
-        Some(epsilon) => MaxSize::Estimate { epsilon },
+        Some(amount) => MaxSize::Estimate {
+            budget: Loss::of(definition, &amount),
+        },
         None => MaxSize::Fixed(max_size),
     };
     // The plan model checks every rule; the CLI only says which flag broke it.
@@ -220,15 +238,18 @@ pub fn run(args: PlanArgs) -> Result<()> {
     };
     let samples = plan.noise_samples(h, |id| dataset.groups(id), k_for_cost);
     let total_samples = samples.iter().fold(0u64, |a, &s| a.saturating_add(s));
-    let plan_total = plan.total_epsilon().expect("levels");
-    eprintln!("\nlevel          nodes        ε    share  method           noise samples");
+    let plan_total = plan.total().expect("levels");
+    eprintln!(
+        "\nlevel          nodes        {}    share  method           noise samples",
+        plan.definition().symbol()
+    );
     for ((l, level), s) in plan.levels().iter().zip(h.levels()).zip(samples) {
-        let share = l.epsilon().to_f64() / plan_total.to_f64() * 100.0;
+        let share = l.budget().to_f64() / plan_total.to_f64() * 100.0;
         eprintln!(
             "{:<12} {:>7} {:>8} {:>7.1}%  {:<14} {:>15}",
             l.name(),
             h.level_len(level),
-            l.epsilon().short(Rounding::Nearest),
+            l.budget().amount().short(Rounding::Nearest),
             share,
             l.method().label(),
             format!(
@@ -257,9 +278,16 @@ pub fn run(args: PlanArgs) -> Result<()> {
             eprintln!("  {:<12} {}", l.name(), why.reason);
         }
     }
+    let total_text = match &plan_total {
+        Loss::Pure(e) => format!("total ε = {}", with_exact(e)),
+        Loss::Zcdp(r) => format!(
+            "total ρ = {} (zCDP; as (ε, δ)-DP: ε = {:.2} at δ = 10⁻¹⁰)",
+            with_exact(&r.as_unit()),
+            plan_total.epsilon_at(coco::privacy::DEFAULT_DELTA)
+        ),
+    };
     eprintln!(
-        "total ε = {}{}",
-        with_exact(&plan_total),
+        "{total_text}{}",
         match &out {
             Some(path) => format!("; plan written to {}", super::shown(path.display())),
             None => String::new(),
@@ -276,7 +304,11 @@ struct Chosen {
     method: Option<MethodKind>,
     tail: Option<(coco::histogram::Size, TailLength)>,
     max_size: u32,
-    estimate_max_size: Option<Epsilon>,
+    estimate_max_size: Option<Ratio>,
+    /// `--rho`: a total like `--total`, so not an option that makes a plan other than
+    /// coco's default; kept for the record.
+    #[allow(dead_code)]
+    rho: Option<Rho>,
 }
 
 /// The options that make a plan other than coco's default, as flags (none for the

@@ -103,7 +103,7 @@ fn choose_plan(dataset: &Dataset, config: Option<&PathBuf>) -> Result<Chosen> {
             let d = coco::release::plan::defaults::public_default(
                 &dataset.hierarchy,
                 |id| dataset.groups(id),
-                &one,
+                &coco::privacy::Loss::Pure(one),
                 MaxSize::Fixed(coco::release::plan::defaults::DEFAULT_MAX_SIZE),
             )?;
             Ok(Chosen {
@@ -218,8 +218,9 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
         ..
     } = args;
     let plan = chosen.plan;
-    let total = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon()))
-        .expect("validated plans have levels");
+    let total = coco::privacy::Loss::sum(plan.levels().iter().map(|l| l.budget()))
+        .expect("validated plans have levels")
+        .amount();
     let shares: Vec<Share> =
         shares.unwrap_or_else(|| tradeoff::default_shares(dataset.hierarchy.depth()));
     let depth = dataset.hierarchy.depth();

@@ -229,7 +229,11 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         Err(e) => return Err(e.into()),
     };
     let manifest = &approved.manifest;
-    let epsilon = approved.draw.epsilon();
+    let epsilon = approved
+        .draw
+        .guarantee()
+        .as_pure()
+        .ok_or_else(|| anyhow::anyhow!("a zCDP draw reached the ε ledger's report"))?;
     let spent_after = match &spent_before.epsilon {
         Some(s) => s.add(epsilon),
         None => epsilon.clone(),

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use coco::histogram::Size;
 use coco::inspect::{Summary, thousands};
 use coco::preview::{PreviewReport, Stat, fmt_num};
-use coco::privacy::{Epsilon, Rounding};
+use coco::privacy::Rounding;
 use coco::tradeoff::{Frontier, PreviewData};
 
 /// Rows of cells as aligned columns separated by two spaces, each as wide as its
@@ -50,7 +50,7 @@ fn stat(s: &Stat) -> String {
 }
 
 /// Budgets held exactly, root first, as short decimals (`--json` keeps them exact).
-fn short_budgets(budgets: &[Epsilon]) -> String {
+fn short_budgets<U: coco::privacy::Unit>(budgets: &[coco::privacy::Budget<U>]) -> String {
     budgets
         .iter()
         .map(short_epsilon)
@@ -127,7 +127,7 @@ pub fn preview(report: &PreviewReport, data: &PreviewData) -> String {
         let mut row = vec![
             l.level.clone(),
             l.nodes.to_string(),
-            short_epsilon(&l.epsilon),
+            short_epsilon(&l.budget.amount()),
             l.method.clone(),
             stat(&l.independent),
         ];
@@ -454,6 +454,6 @@ mod tests {
 }
 
 /// An ε as a short decimal for reading (`≈` when rounded); `--json` keeps the exact text.
-fn short_epsilon(e: &Epsilon) -> String {
+fn short_epsilon<U: coco::privacy::Unit>(e: &coco::privacy::Budget<U>) -> String {
     e.short(Rounding::Nearest)
 }

@@ -29,11 +29,11 @@ use super::{
     isotonic, noise_variance,
 };
 use crate::histogram::{Count, CountOfCounts, HistRef, Size};
-use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
-use crate::privacy::Epsilon;
+use crate::noise::{Noise, NoiseError, NoiseStream, Sensitivity};
+use crate::privacy::Loss;
 
 /// The sensitivity of the top-coded cumulative histogram (Lemma 4.2).
-pub const SENSITIVITY: u32 = 1;
+pub const SENSITIVITY: Sensitivity = Sensitivity::ONE;
 
 /// The top-coded `Hc[0..=K]`: the vector [`measure`] adds noise to. Confidential.
 pub fn true_vector<'a>(truth: impl Into<HistRef<'a>>, k: Size) -> Vec<i64> {
@@ -61,11 +61,11 @@ pub(super) fn head_vector(truth: HistRef<'_>, k: Size, len: usize) -> Vec<i64> {
 pub fn measure<'a>(
     truth: impl Into<HistRef<'a>>,
     k: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
 ) -> Result<Vec<i64>, NoiseError> {
     let truth = truth.into();
-    let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
+    let noise = Noise::for_loss(loss, SENSITIVITY)?;
     let mut cells = true_vector(truth, k);
     add_noise(&mut cells, &noise, rng);
     Ok(cells)
@@ -75,19 +75,19 @@ pub fn measure<'a>(
 /// groups; `K = noisy.len() − 1`. Post-processing only.
 ///
 /// An empty `noisy` (which [`measure`] never returns) puts all groups at size 0.
-pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon, fit: IsotonicFit) -> NodeEstimate {
-    estimate_keeping(noisy, groups, epsilon, fit, true)
+pub fn estimate(noisy: &[i64], groups: Count, loss: &Loss, fit: IsotonicFit) -> NodeEstimate {
+    estimate_keeping(noisy, groups, loss, fit, true)
 }
 
 /// [`estimate`], keeping the noisy cells in the fit only if `keep_raw`.
 pub(super) fn estimate_keeping(
     noisy: &[i64],
     groups: Count,
-    epsilon: &Epsilon,
+    loss: &Loss,
     fit: IsotonicFit,
     keep_raw: bool,
 ) -> NodeEstimate {
-    let var = noise_variance(SENSITIVITY, epsilon);
+    let var = noise_variance(SENSITIVITY, loss);
     if noisy.is_empty() {
         return all_at_size_zero(groups, 2.0 * var);
     }
@@ -143,8 +143,8 @@ pub(super) fn groups_of_fit(
 mod tests {
     use super::*;
 
-    fn eps(s: &str) -> Epsilon {
-        Epsilon::parse(s).unwrap()
+    fn eps(s: &str) -> Loss {
+        Loss::Pure(crate::privacy::Epsilon::parse(s).unwrap())
     }
 
     #[test]
@@ -170,7 +170,7 @@ mod tests {
         // K = 4, G = 5, noisy Hc = [1, 3, 2, 4, 9]. L1: cells 0..3 have the optimal fits
         // [1, 2, 2, 4] and [1, 3, 3, 4] (cost 1 each); the centered fit is their
         // midpoint [1, 2.5, 2.5, 4], which rounds (halves up) to [1, 3, 3, 4]; last = 5.
-        let var = noise_variance(1, &eps("1"));
+        let var = noise_variance(Sensitivity::ONE, &eps("1"));
         let est = estimate(&[1, 3, 2, 4, 9], 5, &eps("1"), IsotonicFit::L1);
         assert_eq!(est.histogram, CountOfCounts::from_dense(&[1, 2, 0, 1, 1]));
         assert_eq!(

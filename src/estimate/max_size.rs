@@ -21,11 +21,11 @@
 
 use super::noise_variance;
 use crate::histogram::{HistRef, Size};
-use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
-use crate::privacy::Epsilon;
+use crate::noise::{Noise, NoiseError, NoiseStream, Sensitivity};
+use crate::privacy::Loss;
 
 /// The sensitivity of the largest group size.
-pub const SENSITIVITY: u32 = 1;
+pub const SENSITIVITY: Sensitivity = Sensitivity::ONE;
 /// The smallest `K` returned.
 pub const MIN_K: Size = 1;
 /// The largest `K` returned: a dense `Hc` of this length already takes 800 MB.
@@ -36,7 +36,7 @@ pub const MARGIN_SDS: f64 = 5.0;
 /// The noisy largest group size, with the budget it cost.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MaxSizeMeasurement {
-    pub epsilon: Epsilon,
+    pub budget: Loss,
     /// `X + noise`.
     pub noisy: i64,
 }
@@ -44,7 +44,7 @@ pub struct MaxSizeMeasurement {
 impl MaxSizeMeasurement {
     /// The public bound `K` derived from this measurement (post-processing).
     pub fn k(&self) -> Size {
-        estimate(self.noisy, &self.epsilon)
+        estimate(self.noisy, &self.budget)
     }
 }
 
@@ -54,23 +54,25 @@ pub fn true_value<'a>(root: impl Into<HistRef<'a>>) -> i64 {
     root.max_size().map_or(0, i64::from)
 }
 
-/// `X` plus discrete Laplace noise with scale `1/ε`.
+/// `X` plus noise for sensitivity 1: discrete Laplace of scale `1/ε`, or discrete
+/// Gaussian of `σ² = 1/(2ρ)` (`Δ₁ = Δ₂ = 1`: one entity moves the largest size by at
+/// most one).
 pub fn measure<'a>(
     root: impl Into<HistRef<'a>>,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
 ) -> Result<MaxSizeMeasurement, NoiseError> {
     let root = root.into();
-    let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
+    let noise = Noise::for_loss(loss, SENSITIVITY)?;
     Ok(MaxSizeMeasurement {
-        epsilon: epsilon.clone(),
+        budget: loss.clone(),
         noisy: true_value(root).saturating_add(noise.sample(rng)),
     })
 }
 
 /// `K` from the noisy maximum: add `⌈5σ⌉` and clamp to `[1, 10^8]`.
-pub fn estimate(noisy: i64, epsilon: &Epsilon) -> Size {
-    let margin = (MARGIN_SDS * noise_variance(SENSITIVITY, epsilon).sqrt()).ceil();
+pub fn estimate(noisy: i64, loss: &Loss) -> Size {
+    let margin = (MARGIN_SDS * noise_variance(SENSITIVITY, loss).sqrt()).ceil();
     // Saturating float-to-int conversion: huge margins clamp to MAX_K below.
     let margin = margin as i64;
     noisy
@@ -81,11 +83,11 @@ pub fn estimate(noisy: i64, epsilon: &Epsilon) -> Size {
 /// Measures `X` and derives `K` in one call.
 pub fn estimate_max_size<'a>(
     root: impl Into<HistRef<'a>>,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
 ) -> Result<(MaxSizeMeasurement, Size), NoiseError> {
     let root = root.into();
-    let m = measure(root, epsilon, rng)?;
+    let m = measure(root, loss, rng)?;
     let k = m.k();
     Ok((m, k))
 }
@@ -96,8 +98,8 @@ mod tests {
     use crate::histogram::CountOfCounts;
     use crate::noise::{NoiseSource, Purpose};
 
-    fn eps(s: &str) -> Epsilon {
-        Epsilon::parse(s).unwrap()
+    fn eps(s: &str) -> Loss {
+        Loss::Pure(crate::privacy::Epsilon::parse(s).unwrap())
     }
 
     #[test]
@@ -127,7 +129,7 @@ mod tests {
             let mut rng = source.stream(Purpose::Test.index(i));
             let (m, k) = estimate_max_size(&root, &eps("1"), &mut rng).unwrap();
             assert_eq!(k, m.k());
-            assert_eq!(m.epsilon, eps("1"));
+            assert_eq!(m.budget, eps("1"));
             // Noise beyond 30 at ε = 1 has probability below e^−30.
             assert!((m.noisy - 4000).abs() < 30);
             hits += usize::from(k >= 4000);

@@ -37,8 +37,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::NodeId;
 use crate::histogram::{Count, CountOfCounts, HistRef, Size};
-use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
-use crate::privacy::Epsilon;
+use crate::noise::{Noise, NoiseError, NoiseStream, Sensitivity};
+use crate::privacy::Loss;
 
 /// How a node's histogram is measured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -112,9 +112,17 @@ impl Method {
 
     /// The L1 sensitivity of the measured vector (Lemma 3, Lemma 4.2, Hay et al.).
     pub fn sensitivity(self) -> u32 {
+        self.sensitivity_norms().l1
+    }
+
+    /// The measured vector's sensitivity in L1 and L2 (each estimator's module proves
+    /// its own).
+    pub fn sensitivity_norms(self) -> Sensitivity {
         match self {
-            Method::Hc | Method::Hg | Method::HcTail(_) => 1,
-            Method::Naive => 2,
+            Method::Hc => cumulative::SENSITIVITY,
+            Method::Hg => unattributed::SENSITIVITY,
+            Method::HcTail(_) => tail::SENSITIVITY,
+            Method::Naive => naive::SENSITIVITY,
         }
     }
 
@@ -204,7 +212,7 @@ impl Noisy {
 pub struct NodeMeasurement {
     node: NodeId,
     method: Method,
-    epsilon: Epsilon,
+    loss: Loss,
     /// `G`, public.
     groups: Count,
     /// `K`, public.
@@ -220,7 +228,7 @@ impl NodeMeasurement {
     pub fn assumed(
         node: NodeId,
         method: Method,
-        epsilon: Epsilon,
+        loss: Loss,
         groups: Count,
         max_size: Size,
         noisy: Noisy,
@@ -228,7 +236,7 @@ impl NodeMeasurement {
         NodeMeasurement {
             node,
             method,
-            epsilon,
+            loss,
             groups,
             max_size,
             noisy,
@@ -243,8 +251,8 @@ impl NodeMeasurement {
         self.method
     }
 
-    pub fn epsilon(&self) -> &Epsilon {
-        &self.epsilon
+    pub fn loss(&self) -> &Loss {
+        &self.loss
     }
 
     /// `G`, public.
@@ -423,15 +431,15 @@ pub fn measure<'a>(
     node: NodeId,
     groups: Count,
     max_size: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
 ) -> Result<NodeMeasurement, NoiseError> {
     let truth = truth.into();
-    let noisy = measure_noisy(method, truth, groups, max_size, epsilon, rng)?;
+    let noisy = measure_noisy(method, truth, groups, max_size, loss, rng)?;
     Ok(NodeMeasurement {
         node,
         method,
-        epsilon: epsilon.clone(),
+        loss: loss.clone(),
         groups,
         max_size,
         noisy,
@@ -440,9 +448,7 @@ pub fn measure<'a>(
 
 /// Post-processes one measurement into an estimate. Reads no confidential data.
 pub fn estimate(m: &NodeMeasurement, options: &EstimateOptions) -> NodeEstimate {
-    estimate_noisy(
-        m.method, &m.noisy, m.groups, m.max_size, &m.epsilon, options,
-    )
+    estimate_noisy(m.method, &m.noisy, m.groups, m.max_size, &m.loss, options)
 }
 
 /// Measures and post-processes one node in one call (previews, tests, benchmarks).
@@ -451,14 +457,14 @@ pub fn estimate_node<'a>(
     truth: impl Into<HistRef<'a>>,
     groups: Count,
     max_size: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
     options: &EstimateOptions,
 ) -> Result<NodeEstimate, NoiseError> {
     let truth = truth.into();
-    let noisy = measure_noisy(method, truth, groups, max_size, epsilon, rng)?;
+    let noisy = measure_noisy(method, truth, groups, max_size, loss, rng)?;
     Ok(estimate_noisy(
-        method, &noisy, groups, max_size, epsilon, options,
+        method, &noisy, groups, max_size, loss, options,
     ))
 }
 
@@ -467,18 +473,18 @@ fn measure_noisy<'a>(
     truth: impl Into<HistRef<'a>>,
     groups: Count,
     max_size: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
 ) -> Result<Noisy, NoiseError> {
     let truth = truth.into();
     Ok(match method {
-        Method::Hc => Noisy::Cumulative(cumulative::measure(truth, max_size, epsilon, rng)?),
-        Method::Hg => Noisy::Unattributed(unattributed::measure(
-            truth, groups, max_size, epsilon, rng,
-        )?),
-        Method::Naive => Noisy::Naive(naive::measure(truth, max_size, epsilon, rng)?),
+        Method::Hc => Noisy::Cumulative(cumulative::measure(truth, max_size, loss, rng)?),
+        Method::Hg => {
+            Noisy::Unattributed(unattributed::measure(truth, groups, max_size, loss, rng)?)
+        }
+        Method::Naive => Noisy::Naive(naive::measure(truth, max_size, loss, rng)?),
         Method::HcTail(t) => {
-            let m = tail::measure(truth, groups, max_size, &t, epsilon, rng)?;
+            let m = tail::measure(truth, groups, max_size, &t, loss, rng)?;
             match m.kind {
                 tail::Rest::Top(_) => Noisy::CumulativeTail {
                     head: m.head,
@@ -500,26 +506,22 @@ fn estimate_noisy(
     noisy: &Noisy,
     groups: Count,
     max_size: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     options: &EstimateOptions,
 ) -> NodeEstimate {
     match noisy {
-        Noisy::Cumulative(v) => cumulative::estimate_keeping(
-            v,
-            groups,
-            epsilon,
-            options.cumulative_fit,
-            options.keep_raw,
-        ),
+        Noisy::Cumulative(v) => {
+            cumulative::estimate_keeping(v, groups, loss, options.cumulative_fit, options.keep_raw)
+        }
         Noisy::Unattributed(v) => unattributed::estimate_keeping(
             v,
             groups,
             max_size,
-            epsilon,
+            loss,
             options.unattributed_fit,
             options.keep_raw,
         ),
-        Noisy::Naive(v) => naive::estimate(v, groups, epsilon),
+        Noisy::Naive(v) => naive::estimate(v, groups, loss),
         Noisy::CumulativeTail { head, top } => {
             // The tail parameters travel with the method; a hand-made measurement
             // without them reads as a tail above K (only the head; the estimate reads
@@ -528,7 +530,7 @@ fn estimate_noisy(
                 above: max_size,
                 groups: TailLength::Fixed(TailGroups::MIN),
             });
-            tail::estimate(head, top, groups, max_size, &t, epsilon, options)
+            tail::estimate(head, top, groups, max_size, &t, loss, options)
         }
     }
 }
@@ -560,26 +562,21 @@ pub fn true_vector<'a>(
     }
 }
 
-/// The variance of the noise on one measured cell with sensitivity `Δ`.
+/// The variance of the noise on one measured cell of a vector with this sensitivity at
+/// this loss ([`crate::noise::mechanism::variance_of`]).
 ///
 /// # Formula
-/// The two-sided geometric with `p = exp(−ε/Δ)` has variance `2p/(1 − p)²`
-/// ([`DiscreteLaplace::variance`]); Kuo et al. §5.1 approximate it by the variance
-/// `2Δ²/ε²` of the continuous Laplace, which is larger.
-pub fn noise_variance(sensitivity: u32, epsilon: &Epsilon) -> f64 {
-    match DiscreteLaplace::new(sensitivity, epsilon) {
-        Ok(d) => d.variance(),
-        // ε outside the sampler's range (a hand-made measurement): the same formula.
-        Err(_) => {
-            let rate = epsilon.to_f64() / f64::from(sensitivity.max(1));
-            let one_minus_p = -(-rate).exp_m1();
-            2.0 * (1.0 - one_minus_p) / (one_minus_p * one_minus_p)
-        }
-    }
+/// For a pure ε, the two-sided geometric with `p = exp(−ε/Δ₁)` has variance
+/// `2p/(1 − p)²` ([`crate::noise::DiscreteLaplace::variance`]); Kuo et al. §5.1
+/// approximate it by the variance `2Δ²/ε²` of the continuous Laplace, which is larger.
+/// For a ρ, the discrete Gaussian of `σ² = Δ₂²/(2ρ)` has variance `Σ z²·P(z)`, which is
+/// `σ²` to within `10⁻⁹` from `σ ≈ 1.5` on ([`crate::noise::DiscreteGaussian::variance`]).
+pub fn noise_variance(sensitivity: Sensitivity, loss: &Loss) -> f64 {
+    crate::noise::mechanism::variance_of(loss, sensitivity)
 }
 
 /// Adds independent noise to each value of a true vector.
-fn add_noise(values: &mut [i64], noise: &DiscreteLaplace, rng: &mut NoiseStream) {
+fn add_noise(values: &mut [i64], noise: &Noise, rng: &mut NoiseStream) {
     for v in values {
         // Saturation only matters beyond 2^63, unreachable for counts and noise scales
         // coco accepts; clamping a noisy value is post-processing anyway.
@@ -615,19 +612,34 @@ fn all_at_size_zero(groups: Count, variance: f64) -> NodeEstimate {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::noise::DiscreteLaplace;
+    use crate::privacy::{Epsilon, Rho};
 
     #[test]
     fn noise_variance_is_the_two_sided_geometric_variance() {
         // ε = 1, Δ = 1: p = e^−1, 2p/(1 − p)² = 1.8413471884155848 (Python, float64).
-        let one = Epsilon::parse("1").unwrap();
-        assert!((noise_variance(1, &one) - 1.841_347_188_415_584_8).abs() < 1e-12);
+        let one = Loss::Pure(Epsilon::parse("1").unwrap());
+        let (s1, s2) = (Sensitivity::ONE, Sensitivity::TWO_CELLS);
+        assert!((noise_variance(s1, &one) - 1.841_347_188_415_584_8).abs() < 1e-12);
         // Δ = 2 is scale 2/ε: p = e^−1/2, 2p/(1 − p)² = 7.8333...
         let p = (-0.5f64).exp();
-        assert!((noise_variance(2, &one) - 2.0 * p / (1.0 - p).powi(2)).abs() < 1e-12);
+        assert!((noise_variance(s2, &one) - 2.0 * p / (1.0 - p).powi(2)).abs() < 1e-12);
         // Below the sampler's range the same formula still answers: ≈ 2/ε² − 1/6.
-        let tiny = Epsilon::parse("1e-15").unwrap();
-        assert!(DiscreteLaplace::new(1, &tiny).is_err());
-        let v = noise_variance(1, &tiny);
+        let tiny_e = Epsilon::parse("1e-15").unwrap();
+        assert!(DiscreteLaplace::new(1, &tiny_e).is_err());
+        let tiny = Loss::Pure(tiny_e);
+        let v = noise_variance(s1, &tiny);
         assert!((v / 2e30 - 1.0).abs() < 1e-6, "{v}");
+    }
+
+    #[test]
+    fn a_rho_gives_the_discrete_gaussians_variance_of_its_l2_sensitivity() {
+        // ρ = 1/8: σ² = Δ₂²/(2ρ) = 4 for one cell, 8 for naive's two.
+        let rho = Loss::Zcdp(Rho::parse("1/8").unwrap());
+        assert!((noise_variance(Sensitivity::ONE, &rho) - 4.0).abs() < 1e-6);
+        assert!((noise_variance(Sensitivity::TWO_CELLS, &rho) - 8.0).abs() < 1e-6);
+        // Out of the sampler's range (σ² > 10¹⁸): the formula.
+        let tiny = Loss::Zcdp(Rho::parse("1e-18").unwrap());
+        assert!((noise_variance(Sensitivity::ONE, &tiny) / 5e17 - 1.0).abs() < 1e-9);
     }
 }

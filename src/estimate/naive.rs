@@ -35,11 +35,11 @@
 
 use super::{GroupRun, NodeEstimate, add_noise, all_at_size_zero, count_to_i64, noise_variance};
 use crate::histogram::{Count, CountOfCounts, HistRef, Size};
-use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
-use crate::privacy::Epsilon;
+use crate::noise::{Noise, NoiseError, NoiseStream, Sensitivity};
+use crate::privacy::Loss;
 
 /// The sensitivity of the top-coded histogram (Lemma 3).
-pub const SENSITIVITY: u32 = 2;
+pub const SENSITIVITY: Sensitivity = Sensitivity::TWO_CELLS;
 
 /// The top-coded `H'[0..=K]`: the vector [`measure`] adds noise to. Confidential.
 pub fn true_vector<'a>(truth: impl Into<HistRef<'a>>, k: Size) -> Vec<i64> {
@@ -56,11 +56,11 @@ pub fn true_vector<'a>(truth: impl Into<HistRef<'a>>, k: Size) -> Vec<i64> {
 pub fn measure<'a>(
     truth: impl Into<HistRef<'a>>,
     k: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
 ) -> Result<Vec<i64>, NoiseError> {
     let truth = truth.into();
-    let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
+    let noise = Noise::for_loss(loss, SENSITIVITY)?;
     let mut cells = true_vector(truth, k);
     add_noise(&mut cells, &noise, rng);
     Ok(cells)
@@ -70,8 +70,8 @@ pub fn measure<'a>(
 /// groups; `K = noisy.len() − 1`. Post-processing only.
 ///
 /// An empty `noisy` (which [`measure`] never returns) puts all groups at size 0.
-pub fn estimate(noisy: &[i64], groups: Count, epsilon: &Epsilon) -> NodeEstimate {
-    let var = noise_variance(SENSITIVITY, epsilon);
+pub fn estimate(noisy: &[i64], groups: Count, loss: &Loss) -> NodeEstimate {
+    let var = noise_variance(SENSITIVITY, loss);
     if noisy.is_empty() || groups == 0 {
         return all_at_size_zero(groups, var);
     }
@@ -144,8 +144,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn eps(s: &str) -> Epsilon {
-        Epsilon::parse(s).unwrap()
+    fn eps(s: &str) -> Loss {
+        Loss::Pure(crate::privacy::Epsilon::parse(s).unwrap())
     }
 
     #[test]
@@ -172,7 +172,7 @@ mod tests {
 
     #[test]
     fn estimate_runs_and_variances() {
-        let var = noise_variance(2, &eps("1"));
+        let var = noise_variance(Sensitivity::TWO_CELLS, &eps("1"));
         let est = estimate(&[3, -1, 4], 5, &eps("1"));
         assert_eq!(est.histogram, CountOfCounts::from_dense(&[2, 0, 3]));
         assert_eq!(

@@ -94,11 +94,11 @@ use super::{
     noise_variance, unattributed,
 };
 use crate::histogram::{Count, CountOfCounts, HistRef, Size};
-use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
-use crate::privacy::Epsilon;
+use crate::noise::{Noise, NoiseError, NoiseStream, Sensitivity};
+use crate::privacy::Loss;
 
 /// The sensitivity of the head and tail together (see the module documentation).
-pub const SENSITIVITY: u32 = 1;
+pub const SENSITIVITY: Sensitivity = Sensitivity::ONE;
 
 /// A fitted tail block counts as groups above `L` only if it lies this many of its
 /// standard deviations above `L`; otherwise it is taken as noise on groups at or below
@@ -323,23 +323,18 @@ pub enum Rest {
     Cumulative,
 }
 
-/// The smallest `t ≥ 1` with `P[e ≥ t] ≤ 10⁻⁶` for the head's noise `e` at `ε`, so that
-/// an `auto` tail of `N̂ + t` positions runs out (saturates) with probability at most
-/// `10⁻⁶` (see [`auto_rest`]).
+/// The smallest `t ≥ 1` with `P[e ≥ t] ≤ 10⁻⁶` for the head's noise `e` at this loss,
+/// so that an `auto` tail of `N̂ + t` positions runs out (saturates) with probability at
+/// most `10⁻⁶` (see [`auto_rest`]).
 ///
 /// # Formula
-/// The two-sided geometric with `p = e^{−ε}` has `P[e ≥ t] = p^t/(1 + p)` for `t ≥ 1`,
-/// so `t = ⌈ln(1/(10⁻⁶ (1 + p)))/ε⌉`.
-pub fn auto_margin(epsilon: &Epsilon) -> u64 {
+/// For a pure ε, the two-sided geometric with `p = e^{−ε}` has `P[e ≥ t] = p^t/(1 + p)`
+/// for `t ≥ 1`, so `t = ⌈ln(1/(10⁻⁶ (1 + p)))/ε⌉`; for a ρ, the discrete Gaussian of
+/// `σ² = 1/(2ρ)` has `P[e ≥ t] ≤ exp(−t²/(2σ²))`, so `t = ⌈σ·√(2 ln 10⁶)⌉`
+/// ([`crate::noise::mechanism::upper_tail_margin`]).
+pub fn auto_margin(loss: &Loss) -> u64 {
     const SATURATION: f64 = 1e-6;
-    let e = epsilon.to_f64();
-    let p = (-e).exp();
-    let t = ((1.0 / (SATURATION * (1.0 + p))).ln() / e).ceil();
-    if t.is_finite() && t >= 1.0 {
-        t.min(u64::MAX as f64 / 2.0) as u64
-    } else {
-        1
-    }
+    crate::noise::mechanism::upper_tail_margin(loss, SENSITIVITY, SATURATION)
 }
 
 /// What an `auto` tail measures after its noisy head (`head`, `L` cells) for a region
@@ -367,13 +362,13 @@ pub fn auto_margin(epsilon: &Epsilon) -> u64 {
 /// is ε-differentially private, exactly as the head and a fixed tail together. The
 /// choice `c(h)` reads only the noisy head and public `G`, `L`, `K`, ε (post-processing).
 /// `tests/audit/main.rs` audits it, and catches a tail sized from the true head.
-pub fn auto_rest(head: &[i64], groups: Count, above: Size, k: Size, epsilon: &Epsilon) -> Rest {
+pub fn auto_rest(head: &[i64], groups: Count, above: Size, k: Size, loss: &Loss) -> Rest {
     let g = i128::from(groups);
     let estimated = match head.last() {
         Some(&last) if above > 0 => g - i128::from(last),
         _ => g,
     };
-    let margin = i128::from(auto_margin(epsilon));
+    let margin = i128::from(auto_margin(loss));
     let n = (estimated.saturating_add(margin)).clamp(1, g.max(1)).min(g) as u64;
     let rest_cells = u64::from(k) + 1 - u64::from(above.min(k));
     if n >= rest_cells {
@@ -464,16 +459,16 @@ pub fn measure<'a>(
     groups: Count,
     k: Size,
     tail: &Tail,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
 ) -> Result<NoisyTail, NoiseError> {
     let truth = truth.into();
-    let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
+    let noise = Noise::for_loss(loss, SENSITIVITY)?;
     let mut head = true_head(truth, k, tail);
     add_noise(&mut head, &noise, rng);
     let kind = match tail.groups {
         TailLength::Fixed(m) => Rest::Top(groups.min(Count::from(m)) as usize),
-        TailLength::Auto => auto_rest(&head, groups, tail.above.min(k), k, epsilon),
+        TailLength::Auto => auto_rest(&head, groups, tail.above.min(k), k, loss),
     };
     let mut rest = true_rest(truth, groups, k, tail, kind);
     add_noise(&mut rest, &noise, rng);
@@ -487,10 +482,10 @@ pub fn estimate(
     groups: Count,
     k: Size,
     tail: &Tail,
-    epsilon: &Epsilon,
+    loss: &Loss,
     options: &super::EstimateOptions,
 ) -> NodeEstimate {
-    let var = noise_variance(SENSITIVITY, epsilon);
+    let var = noise_variance(SENSITIVITY, loss);
     let above = tail.above.min(k);
     let g = count_to_i64(groups);
     // The tail: sizes within [L, K], rounded.
@@ -564,8 +559,8 @@ mod tests {
     use super::*;
     use crate::estimate::{EstimateOptions, IsotonicFit};
 
-    fn eps(s: &str) -> Epsilon {
-        Epsilon::parse(s).unwrap()
+    fn eps(s: &str) -> Loss {
+        Loss::Pure(crate::privacy::Epsilon::parse(s).unwrap())
     }
 
     fn m(groups: u32) -> TailLength {

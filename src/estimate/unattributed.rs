@@ -28,11 +28,11 @@
 
 use super::{GroupRun, IsotonicFit, NodeEstimate, NodeFit, StepRun, isotonic, noise_variance};
 use crate::histogram::{Count, CountOfCounts, HistRef, Size};
-use crate::noise::{DiscreteLaplace, NoiseError, NoiseStream};
-use crate::privacy::Epsilon;
+use crate::noise::{Noise, NoiseError, NoiseStream, Sensitivity};
+use crate::privacy::Loss;
 
 /// The sensitivity of the sorted group sizes (Hay et al. Proposition 3).
-pub const SENSITIVITY: u32 = 1;
+pub const SENSITIVITY: Sensitivity = Sensitivity::ONE;
 
 /// The `G` sorted group sizes, top-coded to `K`: the vector [`measure`] adds noise to.
 /// Confidential. It is the expansion of [`true_runs`].
@@ -81,11 +81,11 @@ pub fn measure<'a>(
     truth: impl Into<HistRef<'a>>,
     groups: Count,
     k: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     rng: &mut NoiseStream,
 ) -> Result<Vec<i32>, NoiseError> {
     let truth = truth.into();
-    let noise = DiscreteLaplace::new(SENSITIVITY, epsilon)?;
+    let noise = Noise::for_loss(loss, SENSITIVITY)?;
     let mut noisy = Vec::with_capacity(groups as usize);
     for (size, count) in true_runs(truth, groups, k) {
         let size = i64::from(size);
@@ -105,10 +105,10 @@ pub fn estimate(
     noisy: &[i32],
     groups: Count,
     k: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     fit: IsotonicFit,
 ) -> NodeEstimate {
-    estimate_keeping(noisy, groups, k, epsilon, fit, true)
+    estimate_keeping(noisy, groups, k, loss, fit, true)
 }
 
 /// [`estimate`], keeping the noisy sizes in the fit only if `keep_raw`.
@@ -116,12 +116,12 @@ pub(super) fn estimate_keeping(
     noisy: &[i32],
     groups: Count,
     k: Size,
-    epsilon: &Epsilon,
+    loss: &Loss,
     fit: IsotonicFit,
     keep_raw: bool,
 ) -> NodeEstimate {
     debug_assert_eq!(noisy.len() as Count, groups, "one noisy value per group");
-    let var = noise_variance(SENSITIVITY, epsilon);
+    let var = noise_variance(SENSITIVITY, loss);
     let blocks = isotonic::fit(fit, noisy, 0, i64::from(k));
     let runs: Vec<GroupRun> = blocks
         .iter()
@@ -182,8 +182,8 @@ pub(super) fn estimate_keeping(
 mod tests {
     use super::*;
 
-    fn eps(s: &str) -> Epsilon {
-        Epsilon::parse(s).unwrap()
+    fn eps(s: &str) -> Loss {
+        Loss::Pure(crate::privacy::Epsilon::parse(s).unwrap())
     }
 
     #[test]
@@ -212,7 +212,7 @@ mod tests {
     fn worked_example() {
         // Noisy sorted sizes [2, 0, 1, 5, 3, 4, 30] with K = 10. L2 PAV: [2, 0, 1] pool
         // to 1, [5, 3, 4] to 4, 30 clips to 10.
-        let var = noise_variance(1, &eps("1"));
+        let var = noise_variance(Sensitivity::ONE, &eps("1"));
         let est = estimate(&[2, 0, 1, 5, 3, 4, 30], 7, 10, &eps("1"), IsotonicFit::L2);
         assert_eq!(
             est.histogram,
@@ -259,7 +259,7 @@ mod tests {
     #[test]
     fn blocks_rounding_to_one_size_keep_their_variances() {
         // L2 blocks 1.5 (two values) and 2 (one value) both round to 2.
-        let var = noise_variance(1, &eps("1"));
+        let var = noise_variance(Sensitivity::ONE, &eps("1"));
         let est = estimate(&[2, 1, 2], 3, 5, &eps("1"), IsotonicFit::L2);
         assert_eq!(est.histogram, CountOfCounts::from_pairs([(2, 3)]).unwrap());
         assert_eq!(est.runs.len(), 2);

@@ -21,10 +21,12 @@ pub mod discrete_laplace;
 pub mod exact_exp;
 pub mod gaussian_acceptance;
 pub mod inversion;
+pub mod mechanism;
 pub mod streams;
 
 pub use discrete_gaussian::{DiscreteGaussian, Sigma2};
 pub use discrete_laplace::{DiscreteLaplace, NoiseError};
+pub use mechanism::{MechanismKind, Noise, Sensitivity};
 pub use streams::{Purpose, StreamId, Subkey};
 
 use rand::rngs::{ChaCha20Rng, SysRng};

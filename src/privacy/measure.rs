@@ -30,7 +30,7 @@ use std::fmt;
 use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};
 
-use super::budget::{Budget, Unit};
+use super::budget::{Budget, BudgetError, Ratio, Unit};
 
 /// An ε of pure differential privacy.
 pub type Epsilon = Budget<Pure>;
@@ -150,6 +150,65 @@ impl Loss {
         }
     }
 
+    /// A budget of `definition` with the value of `amount` (the plan's arithmetic: a
+    /// total times a share is a budget of the total's measure).
+    pub fn of<V: Unit>(definition: Definition, amount: &Budget<V>) -> Loss {
+        match definition {
+            Definition::Pure => Loss::Pure(amount.as_unit()),
+            Definition::Zcdp => Loss::Zcdp(amount.as_unit()),
+        }
+    }
+
+    /// Parses a budget of `definition` (`"1/2"`, `0.25`).
+    pub fn parse(definition: Definition, text: &str) -> Result<Loss, BudgetError> {
+        Ok(match definition {
+            Definition::Pure => Loss::Pure(Epsilon::parse(text)?),
+            Definition::Zcdp => Loss::Zcdp(Rho::parse(text)?),
+        })
+    }
+
+    /// The value as a ratio, whatever the measure (for arithmetic that the caller puts
+    /// back into the same measure with [`Loss::of`]).
+    pub fn amount(&self) -> Ratio {
+        match self {
+            Loss::Pure(e) => e.as_unit(),
+            Loss::Zcdp(r) => r.as_unit(),
+        }
+    }
+
+    /// The ε of a pure loss.
+    pub fn as_pure(&self) -> Option<&Epsilon> {
+        match self {
+            Loss::Pure(e) => Some(e),
+            Loss::Zcdp(_) => None,
+        }
+    }
+
+    /// This loss times a positive factor, in the same measure.
+    pub fn scaled<V: Unit>(&self, by: &Budget<V>) -> Loss {
+        match self {
+            Loss::Pure(e) => Loss::Pure(e.scaled(by)),
+            Loss::Zcdp(r) => Loss::Zcdp(r.scaled(by)),
+        }
+    }
+
+    /// The sum of two losses of one measure; `None` across measures (use
+    /// [`Loss::compose`] to account them together).
+    pub fn checked_add(&self, other: &Loss) -> Option<Loss> {
+        match (self, other) {
+            (Loss::Pure(a), Loss::Pure(b)) => Some(Loss::Pure(a.add(b))),
+            (Loss::Zcdp(a), Loss::Zcdp(b)) => Some(Loss::Zcdp(a.add(b))),
+            _ => None,
+        }
+    }
+
+    /// The sum of losses of one measure; `None` if empty or if the measures differ.
+    pub fn sum<'a>(parts: impl IntoIterator<Item = &'a Loss>) -> Option<Loss> {
+        let mut parts = parts.into_iter();
+        let first = parts.next()?.clone();
+        parts.try_fold(first, |acc, l| acc.checked_add(l))
+    }
+
     /// The exact text of the budget (`"1/2"`).
     pub fn exact(&self) -> String {
         match self {
@@ -178,6 +237,51 @@ impl Loss {
             Loss::Pure(e) => e.to_f64(),
             Loss::Zcdp(r) => epsilon_at_delta(r, delta),
         }
+    }
+}
+
+impl From<Epsilon> for Loss {
+    fn from(e: Epsilon) -> Loss {
+        Loss::Pure(e)
+    }
+}
+
+impl From<&Epsilon> for Loss {
+    fn from(e: &Epsilon) -> Loss {
+        Loss::Pure(e.clone())
+    }
+}
+
+impl From<Rho> for Loss {
+    fn from(r: Rho) -> Loss {
+        Loss::Zcdp(r)
+    }
+}
+
+impl From<&Rho> for Loss {
+    fn from(r: &Rho) -> Loss {
+        Loss::Zcdp(r.clone())
+    }
+}
+
+impl From<&Loss> for Loss {
+    fn from(l: &Loss) -> Loss {
+        l.clone()
+    }
+}
+
+/// A loss is written as one key named by its measure: `{"epsilon": "1/2"}` or
+/// `{"rho": "1/8"}`. Flattened into a record (`#[serde(flatten)]`), a pure loss writes
+/// the `"epsilon"` field that record always had.
+impl Serialize for Loss {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(1))?;
+        match self {
+            Loss::Pure(e) => map.serialize_entry(Pure::NAME, e)?,
+            Loss::Zcdp(r) => map.serialize_entry(Zcdp::NAME, r)?,
+        }
+        map.end()
     }
 }
 

@@ -24,7 +24,7 @@ use thiserror::Error;
 
 use crate::data::Dataset;
 use crate::noise::NoiseSource;
-use crate::privacy::Epsilon;
+use crate::privacy::{Epsilon, Loss};
 use crate::release::ledger::{
     CapStatus, DatasetIdentity, DrawSpend, Ledger, LedgerEntry, LedgerError, LedgerLock,
     LockHolder, Status, Tool, new_id,
@@ -62,6 +62,12 @@ pub enum TransactionError {
     Output(ExportError),
     #[error("the plan has no levels")]
     EmptyPlan,
+    /// A zCDP plan, which this ledger cannot yet record: nothing is drawn that the
+    /// ledger cannot account (fail closed).
+    #[error(
+        "the plan is stated in ρ-zCDP (total {total}), which this version of the ledger cannot record yet; nothing was drawn"
+    )]
+    UnaccountedDefinition { total: String },
     /// A total ε above [`LARGE_EPSILON`] without the operator's explicit consent.
     #[error(
         "total ε = {epsilon} is above {LARGE_EPSILON}, the most coco draws without being told to (coco release --allow-large-epsilon): at such an ε the noise hides almost nothing (neighbouring datasets may differ in likelihood by e^{LARGE_EPSILON} ≈ 4.9×10^8 and more) and the release is close to the confidential data itself; nothing was drawn"
@@ -144,7 +150,12 @@ impl Reservation {
         if let Some(out) = options.output {
             export::check_output(out).map_err(TransactionError::Output)?;
         }
-        let epsilon = plan.total_epsilon().ok_or(TransactionError::EmptyPlan)?;
+        let total = plan.total().ok_or(TransactionError::EmptyPlan)?;
+        let Some(epsilon) = total.as_pure().cloned() else {
+            return Err(TransactionError::UnaccountedDefinition {
+                total: total.labelled(),
+            });
+        };
         if is_large(&epsilon) && !options.allow_large_epsilon {
             return Err(TransactionError::LargeEpsilon {
                 epsilon: epsilon.to_string(),
@@ -223,7 +234,9 @@ impl Reservation {
                             &plan,
                             DrawSpend {
                                 id: &id,
-                                epsilon: spent,
+                                epsilon: spent
+                                    .as_pure()
+                                    .expect("a reservation draws pure plans only"),
                                 randomness: source.randomness(),
                                 levels: false,
                             },
@@ -240,13 +253,13 @@ impl Reservation {
                 });
             }
         };
-        debug_assert_eq!(draw.epsilon(), &epsilon);
+        debug_assert_eq!(draw.guarantee(), &Loss::Pure(epsilon.clone()));
         let mut entry = LedgerEntry::for_draw(
             &dataset,
             &plan,
             DrawSpend {
                 id: draw.id(),
-                epsilon: draw.epsilon(),
+                epsilon: &epsilon,
                 randomness: draw.randomness(),
                 levels: true,
             },

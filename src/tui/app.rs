@@ -279,7 +279,7 @@ pub struct App {
 impl App {
     /// ε as the operator reads it: a short decimal, or exactly after `E`
     /// ([`App::exact_epsilon`]).
-    pub fn epsilon_text(&self, e: &crate::privacy::Epsilon) -> String {
+    pub fn epsilon_text<U: crate::privacy::Unit>(&self, e: &crate::privacy::Budget<U>) -> String {
         crate::tui::widgets::epsilon_as(self.exact_epsilon, e)
     }
 

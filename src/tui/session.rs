@@ -10,7 +10,7 @@ use crate::consistency::{Consistency, MergeRule};
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{Method, Tail, noise_variance};
 use crate::histogram::Size;
-use crate::privacy::{Epsilon, Ratio, Rounding};
+use crate::privacy::{Epsilon, Loss, Ratio, Rounding};
 use crate::proxy::Proxy;
 use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::tuning::Tuning;
@@ -167,7 +167,11 @@ fn losses_text(
 }
 
 /// ε exactly, or short and rounded as `rounding` says.
-pub fn show(epsilon: &Epsilon, exact: bool, rounding: Rounding) -> String {
+pub fn show<U: crate::privacy::Unit>(
+    epsilon: &crate::privacy::Budget<U>,
+    exact: bool,
+    rounding: Rounding,
+) -> String {
     if exact {
         epsilon.to_string()
     } else {
@@ -234,7 +238,7 @@ impl Session {
         let plan = crate::release::plan::defaults::public_default(
             &dataset.hierarchy,
             |id| dataset.groups(id),
-            &one(),
+            &Loss::Pure(one()),
             MaxSize::Fixed(DEFAULT_MAX_SIZE),
         )
         .expect("ε = 1 split over the levels, the default methods, K = 10000 keep every plan rule")
@@ -259,15 +263,33 @@ impl Session {
         s
     }
 
+    /// The plan's total, as a value in its measure (see [`amount`]).
     pub fn total(&self) -> Epsilon {
-        self.plan
-            .total_epsilon()
-            .expect("a plan has one level per level of the hierarchy")
+        amount(
+            &self
+                .plan
+                .total()
+                .expect("a plan has one level per level of the hierarchy"),
+        )
     }
 
     /// The levels' total, without the budget for estimating K.
     pub fn levels_total(&self) -> Epsilon {
-        Epsilon::sum(self.plan.levels().iter().map(|l| l.epsilon())).expect("levels")
+        Epsilon::sum(&self.level_amounts()).expect("levels")
+    }
+
+    /// Each level's budget as a value in the plan's measure, root first.
+    pub fn level_amounts(&self) -> Vec<Epsilon> {
+        self.plan
+            .levels()
+            .iter()
+            .map(|l| amount(l.budget()))
+            .collect()
+    }
+
+    /// A value typed or computed on the Budget screen as a budget of the plan's measure.
+    pub fn in_measure(&self, value: &Epsilon) -> Loss {
+        Loss::of(self.plan.definition(), value)
     }
 
     pub fn depth(&self) -> usize {
@@ -380,7 +402,7 @@ impl Session {
         let budgets = recommended
             .levels()
             .iter()
-            .map(|l| l.epsilon().clone())
+            .map(|l| l.budget().clone())
             .collect();
         plan.set_budgets(budgets).map_err(|e| e.to_string())?;
         for (i, l) in recommended.levels().iter().enumerate() {
@@ -412,16 +434,17 @@ impl Session {
                     (m, Some(k)) => Some(h.level_len(level) as u64 * m.noise_samples(0, k)),
                     (_, None) => None,
                 },
-                noise_sd: noise_variance(lp.method().sensitivity(), lp.epsilon()).sqrt(),
-                share: lp.epsilon().to_f64() / total * 100.0,
+                noise_sd: noise_variance(lp.method().sensitivity_norms(), lp.budget()).sqrt(),
+                share: lp.budget().to_f64() / total * 100.0,
             })
             .collect()
     }
 
     /// Sets one level's ε (the preset becomes custom).
     pub fn set_epsilon(&mut self, level: LevelId, epsilon: Epsilon) -> Result<(), String> {
+        let budget = self.in_measure(&epsilon);
         self.plan
-            .set_epsilon(level, epsilon)
+            .set_budget(level, budget)
             .map_err(|e| e.to_string())?;
         self.preset = Preset::Custom;
         self.changed();
@@ -430,7 +453,7 @@ impl Session {
 
     /// Moves one level's ε to the next value of [`EPSILON_STEPS`] above or below it.
     pub fn step_epsilon(&mut self, level: LevelId, up: bool) -> Result<(), String> {
-        let current = &self.plan.levels()[level.0].epsilon();
+        let current = &amount(self.plan.levels()[level.0].budget());
         let next = step(current, up).ok_or_else(|| {
             if up {
                 format!("ε = {current} is already at the top of the steps")
@@ -460,7 +483,7 @@ impl Session {
                 let mut b: Vec<Epsilon> = self.plan.levels()[..levels - 1]
                     .iter()
                     .map(|l| {
-                        l.epsilon()
+                        amount(l.budget())
                             .mul_big(&total)
                             .div_big(&old)
                             .round_down_significant(6)
@@ -481,6 +504,7 @@ impl Session {
 
     /// Sets every level's budget at once (root first), keeping the preset.
     pub fn set_budgets(&mut self, budgets: Vec<Epsilon>) -> Result<(), String> {
+        let budgets = budgets.iter().map(|b| self.in_measure(b)).collect();
         self.plan.set_budgets(budgets).map_err(|e| e.to_string())?;
         self.changed();
         Ok(())
@@ -633,6 +657,13 @@ pub fn step(current: &Epsilon, up: bool) -> Option<Epsilon> {
     }
 }
 
+/// A budget's value, whatever its measure: the Budget screen's arithmetic (steps,
+/// totals, scaling) is the same for an ε and a ρ, and [`Session::in_measure`] puts a
+/// value back into the plan's measure.
+pub fn amount(budget: &Loss) -> Epsilon {
+    budget.amount().as_unit()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -669,7 +700,12 @@ mod tests {
         assert_eq!(s.total(), e("2"));
         assert_eq!(s.revision, 2);
         s.apply_preset(Preset::Uniform).unwrap();
-        assert!(s.plan.levels().iter().all(|l| *l.epsilon() == e("2/3")));
+        assert!(
+            s.plan
+                .levels()
+                .iter()
+                .all(|l| amount(l.budget()) == e("2/3"))
+        );
         s.step_ratio(true).unwrap();
         assert!(matches!(s.preset, Preset::Geometric { .. }));
         assert_eq!(s.total(), e("2"));
@@ -677,8 +713,10 @@ mod tests {
         let before = s.revision;
         assert!(s.set_epsilon(leaf, e("1/1000000000000000000")).is_err());
         assert_eq!(s.revision, before);
-        s.set_max_size(MaxSize::Estimate { epsilon: e("0.01") })
-            .unwrap();
+        s.set_max_size(MaxSize::Estimate {
+            budget: Loss::Pure(e("0.01")),
+        })
+        .unwrap();
         assert_eq!(s.total(), e("2.01"));
         assert_eq!(s.figures[0].noise_samples, None);
         assert!(s.set_max_size(MaxSize::Fixed(0)).is_err());
@@ -693,8 +731,10 @@ mod tests {
         s.set_max_size(MaxSize::Fixed(50)).unwrap();
         assert_eq!(s.plan.tuning(), Tuning::Public);
         s.saw_confidential_figures();
-        s.set_max_size(MaxSize::Estimate { epsilon: e("0.01") })
-            .unwrap();
+        s.set_max_size(MaxSize::Estimate {
+            budget: Loss::Pure(e("0.01")),
+        })
+        .unwrap();
         assert_eq!(s.plan.tuning(), Tuning::Public);
         s.set_max_size(MaxSize::Fixed(40)).unwrap();
         assert_eq!(s.plan.tuning(), Tuning::ConfidentialPreviews);

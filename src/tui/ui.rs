@@ -713,11 +713,9 @@ fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
 
 /// The question asked, in words.
 pub fn question(app: &App, question: &Confirm) -> String {
-    let epsilon = app
-        .release
-        .drawn
-        .as_ref()
-        .map_or_else(String::new, |d| app.epsilon_text(d.draw.epsilon()));
+    let epsilon = app.release.drawn.as_ref().map_or_else(String::new, |d| {
+        app.epsilon_text(&d.draw.guarantee().amount())
+    });
     match question {
         Confirm::QuitWithDraw => format!(
             "A drawn release is undecided. Quitting now records it in the ledger as discarded: \

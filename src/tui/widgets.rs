@@ -16,7 +16,7 @@ use crate::preview::Stat;
 use super::session::show;
 use super::theme;
 use super::worker::TrialClock;
-use crate::privacy::{Epsilon, Rounding};
+use crate::privacy::Rounding;
 
 /// A whole number with thousands separators.
 pub fn int(n: u64) -> String {
@@ -78,7 +78,7 @@ pub fn trial_regions(nodes_done: usize, nodes: usize) -> String {
 
 /// ε as the operator reads it: a short decimal (`0.25`, `≈2.834`), or exactly when
 /// `exact` (the `E` key). For a budget being planned (rounded to the nearest).
-pub fn epsilon_as(exact: bool, e: &Epsilon) -> String {
+pub fn epsilon_as<U: crate::privacy::Unit>(exact: bool, e: &crate::privacy::Budget<U>) -> String {
     show(e, exact, Rounding::Nearest)
 }
 

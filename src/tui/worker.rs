@@ -22,7 +22,6 @@ use std::time::{Duration, Instant};
 use crate::data::{Dataset, LevelId, LoadErrorKind, LoadProgress, NodeId};
 use crate::noise::NoiseSource;
 use crate::preview::{self, PreviewOptions, PreviewProgress, PreviewReport};
-use crate::privacy::Epsilon;
 use crate::proxy::{self, Proxy, ProxySpec};
 use crate::release::ledger::{Ledger, Tool};
 use crate::release::outputs::export::{OutputFormat, WriteOptions};
@@ -702,8 +701,9 @@ fn frontier(
     cancel: &AtomicBool,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Frontier, String> {
-    let total = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon()))
-        .ok_or_else(|| "the plan has no levels".to_string())?;
+    let total = crate::privacy::Loss::sum(plan.levels().iter().map(|l| l.budget()))
+        .ok_or_else(|| "the plan has no levels".to_string())?
+        .amount();
     let depth = dataset.hierarchy.depth();
     let shares = tradeoff::default_shares(depth);
     let mut f = tradeoff::frontier(

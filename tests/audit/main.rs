@@ -514,7 +514,7 @@ fn audit_node_case(case: &NodeCase, n: u64, seed: u64) -> Vec<Outcome> {
                 NodeId::ROOT,
                 g,
                 case.k,
-                &epsilon,
+                &coco::privacy::Loss::from(&epsilon),
                 &mut rng,
             )
             .unwrap();
@@ -548,7 +548,11 @@ fn audit_max_size(n: u64, seed: u64) -> (Epsilon, Vec<Outcome>) {
         let epsilon = epsilon.clone();
         move |source: &NoiseSource| {
             let mut rng = source.stream(Purpose::Test.index(0));
-            vec![max_size::measure(&truth, &epsilon, &mut rng).unwrap().noisy]
+            vec![
+                max_size::measure(&truth, &coco::privacy::Loss::from(&epsilon), &mut rng)
+                    .unwrap()
+                    .noisy,
+            ]
         }
     };
     let outcomes = audit(&mech(d), &mech(d_prime), &claims, n, seed);
@@ -671,7 +675,7 @@ fn auto_mechanism(truth: CountOfCounts) -> impl Fn(&NoiseSource) -> Vec<i64> + S
             NodeId::ROOT,
             truth.groups(),
             AUTO_K,
-            &eps(AUTO_EPSILON),
+            &coco::privacy::Loss::from(&eps(AUTO_EPSILON)),
             &mut rng,
         )
         .unwrap();
@@ -750,7 +754,13 @@ fn audit_catches_a_tail_sized_from_the_true_head() {
             let epsilon = eps(AUTO_EPSILON);
             let noise = DiscreteLaplace::new(1, &epsilon).unwrap();
             let head = estimate::tail::true_head(&truth, AUTO_K, &AUTO_TAIL);
-            let kind = estimate::tail::auto_rest(&head, truth.groups(), 2, AUTO_K, &epsilon);
+            let kind = estimate::tail::auto_rest(
+                &head,
+                truth.groups(),
+                2,
+                AUTO_K,
+                &coco::privacy::Loss::from(&epsilon),
+            );
             // Only the head and the kind: the kind alone gives the true head away.
             let mut out: Vec<i64> = head.iter().map(|v| v + noise.sample(&mut rng)).collect();
             out.push(i64::from(kind == estimate::tail::Rest::Cumulative));
@@ -1098,7 +1108,7 @@ fn release_plan_private_k(dataset: &Dataset) -> ReleasePlan {
         (Consistency::Wls, Method::Hc, Method::Hc),
     );
     plan.set_max_size(MaxSize::Estimate {
-        epsilon: eps(RELEASE_K_EPSILON),
+        budget: eps(RELEASE_K_EPSILON).into(),
     })
     .unwrap();
     plan
@@ -1144,7 +1154,7 @@ fn release_with_streams<'a>(
                     id,
                     dataset.groups(id),
                     k,
-                    level.epsilon(),
+                    level.budget(),
                     &mut rng,
                 )
                 .unwrap();

@@ -212,16 +212,16 @@ fn the_plan_header_says_what_the_plan_is() {
                     "{case}"
                 )
             }
-            MaxSize::Estimate { epsilon } => assert!(
+            MaxSize::Estimate { budget } => assert!(
                 header.contains(&format!(
-                    "K is estimated privately when the release is drawn, with ε = {epsilon}"
+                    "K is estimated privately when the release is drawn, with {budget}"
                 )),
                 "{case}"
             ),
         }
         // The split of ε.
         let levels = plan.levels();
-        let even = levels.windows(2).all(|w| w[0].epsilon() == w[1].epsilon());
+        let even = levels.windows(2).all(|w| w[0].budget() == w[1].budget());
         assert_eq!(header.contains("ε is split evenly"), even, "{case}");
         assert_eq!(
             header.contains("ε is split over the levels as the operator chose"),

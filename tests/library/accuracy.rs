@@ -113,10 +113,12 @@ fn bounds(d: &Dataset, plan: &ReleasePlan) -> Bounds {
         .map(|l| {
             let level = plan.level(l);
             match level.method() {
-                Method::Hc | Method::HcTail(_) => Some(2.0 * laplace_variance(level.epsilon())),
+                Method::Hc | Method::HcTail(_) => {
+                    Some(2.0 * laplace_variance(level.budget().as_pure().unwrap()))
+                }
                 Method::Naive => {
                     // Sensitivity 2: the scale of ε/2.
-                    let half = level.epsilon().to_f64() / 2.0;
+                    let half = level.budget().as_pure().unwrap().to_f64() / 2.0;
                     let p = (-half).exp();
                     Some(2.0 * p / ((1.0 - p) * (1.0 - p)))
                 }

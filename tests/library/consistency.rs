@@ -109,7 +109,7 @@ mod wls {
                     id,
                     d.groups(id),
                     K,
-                    &eps,
+                    &coco::privacy::Loss::from(&eps),
                     &mut source.stream(Purpose::Measure.node(id)),
                 )
                 .unwrap();
@@ -157,7 +157,7 @@ mod wls {
                 .map(NodeId)
                 .map(|id| {
                     let exact = estimate::true_vector(Method::Hc, d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(id), d.groups(id), K);
-                    estimate::cumulative::estimate(&exact, d.groups(id), &Epsilon::parse("1").unwrap(), IsotonicFit::L1)
+                    estimate::cumulative::estimate(&exact, d.groups(id), &coco::privacy::Loss::from(&Epsilon::parse("1").unwrap()), IsotonicFit::L1)
                 })
                 .collect();
             let out = make_consistent(Consistency::Wls, h, &Estimates::from_vec(estimates), d.public().groups, K, &ConsistencyOptions::default()).unwrap();
@@ -181,7 +181,7 @@ mod wls {
                 .map(NodeId)
                 .map(|id| {
                     let (head, top) = estimate::tail::true_vectors(d.truth().for_diagnostic(coco::privacy::Diagnostic::Oracle).node(id), d.groups(id), K, &tail);
-                    estimate::tail::estimate(&head, &top, d.groups(id), K, &tail, &eps, &EstimateOptions::default())
+                    estimate::tail::estimate(&head, &top, d.groups(id), K, &tail, &coco::privacy::Loss::from(&eps), &EstimateOptions::default())
                 })
                 .collect();
             let saturated = estimates.iter().any(|e| e.fit.as_ref().is_some_and(|f| f.saturated));
@@ -230,7 +230,7 @@ mod wls {
                     let exact: Vec<i32> = estimate::unattributed::true_vector(truth, d.groups(id), K)
                         .map(|s| s as i32)
                         .collect();
-                    estimate::unattributed::estimate(&exact, d.groups(id), K, &one, IsotonicFit::L2)
+                    estimate::unattributed::estimate(&exact, d.groups(id), K, &coco::privacy::Loss::from(&one), IsotonicFit::L2)
                 })
                 .collect();
             let out = make_consistent(Consistency::Wls, h, &Estimates::from_vec(estimates), d.public().groups, K, &ConsistencyOptions::default()).unwrap();

@@ -114,7 +114,7 @@ proptest! {
         for method in METHODS {
             for (i, options) in all_options().iter().enumerate() {
                 let mut rng = source.stream(Purpose::Test.index(i as u32));
-                let est = estimate_node(method, &truth, groups, k, &epsilon, &mut rng, options)
+                let est = estimate_node(method, &truth, groups, k, &coco::privacy::Loss::from(&epsilon), &mut rng, options)
                     .unwrap();
                 if let Err(e) = check_estimate(&est, groups, k) {
                     return Err(TestCaseError::fail(format!("{method:?} {options:?}: {e}")));
@@ -195,7 +195,7 @@ fn edge_cases() {
                         &truth,
                         truth.groups(),
                         k,
-                        &eps("0.5"),
+                        &coco::privacy::Loss::from(&eps("0.5")),
                         &mut rng,
                         &options,
                     )
@@ -225,7 +225,7 @@ fn measurement_shapes_and_reproducibility() {
             NodeId(3),
             12,
             20,
-            &eps("1"),
+            &coco::privacy::Loss::from(&eps("1")),
             &mut source.stream(Purpose::Measure.index(3)),
         )
         .unwrap();
@@ -235,7 +235,7 @@ fn measurement_shapes_and_reproducibility() {
             NodeId(3),
             12,
             20,
-            &eps("1"),
+            &coco::privacy::Loss::from(&eps("1")),
             &mut source.stream(Purpose::Measure.index(3)),
         )
         .unwrap();
@@ -257,7 +257,7 @@ fn measurement_shapes_and_reproducibility() {
             &truth,
             12,
             20,
-            &eps("1"),
+            &coco::privacy::Loss::from(&eps("1")),
             &mut source.stream(Purpose::Measure.index(3)),
             &options,
         )
@@ -279,7 +279,7 @@ fn noise_is_added_to_the_true_vector() {
                 &truth,
                 truth.groups(),
                 12,
-                &eps("40"),
+                &coco::privacy::Loss::from(&eps("40")),
                 &mut source.stream(Purpose::Test.index(seed)),
                 &EstimateOptions::default(),
             )
@@ -315,7 +315,7 @@ fn mean_root_emd(method: Method, epsilon: &Epsilon, runs: u32, seed: u64) -> f64
                 &truth,
                 truth.groups(),
                 10_000,
-                epsilon,
+                &coco::privacy::Loss::from(epsilon),
                 &mut rng,
                 &EstimateOptions::default(),
             )

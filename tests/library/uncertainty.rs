@@ -416,7 +416,7 @@ fn the_measurements_file_is_the_noise_drawn() {
     let mut p = plan(&d, 10_000);
     // A private K too, so the probe is written.
     p.set_max_size(MaxSize::Estimate {
-        epsilon: Epsilon::parse("0.01").unwrap(),
+        budget: Epsilon::parse("0.01").unwrap().into(),
     })
     .unwrap();
     let source = NoiseSource::seeded(11);
@@ -447,7 +447,7 @@ fn the_measurements_file_is_the_noise_drawn() {
             .find_display_id(v["region"].as_str().unwrap())
             .unwrap();
         let level = p.level(d.hierarchy.node(id).level);
-        let eps = level.epsilon();
+        let eps = level.budget().as_pure().unwrap();
         assert_eq!(v["epsilon"], eps.to_string());
         let scale = f64::from(level.method().sensitivity()) / eps.to_f64();
         assert!((v["scale"].as_f64().unwrap() - scale).abs() < 1e-9);
@@ -457,7 +457,7 @@ fn the_measurements_file_is_the_noise_drawn() {
             id,
             d.groups(id),
             draw.max_size(),
-            eps,
+            level.budget(),
             &mut source.stream(Purpose::Measure.node(id)),
         )
         .unwrap();

@@ -10,8 +10,9 @@ use coco::preview::{
     CONFIDENTIAL_NOTICE, Coverage, LevelDiagnostics, OwnWeight, PreviewReport, Stat,
     TrialHistograms, VariantStat,
 };
-use coco::privacy::{Diagnostic, Epsilon};
+use coco::privacy::Diagnostic;
 use coco::release::plan::{MaxSize, ReleasePlan};
+use coco::tradeoff::Amount as Epsilon;
 use coco::tradeoff::{
     AllocationPoint, Candidate, Frontier, PreviewData, Recommendation, SWEEP_FACTORS,
 };
@@ -92,7 +93,7 @@ fn preview(d: &Dataset, plan: &ReleasePlan, trials: usize) -> PreviewReport {
         .map(|(l, lp)| LevelDiagnostics {
             level: lp.name().to_string(),
             nodes: h.level_nodes(LevelId(l)).len(),
-            epsilon: lp.epsilon().clone(),
+            budget: lp.budget().clone(),
             method: lp.method().label(),
             independent: stat(d, l, 0.031, trials),
             consistent: vec![VariantStat {
@@ -123,6 +124,7 @@ fn preview(d: &Dataset, plan: &ReleasePlan, trials: usize) -> PreviewReport {
         notice: CONFIDENTIAL_NOTICE.to_string(),
         dataset: d.name(),
         total_epsilon: plan.total_epsilon(),
+        total: plan.total(),
         max_size: match *plan.max_size() {
             MaxSize::Fixed(k) => k,
             _ => 10_000,
@@ -148,7 +150,7 @@ fn errors(d: &Dataset, depth: usize, scale: f64, trials: usize) -> Vec<Stat> {
 }
 
 fn sweep(d: &Dataset, plan: &ReleasePlan, level: LevelId, trials: usize) -> Vec<AllocationPoint> {
-    let budgets: Vec<Epsilon> = plan.levels().iter().map(|l| l.epsilon().clone()).collect();
+    let budgets: Vec<Epsilon> = plan.levels().iter().map(|l| l.budget().amount()).collect();
     SWEEP_FACTORS
         .iter()
         .map(|&(n, den)| {
@@ -173,7 +175,7 @@ fn split(total: &Epsilon, depth: usize, k: u64) -> Vec<Epsilon> {
 
 fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) -> Frontier {
     let depth = plan.levels().len();
-    let total = plan.total_epsilon().expect("a plan with a budget");
+    let total = plan.total().expect("a plan with a budget").amount();
     let methods: Vec<String> = plan
         .levels()
         .iter()
@@ -185,7 +187,8 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
             let budgets = split(&total, depth, k);
             let mut p = plan.clone();
             for (l, e) in budgets.iter().enumerate() {
-                p.set_epsilon(LevelId(l), e.clone()).expect("a budget");
+                p.set_budget(LevelId(l), coco::privacy::Loss::of(p.definition(), e))
+                    .expect("a budget");
             }
             Candidate {
                 x: k as f64 / 10.0,
@@ -200,7 +203,7 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
         .collect();
     candidates.push(Candidate {
         x: 0.5,
-        budgets: plan.levels().iter().map(|l| l.epsilon().clone()).collect(),
+        budgets: plan.levels().iter().map(|l| l.budget().amount()).collect(),
         methods: methods.clone(),
         consistent: errors(d, depth, 1.1, trials),
         independent: errors(d, depth, 1.3, trials),

@@ -123,7 +123,9 @@ fn apply(s: &mut Session, e: &Edit) -> Result<(), String> {
             s.set_tail(level, tail)
         }
         Edit::MaxSize(k) => s.set_max_size(MaxSize::Fixed(*k)),
-        Edit::EstimateMaxSize(t) => s.set_max_size(MaxSize::Estimate { epsilon: eps(t)? }),
+        Edit::EstimateMaxSize(t) => s.set_max_size(MaxSize::Estimate {
+            budget: (eps(t)?).into(),
+        }),
         Edit::Consistency => {
             s.toggle_consistency();
             Ok(())
@@ -193,7 +195,7 @@ fn constructors_refuse_what_the_loader_refuses() {
         ReleasePlan::uniform(h, &one, coco::estimate::Method::Hc, MaxSize::Fixed(10)).unwrap();
     let before = plan.clone();
     assert!(plan.set_method(LevelId(1), tail).is_err());
-    assert!(plan.set_epsilon(LevelId(7), one.clone()).is_err());
+    assert!(plan.set_budget(LevelId(7), one.clone()).is_err());
     assert!(plan.set_budgets(vec![one]).is_err());
     assert_eq!(plan, before);
 }

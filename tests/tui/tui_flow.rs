@@ -107,7 +107,10 @@ fn edit_preview_draw_approve_and_export() {
     answer(&mut rt, "0.5");
     assert!(rt.app.overlay.is_none(), "{:?}", rt.app.overlay);
     let session = rt.app.session.as_ref().unwrap();
-    assert_eq!(session.plan.levels()[2].epsilon(), &e("0.5"));
+    assert_eq!(
+        session.plan.levels()[2].budget().as_pure().unwrap(),
+        &e("0.5")
+    );
     assert_eq!(session.total(), e("1/3").add(&e("1/3")).add(&e("0.5")));
 
     // A preview of that plan.
@@ -116,7 +119,7 @@ fn edit_preview_draw_approve_and_export() {
     let result = rt.app.preview.result.as_ref().expect("a preview result");
     assert!(!rt.app.preview.stale(session));
     assert_eq!(result.report.trials, 10);
-    assert_eq!(result.report.levels[2].epsilon, e("0.5"));
+    assert_eq!(result.report.levels[2].budget, e("0.5").into());
     assert!(result.report.last_trial.is_some());
     assert!(
         result
@@ -393,7 +396,8 @@ fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
     assert_eq!(rt.app.session.as_ref().unwrap().plan, before);
     act(&mut rt, &[Action::ApplyRecommendation, Action::Yes]);
     let plan = &rt.app.session.as_ref().unwrap().plan;
-    let now: Vec<Epsilon> = plan.levels().iter().map(|l| l.epsilon().clone()).collect();
+    let now: Vec<coco::tradeoff::Amount> =
+        plan.levels().iter().map(|l| l.budget().amount()).collect();
     assert_eq!(now, budgets);
     assert_eq!(
         plan.levels().iter().map(|l| l.method()).collect::<Vec<_>>(),
@@ -650,12 +654,12 @@ fn plans_save_and_load_as_release_toml() {
     assert_eq!(
         read.levels()
             .iter()
-            .map(|l| l.epsilon())
+            .map(|l| l.budget().as_pure().unwrap())
             .collect::<Vec<_>>(),
         saved
             .levels()
             .iter()
-            .map(|l| l.epsilon())
+            .map(|l| l.budget().as_pure().unwrap())
             .collect::<Vec<_>>()
     );
     assert_eq!(read.consistency(), saved.consistency());
@@ -667,12 +671,12 @@ fn plans_save_and_load_as_release_toml() {
         loaded
             .levels()
             .iter()
-            .map(|l| l.epsilon())
+            .map(|l| l.budget().as_pure().unwrap())
             .collect::<Vec<_>>(),
         saved
             .levels()
             .iter()
-            .map(|l| l.epsilon())
+            .map(|l| l.budget().as_pure().unwrap())
             .collect::<Vec<_>>()
     );
     // A plan for another hierarchy is refused with the file and line.
@@ -711,7 +715,7 @@ fn budget_keys_step_toggle_and_estimate_k() {
         ],
     );
     let s = rt.app.session.as_ref().unwrap();
-    assert_eq!(s.plan.levels()[2].epsilon(), &e("0.35"));
+    assert_eq!(s.plan.levels()[2].budget().as_pure().unwrap(), &e("0.35"));
     // The public default's tail, then hg, hc, and a tail again.
     let method = |rt: &Runtime| rt.app.session.as_ref().unwrap().plan.levels()[2].method();
     let default_tail = coco::estimate::Method::HcTail(coco::estimate::Tail::AUTO);

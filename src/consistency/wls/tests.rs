@@ -385,7 +385,7 @@ proptest! {
                 id,
                 d.groups(id),
                 k,
-                &Epsilon::parse(budgets[level]).unwrap(),
+                &Epsilon::parse(budgets[level]).unwrap().into(),
                 &mut source.stream(Purpose::Measure.node(id)),
             ).unwrap();
             estimate::estimate(&m, &EstimateOptions::default())

@@ -245,7 +245,11 @@ impl LedgerEntry {
                 .iter()
                 .map(|l| LevelRecord {
                     name: l.name().to_string(),
-                    epsilon: l.epsilon().clone(),
+                    epsilon: l
+                        .budget()
+                        .as_pure()
+                        .expect("the ledger records pure plans only (Reservation::open)")
+                        .clone(),
                     method: MethodKind::of(l.method()),
                     tail: l.method().tail().map(|t| TailRecord {
                         above: t.above,
@@ -279,7 +283,7 @@ impl LedgerEntry {
             },
             levels,
             max_size_epsilon: match &plan.max_size() {
-                MaxSize::Estimate { epsilon } => Some(epsilon.clone()),
+                MaxSize::Estimate { budget } => budget.as_pure().cloned(),
                 MaxSize::Fixed(_) => None,
             },
             total_epsilon: spend.epsilon.clone(),

@@ -27,6 +27,7 @@
 use crate::data::{LevelId, PublicData};
 use crate::estimate::{Method, noise_variance};
 use crate::histogram::{Count, Size};
+use crate::privacy::Loss;
 use crate::release::plan::ReleasePlan;
 
 use super::Confidence;
@@ -61,17 +62,26 @@ pub fn floors(
     h.levels()
         .map(|l| {
             let level = plan.level(l);
-            let rate = level.epsilon().to_f64() / f64::from(level.method().sensitivity());
             let (head_end, differences, whole) = match level.method() {
                 Method::Hc => (k.saturating_add(1), true, true),
                 Method::HcTail(t) => (t.above.min(k.saturating_add(1)), true, false),
                 Method::Naive => (k.saturating_add(1), false, true),
                 Method::Hg => return None,
             };
-            let raw = if differences {
-                difference_quantile(rate, confidence.level())
-            } else {
-                laplace_quantile(rate, confidence.level())
+            let p = confidence.level();
+            let raw = match level.budget() {
+                Loss::Pure(epsilon) => {
+                    let rate = epsilon.to_f64() / f64::from(level.method().sensitivity());
+                    if differences {
+                        difference_quantile(rate, p)
+                    } else {
+                        laplace_quantile(rate, p)
+                    }
+                }
+                Loss::Zcdp(_) => {
+                    let var = noise_variance(level.method().sensitivity_norms(), level.budget());
+                    gaussian_quantile(if differences { 2.0 * var } else { var }, p)
+                }
             };
             let q = (raw as f64 * merged[l.0].sqrt()).ceil() as i64;
             let min_count = if whole { q.max(1) as Count } else { 0 };
@@ -88,7 +98,7 @@ pub fn floors(
 /// cells are not measured one by one (`hg`).
 fn own_variance(plan: &ReleasePlan, level: LevelId) -> Option<f64> {
     let level = plan.level(level);
-    let var = noise_variance(level.method().sensitivity(), level.epsilon());
+    let var = noise_variance(level.method().sensitivity_norms(), level.budget());
     match level.method() {
         Method::Hc | Method::HcTail(_) => Some(2.0 * var),
         Method::Naive => Some(var),
@@ -162,6 +172,17 @@ pub fn difference_quantile(rate: f64, p: f64) -> i64 {
             ((q + 1.0) * one_minus_a + a) / (one_minus_a * one_minus_a) + (1.0 + e) / one_minus_a;
         2.0 * c * c * (-rate * (q + 1.0)).exp() * tail
     })
+}
+
+/// The smallest `q` with `P(|X| ≤ q) ≥ p` for `X` a discrete Gaussian (or a difference of
+/// two) of variance `variance`, by the normal approximation with a continuity
+/// correction: `P(|X| > q) ≈ erfc((q + ½)/√(2·variance))`, the variance being the
+/// discrete Gaussian's own (below `σ²` for small `σ`). The discrete Gaussian's tails are
+/// sub-Gaussian with parameter `σ` (Canonne, Kamath and Steinke 2020, Proposition 19),
+/// so the approximation does not err narrow by more than its continuity correction.
+pub fn gaussian_quantile(variance: f64, p: f64) -> i64 {
+    let scale = (2.0 * variance.max(f64::MIN_POSITIVE)).sqrt();
+    smallest_q(p, |q| libm::erfc((q + 0.5) / scale))
 }
 
 /// The smallest `q ≥ 0` whose tail `P(|·| > q)` (decreasing in `q`) is at most `1 − p`,

@@ -7,7 +7,7 @@ use crate::data::Dataset;
 use crate::estimate::{IsotonicFit, TailLength};
 use crate::histogram::Size;
 use crate::noise::Randomness;
-use crate::privacy::Epsilon;
+use crate::privacy::{DEFAULT_DELTA, Definition, Epsilon, Loss};
 use crate::release::ledger::MethodKind;
 use crate::release::pipeline::checks::Checks;
 use crate::release::pipeline::draw::Draw;
@@ -30,10 +30,15 @@ pub struct FileDigest {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ManifestLevel {
     pub name: String,
-    /// ε as a number (exact when it is a terminating decimal; see `epsilon_exact`).
+    /// ε as a number (exact when it is a terminating decimal; see `epsilon_exact`). For
+    /// a zCDP level, the ε of its ρ's (ε, δ) statement at `privacy.delta`, rounded up.
     pub epsilon: f64,
-    /// ε exactly, as a decimal or `a/b`.
+    /// ε exactly, as a decimal or `a/b` (absent for a zCDP level: see `rho`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub epsilon_exact: String,
+    /// A zCDP level's ρ exactly (absent for a pure level).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho: Option<String>,
     pub method: MethodKind,
     /// For `method = "hc"` with a tail: sizes below `above` were measured as `Hc`, groups
     /// of size `above` or more as the sorted sizes of each region's `groups` largest groups (absent otherwise).
@@ -89,9 +94,52 @@ pub struct ManifestTail {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ManifestPrivacy {
-    pub definition: String,
+    /// `"pure"` (ε-DP, discrete Laplace) or `"zcdp"` (ρ-zCDP, discrete Gaussian).
+    pub definition: Definition,
+    /// The definition in words, with its citation.
+    #[serde(default)]
+    pub description: String,
     pub unit: String,
     pub public: String,
+    /// A pure release's total ε, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<String>,
+    /// A zCDP release's total ρ, exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho: Option<String>,
+    /// Each level's budget (`{"name", "epsilon"}` or `{"name", "rho"}`), root first.
+    #[serde(default)]
+    pub levels: Vec<PrivacyLevel>,
+    /// The δ the guarantee is also stated at (10⁻¹⁰, the 2020 Census's).
+    #[serde(default)]
+    pub delta: f64,
+    /// The guarantee as (ε, δ)-DP at `delta`: a pure release's ε itself (it holds at
+    /// δ = 0); for zCDP, Canonne, Kamath and Steinke 2020 Corollary 13, rounded up.
+    #[serde(default)]
+    pub epsilon_at_delta: f64,
+}
+
+/// One level's budget in the manifest's `privacy` object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrivacyLevel {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rho: Option<String>,
+}
+
+impl PrivacyLevel {
+    fn of(name: &str, budget: &Loss) -> PrivacyLevel {
+        PrivacyLevel {
+            name: name.to_string(),
+            epsilon: budget.as_pure().map(|e| e.to_string()),
+            rho: match budget {
+                Loss::Zcdp(r) => Some(r.to_string()),
+                Loss::Pure(_) => None,
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -120,9 +168,15 @@ pub struct Manifest {
     pub coco_version: String,
     /// UTC, RFC 3339.
     pub created: String,
-    /// Total ε (sequential composition over levels, and `K` if estimated) as a number.
+    /// Total ε (sequential composition over levels, and `K` if estimated) as a number;
+    /// for a zCDP release, the ε of its (ε, δ) statement at `privacy.delta`.
     pub total_epsilon: f64,
+    /// Total ε exactly (absent for a zCDP release: see `total_rho`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub total_epsilon_exact: String,
+    /// A zCDP release's total ρ exactly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_rho: Option<String>,
     pub privacy: ManifestPrivacy,
     pub max_size: Size,
     pub max_size_source: MaxSizeSource,
@@ -168,6 +222,7 @@ pub struct Manifest {
 /// Builds the manifest of a release (outputs and checks filled in by the writer).
 pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
     let h = &dataset.hierarchy;
+    let guarantee = draw.guarantee();
     let samples = plan.noise_samples(h, |id| dataset.groups(id), draw.max_size());
     let levels = plan
         .levels()
@@ -176,8 +231,16 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         .zip(samples)
         .map(|((l, level), noise_samples)| ManifestLevel {
             name: l.name().to_string(),
-            epsilon: l.epsilon().to_f64(),
-            epsilon_exact: l.epsilon().to_string(),
+            epsilon: l.budget().epsilon_at(DEFAULT_DELTA),
+            epsilon_exact: l
+                .budget()
+                .as_pure()
+                .map(|e| e.to_string())
+                .unwrap_or_default(),
+            rho: match l.budget() {
+                Loss::Zcdp(r) => Some(r.to_string()),
+                Loss::Pure(_) => None,
+            },
             method: MethodKind::of(l.method()),
             tail: l.method().tail().map(|t| ManifestTail {
                 above: t.above,
@@ -191,23 +254,46 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         .collect();
     let (max_size_source, max_size_epsilon) = match &plan.max_size() {
         MaxSize::Fixed(_) => (MaxSizeSource::Operator, None),
-        MaxSize::Estimate { epsilon } => (MaxSizeSource::Estimated, Some(epsilon.to_string())),
+        MaxSize::Estimate { budget } => (MaxSizeSource::Estimated, Some(budget.exact())),
     };
     let randomness = ManifestRandomness {
         source: draw.randomness(),
         generator: "ChaCha20, one stream per measured region, keyed from the operating system (getrandom) unless seeded".into(),
-        sampler: "exact two-sided geometric (discrete Laplace), integer arithmetic only".into(),
+        sampler: match guarantee.definition() {
+            Definition::Pure => "exact two-sided geometric (discrete Laplace), integer arithmetic only".into(),
+            Definition::Zcdp => "exact discrete Gaussian (Canonne, Kamath and Steinke 2020, Algorithm 3), integer arithmetic only".into(),
+        },
     };
     Manifest {
         version: MANIFEST_VERSION,
         coco_version: env!("CARGO_PKG_VERSION").to_string(),
         created: crate::release::ledger::format_time(crate::release::ledger::now()),
-        total_epsilon: draw.epsilon().to_f64(),
-        total_epsilon_exact: draw.epsilon().to_string(),
+        total_epsilon: guarantee.epsilon_at(DEFAULT_DELTA),
+        total_epsilon_exact: guarantee.as_pure().map(|e| e.to_string()).unwrap_or_default(),
+        total_rho: match guarantee {
+            Loss::Zcdp(r) => Some(r.to_string()),
+            Loss::Pure(_) => None,
+        },
         privacy: ManifestPrivacy {
-            definition: "pure ε-differential privacy (Kuo et al. 2018, Definition 1)".into(),
+            definition: guarantee.definition(),
+            description: match guarantee.definition() {
+                Definition::Pure => "pure ε-differential privacy (Kuo et al. 2018, Definition 1), discrete Laplace noise".into(),
+                Definition::Zcdp => "ρ-zero-concentrated differential privacy (Bun and Steinke 2016, Definition 1.1), discrete Gaussian noise (Canonne, Kamath and Steinke 2020)".into(),
+            },
             unit: "one entity: neighbouring datasets differ by one entity added to or removed from one group".into(),
             public: "the hierarchy and the number of groups in each region".into(),
+            epsilon: guarantee.as_pure().map(|e| e.to_string()),
+            rho: match guarantee {
+                Loss::Zcdp(r) => Some(r.to_string()),
+                Loss::Pure(_) => None,
+            },
+            levels: plan
+                .levels()
+                .iter()
+                .map(|l| PrivacyLevel::of(l.name(), l.budget()))
+                .collect(),
+            delta: DEFAULT_DELTA,
+            epsilon_at_delta: guarantee.epsilon_at(DEFAULT_DELTA),
         },
         max_size: draw.max_size(),
         max_size_source,

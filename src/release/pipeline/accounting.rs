@@ -15,47 +15,47 @@
 //! McSherry, "Privacy Integrated Queries", SIGMOD 2009 (parallel composition); Kuo et
 //! al., PVLDB 2018, Theorem 5.6.
 
-use crate::privacy::Epsilon;
+use crate::privacy::Loss;
 use std::collections::HashMap;
 
 use crate::data::{Hierarchy, NodeId};
 
-/// One measurement's cost: budget `epsilon` spent on the groups below `node`.
+/// One measurement's cost: budget `budget` (an ε or a ρ) spent on the groups below `node`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Charge {
     pub node: NodeId,
-    pub epsilon: Epsilon,
+    pub budget: Loss,
 }
 
-/// The ε-differential-privacy guarantee of all `charges` together: the maximum, over
+/// The guarantee (pure ε-DP, or ρ-zCDP) of all `charges` together: the maximum, over
 /// leaves, of the sum of the charges on the leaf and its ancestors. `None` when nothing
 /// was measured (no privacy is spent).
-pub fn guarantee(hierarchy: &Hierarchy, charges: &[Charge]) -> Option<Epsilon> {
+pub fn guarantee(hierarchy: &Hierarchy, charges: &[Charge]) -> Option<Loss> {
     if charges.is_empty() {
         return None;
     }
-    let mut per_node: Vec<Option<Epsilon>> = vec![None; hierarchy.len()];
+    let mut per_node: Vec<Option<Loss>> = vec![None; hierarchy.len()];
     for c in charges {
         let slot = &mut per_node[c.node.index()];
         *slot = Some(match slot.take() {
-            None => c.epsilon.clone(),
-            Some(e) => e.add(&c.epsilon),
+            None => c.budget.clone(),
+            Some(e) => e.compose(&c.budget),
         });
     }
     // Path sums top-down: nodes are stored level by level, parents first.
-    let mut path: Vec<Option<Epsilon>> = vec![None; hierarchy.len()];
+    let mut path: Vec<Option<Loss>> = vec![None; hierarchy.len()];
     for (i, node) in hierarchy.nodes().iter().enumerate() {
         let above = node.parent.and_then(|p| path[p.index()].clone());
         path[i] = match (above, per_node[i].take()) {
             (None, own) => own,
             (above, None) => above,
-            (Some(a), Some(o)) => Some(a.add(&o)),
+            (Some(a), Some(o)) => Some(a.compose(&o)),
         };
     }
     hierarchy
         .level_nodes(hierarchy.leaf_level())
         .filter_map(|leaf| path[leaf.index()].clone())
-        .max()
+        .max_by(|a, b| a.to_rho().cmp(&b.to_rho()))
 }
 
 /// The charges of a whole release, for millions of regions: each node's charge is an
@@ -64,7 +64,7 @@ pub fn guarantee(hierarchy: &Hierarchy, charges: &[Charge]) -> Option<Epsilon> {
 /// on the indices: path sums are formed once per distinct pair of budgets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Charges {
-    budgets: Vec<Epsilon>,
+    budgets: Vec<Loss>,
     charges: Vec<(NodeId, u32)>,
 }
 
@@ -73,26 +73,26 @@ impl Charges {
         Self::default()
     }
 
-    /// The index of `epsilon` among the distinct budgets, added if new.
-    fn intern(&mut self, epsilon: &Epsilon) -> u32 {
-        match self.budgets.iter().position(|b| b == epsilon) {
+    /// The index of `budget` among the distinct budgets, added if new.
+    fn intern(&mut self, budget: &Loss) -> u32 {
+        match self.budgets.iter().position(|b| b == budget) {
             Some(i) => i as u32,
             None => {
-                self.budgets.push(epsilon.clone());
+                self.budgets.push(budget.clone());
                 (self.budgets.len() - 1) as u32
             }
         }
     }
 
-    /// Records a measurement of `node` with budget `epsilon`.
-    pub fn push(&mut self, node: NodeId, epsilon: &Epsilon) {
-        let i = self.intern(epsilon);
+    /// Records a measurement of `node` with budget `budget`.
+    pub fn push(&mut self, node: NodeId, budget: &Loss) {
+        let i = self.intern(budget);
         self.charges.push((node, i));
     }
 
     /// Records measurements of every node in `nodes` with the same budget.
-    pub fn extend(&mut self, nodes: impl IntoIterator<Item = NodeId>, epsilon: &Epsilon) {
-        let i = self.intern(epsilon);
+    pub fn extend(&mut self, nodes: impl IntoIterator<Item = NodeId>, budget: &Loss) {
+        let i = self.intern(budget);
         self.charges.extend(nodes.into_iter().map(|n| (n, i)));
     }
 
@@ -113,17 +113,17 @@ impl Charges {
     }
 
     /// The ε-DP guarantee of all the charges: see [`guarantee`].
-    pub fn guarantee(&self, hierarchy: &Hierarchy) -> Option<Epsilon> {
+    pub fn guarantee(&self, hierarchy: &Hierarchy) -> Option<Loss> {
         if self.charges.is_empty() {
             return None;
         }
         // Sums of budgets, interned: `values[i]`, with each sum of two formed once.
-        let mut values: Vec<Epsilon> = self.budgets.clone();
+        let mut values: Vec<Loss> = self.budgets.clone();
         let mut sums: HashMap<(u32, u32), u32> = HashMap::new();
-        let mut add = |a: u32, b: u32, values: &mut Vec<Epsilon>| -> u32 {
+        let mut add = |a: u32, b: u32, values: &mut Vec<Loss>| -> u32 {
             let key = (a.min(b), a.max(b));
             *sums.entry(key).or_insert_with(|| {
-                let sum = values[a as usize].add(&values[b as usize]);
+                let sum = values[a as usize].compose(&values[b as usize]);
                 match values.iter().position(|v| *v == sum) {
                     Some(i) => i as u32,
                     None => {
@@ -165,7 +165,7 @@ impl Charges {
         leaf_values
             .into_iter()
             .map(|v| values[v as usize].clone())
-            .max()
+            .max_by(|a, b| a.to_rho().cmp(&b.to_rho()))
     }
 }
 
@@ -175,8 +175,8 @@ mod tests {
     use crate::data::LevelId;
     use crate::data::tests::tiny;
 
-    fn e(s: &str) -> Epsilon {
-        Epsilon::parse(s).unwrap()
+    fn e(s: &str) -> Loss {
+        Loss::Pure(crate::privacy::Epsilon::parse(s).unwrap())
     }
 
     #[test]
@@ -189,12 +189,12 @@ mod tests {
             .flat_map(|l| h.level_nodes(l).map(move |n| (l, n)))
             .map(|(l, n)| Charge {
                 node: n,
-                epsilon: budgets[l.0].clone(),
+                budget: budgets[l.0].clone(),
             })
             .collect();
         assert_eq!(
             guarantee(h, &charges),
-            Some(e("0.2").add(&e("1/3")).add(&e("0.5")))
+            Some(e("0.2").compose(&e("1/3")).compose(&e("0.5")))
         );
     }
 
@@ -208,11 +208,11 @@ mod tests {
         let charges = vec![
             Charge {
                 node: a,
-                epsilon: e("0.3"),
+                budget: e("0.3"),
             },
             Charge {
                 node: b1,
-                epsilon: e("0.5"),
+                budget: e("0.5"),
             },
         ];
         assert_eq!(guarantee(h, &charges), Some(e("0.5")));
@@ -220,11 +220,11 @@ mod tests {
         let charges = vec![
             Charge {
                 node: a,
-                epsilon: e("0.3"),
+                budget: e("0.3"),
             },
             Charge {
                 node: a,
-                epsilon: e("0.3"),
+                budget: e("0.3"),
             },
         ];
         assert_eq!(guarantee(h, &charges), Some(e("0.6")));
@@ -233,12 +233,12 @@ mod tests {
             .level_nodes(LevelId(2))
             .map(|n| Charge {
                 node: n,
-                epsilon: e("1"),
+                budget: e("1"),
             })
             .collect();
         charges.push(Charge {
             node: h.root(),
-            epsilon: e("0.001"),
+            budget: e("0.001"),
         });
         assert_eq!(guarantee(h, &charges), Some(e("1.001")));
         assert_eq!(guarantee(h, &[]), None);
@@ -255,43 +255,43 @@ mod tests {
             vec![
                 Charge {
                     node: a,
-                    epsilon: e("0.3"),
+                    budget: e("0.3"),
                 },
                 Charge {
                     node: b1,
-                    epsilon: e("0.5"),
+                    budget: e("0.5"),
                 },
             ],
             vec![
                 Charge {
                     node: a,
-                    epsilon: e("0.3"),
+                    budget: e("0.3"),
                 },
                 Charge {
                     node: a,
-                    epsilon: e("1/7"),
+                    budget: e("1/7"),
                 },
                 Charge {
                     node: h.root(),
-                    epsilon: e("1/3"),
+                    budget: e("1/3"),
                 },
                 Charge {
                     node: b1,
-                    epsilon: e("0.5"),
+                    budget: e("0.5"),
                 },
             ],
             h.levels()
                 .flat_map(|l| h.level_nodes(l).map(move |n| (l, n)))
                 .map(|(l, n)| Charge {
                     node: n,
-                    epsilon: [e("0.2"), e("1/3"), e("0.5")][l.0].clone(),
+                    budget: [e("0.2"), e("1/3"), e("0.5")][l.0].clone(),
                 })
                 .collect(),
         ];
         for charges in cases {
             let mut interned = Charges::new();
             for c in &charges {
-                interned.push(c.node, &c.epsilon);
+                interned.push(c.node, &c.budget);
             }
             assert_eq!(interned.guarantee(h), guarantee(h, &charges));
             let mut appended = Charges::new();

@@ -20,8 +20,8 @@ use crate::consistency::{self, Consistency, ConsistencyError};
 use crate::data::{Dataset, NodeId, PublicData};
 use crate::estimate::{self, EstimateOptions, Estimates, Keep, Method, max_size};
 use crate::histogram::{HistRef, HistogramSet, Size};
-use crate::noise::{DiscreteLaplace, NoiseError, NoiseSource, Purpose, Randomness};
-use crate::privacy::Epsilon;
+use crate::noise::{Noise, NoiseError, NoiseSource, Purpose, Randomness};
+use crate::privacy::Loss;
 use crate::release::pipeline::accounting::{Charge, Charges};
 use crate::release::pipeline::checks::{Checks, check_release};
 use crate::release::pipeline::resources::{self, ResourceError};
@@ -44,10 +44,10 @@ pub enum RunError {
     Resources(Box<ResourceError>),
     /// Refused for lack of memory once `K` had been estimated: the estimate's budget is
     /// spent (the refusal depends on `K`), and a release must record it in the ledger.
-    #[error("{refusal}; K was estimated privately first, so its ε = {epsilon} is spent")]
+    #[error("{refusal}; K was estimated privately first, so its {budget} is spent")]
     ResourcesAfterMaxSize {
         refusal: Box<ResourceError>,
-        epsilon: Epsilon,
+        budget: Loss,
     },
     #[error("the plan has no levels")]
     EmptyPlan,
@@ -66,9 +66,9 @@ impl RunError {
     /// record: only a private `K` followed by a refusal that depends on it. Every other
     /// failure happens before any measurement, or after measurements whose results no
     /// one sees.
-    pub fn spent_before_failing(&self) -> Option<&Epsilon> {
+    pub fn spent_before_failing(&self) -> Option<&Loss> {
         match self {
-            RunError::ResourcesAfterMaxSize { epsilon, .. } => Some(epsilon),
+            RunError::ResourcesAfterMaxSize { budget, .. } => Some(budget),
             _ => None,
         }
     }
@@ -99,16 +99,16 @@ pub fn resolve_max_size(
             charge: None,
             probe: None,
         }),
-        MaxSize::Estimate { epsilon } => {
+        MaxSize::Estimate { budget } => {
             let mut stream = source.stream(Purpose::MaxSize.node(NodeId::ROOT));
             let root = dataset.truth().for_measurement().node(NodeId::ROOT);
-            let (probe, k) = max_size::estimate_max_size(root, epsilon, &mut stream)
+            let (probe, k) = max_size::estimate_max_size(root, budget, &mut stream)
                 .map_err(RunError::MaxSize)?;
             Ok(ResolvedMaxSize {
                 max_size: k,
                 charge: Some(Charge {
                     node: NodeId::ROOT,
-                    epsilon: epsilon.clone(),
+                    budget: budget.clone(),
                 }),
                 probe: Some(probe),
             })
@@ -219,7 +219,7 @@ pub fn estimate_nodes(
     // Validate each level's noise once, before any measurement.
     for (level, setting) in h.levels().zip(settings) {
         if let Some(s) = setting {
-            DiscreteLaplace::new(s.method.sensitivity(), &s.epsilon).map_err(|source| {
+            Noise::for_loss(&s.budget, s.method.sensitivity_norms()).map_err(|source| {
                 RunError::Noise {
                     level: h.level_name(level).to_string(),
                     source,
@@ -249,7 +249,7 @@ pub fn estimate_nodes(
                     id,
                     counts.public.groups(id),
                     max_size,
-                    &setting.epsilon,
+                    &setting.budget,
                     &mut stream,
                 )
                 .map_err(|source| RunError::Noise {
@@ -289,7 +289,7 @@ pub fn estimate_nodes(
                     .iter()
                     .copied()
                     .filter(|&id| h.node(id).level == level),
-                &s.epsilon,
+                &s.budget,
             );
         }
     }
@@ -307,7 +307,7 @@ pub fn plan_settings(plan: &ReleasePlan) -> Vec<Option<LevelSetting>> {
         .map(|l| {
             Some(LevelSetting {
                 method: l.method(),
-                epsilon: l.epsilon().clone(),
+                budget: l.budget().clone(),
             })
         })
         .collect()
@@ -416,7 +416,7 @@ pub fn estimate_plan(
     if let Some(charge) = &k.charge {
         guard(k.max_size).map_err(|refusal| RunError::ResourcesAfterMaxSize {
             refusal: Box::new(refusal),
-            epsilon: charge.epsilon.clone(),
+            budget: charge.budget.clone(),
         })?;
     }
     let all: Vec<NodeId> = (0..dataset.hierarchy.len() as u32).map(NodeId).collect();
@@ -442,7 +442,7 @@ pub fn estimate_plan(
         keep,
     )?;
     if let Some(c) = k.charge {
-        charges.push(c.node, &c.epsilon);
+        charges.push(c.node, &c.budget);
     }
     Ok(PlanEstimates {
         measurements: sink.map(|s| {
@@ -468,8 +468,8 @@ pub struct Draw {
     /// The released histogram of every node, indexed by [`NodeId`].
     histograms: HistogramSet,
     checks: Checks,
-    /// The ε-DP guarantee, from the measurements made.
-    epsilon: Epsilon,
+    /// The guarantee (an ε of pure DP or a ρ of zCDP), from the measurements made.
+    guarantee: Loss,
     randomness: Randomness,
     /// The consistency step that ran.
     consistency: Consistency,
@@ -502,9 +502,9 @@ impl Draw {
         &self.checks
     }
 
-    /// The ε-DP guarantee, from the measurements made.
-    pub fn epsilon(&self) -> &Epsilon {
-        &self.epsilon
+    /// The guarantee (an ε of pure DP or a ρ of zCDP), from the measurements made.
+    pub fn guarantee(&self) -> &Loss {
+        &self.guarantee
     }
 
     pub fn randomness(&self) -> Randomness {
@@ -581,7 +581,7 @@ pub fn draw(
         },
     )?;
     phase.done();
-    let epsilon = verified_guarantee(dataset, plan, &est.charges)?;
+    let guarantee = verified_guarantee(dataset, plan, &est.charges)?;
     let phase = crate::timing::phase("consistency");
     let consistent = consistency::make_consistent(
         plan.consistency(),
@@ -601,7 +601,7 @@ pub fn draw(
         max_size: est.max_size,
         histograms: consistent.histograms,
         checks,
-        epsilon,
+        guarantee,
         randomness: source.randomness(),
         consistency: consistent.used,
         fallback: consistent.fallback,
@@ -663,11 +663,11 @@ pub fn verified_guarantee(
     dataset: &Dataset,
     plan: &ReleasePlan,
     charges: &Charges,
-) -> Result<Epsilon, RunError> {
+) -> Result<Loss, RunError> {
     let measured = charges
         .guarantee(&dataset.hierarchy)
         .ok_or(RunError::EmptyPlan)?;
-    let planned = plan.total_epsilon().ok_or(RunError::EmptyPlan)?;
+    let planned = plan.total().ok_or(RunError::EmptyPlan)?;
     if measured != planned {
         return Err(RunError::BudgetMismatch {
             measured: measured.to_string(),
@@ -688,12 +688,11 @@ pub fn bottom_up(
 ) -> Result<HistogramSet, RunError> {
     let h = &dataset.hierarchy;
     let leaf_level = h.leaf_level();
-    let total =
-        Epsilon::sum(plan.levels().iter().map(|l| l.epsilon())).ok_or(RunError::EmptyPlan)?;
+    let total = Loss::sum(plan.levels().iter().map(|l| l.budget())).ok_or(RunError::EmptyPlan)?;
     let mut settings: Vec<Option<LevelSetting>> = vec![None; h.depth()];
     settings[leaf_level.0] = Some(LevelSetting {
         method: plan.level(leaf_level).method(),
-        epsilon: total,
+        budget: total,
     });
     let leaves: Vec<NodeId> = h.level_nodes(leaf_level).collect();
     resources::check(

@@ -10,11 +10,12 @@ pub mod measurements;
 pub mod resources;
 
 use crate::estimate::Method;
-use crate::privacy::Epsilon;
+use crate::privacy::Loss;
 
 /// One level's measurement settings.
 #[derive(Clone, Debug)]
 pub struct LevelSetting {
     pub method: Method,
-    pub epsilon: Epsilon,
+    /// The level's budget: an ε or a ρ.
+    pub budget: Loss,
 }

@@ -526,7 +526,7 @@ mod tests {
         vec![
             Some(LevelSetting {
                 method,
-                epsilon: Epsilon::parse("1").unwrap(),
+                budget: Epsilon::parse("1").unwrap().into(),
             });
             3
         ]

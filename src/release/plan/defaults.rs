@@ -32,7 +32,7 @@ use crate::data::Dataset;
 use crate::data::{Hierarchy, NodeId};
 use crate::estimate::{Method, Tail};
 use crate::histogram::{Count, Size};
-use crate::privacy::{Epsilon, Ratio};
+use crate::privacy::{Loss, Ratio};
 
 /// One level's default and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,9 +117,10 @@ pub fn level_default(median: Count, largest: Count, k: Option<Size>) -> LevelDef
 pub fn public_default(
     hierarchy: &Hierarchy,
     groups: impl Fn(NodeId) -> Count,
-    total: &Epsilon,
+    total: impl Into<Loss>,
     max_size: MaxSize,
 ) -> Result<PublicDefault, PlanRuleError> {
+    let total: Loss = total.into();
     let k = max_size.bound();
     let levels: Vec<LevelDefault> = hierarchy
         .levels()
@@ -128,7 +129,10 @@ pub fn public_default(
             level_default(median(&g), g.iter().copied().max().unwrap_or(0), k)
         })
         .collect();
-    let budgets = allocate(total, hierarchy.depth(), Allocation::Uniform);
+    let budgets: Vec<Loss> = allocate(&total.amount(), hierarchy.depth(), Allocation::Uniform)
+        .iter()
+        .map(|b| Loss::of(total.definition(), b))
+        .collect();
     let mut plan = ReleasePlan::with_budgets(hierarchy, budgets, Method::Hc, max_size)?;
     for (i, l) in levels.iter().enumerate() {
         plan.set_method(crate::data::LevelId(i), l.method)?;
@@ -145,7 +149,7 @@ pub fn is_public_default(
     hierarchy: &Hierarchy,
     groups: impl Fn(NodeId) -> Count,
 ) -> bool {
-    let Some(total) = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon())) else {
+    let Some(total) = Loss::sum(plan.levels().iter().map(|l| l.budget())) else {
         return false;
     };
     public_default(hierarchy, groups, &total, plan.max_size().clone())
@@ -191,7 +195,7 @@ pub const DEFAULT_MAX_SIZE: Size = 10_000;
 /// a K set by hand (say, the largest true size `coco inspect` shows) is not coco's
 /// default, whatever the levels say.
 pub fn is_coco_default(plan: &ReleasePlan, dataset: &Dataset) -> bool {
-    let Some(total) = Epsilon::sum(plan.levels().iter().map(|l| l.epsilon())) else {
+    let Some(total) = Loss::sum(plan.levels().iter().map(|l| l.budget())) else {
         return false;
     };
     public_default(
@@ -217,6 +221,7 @@ pub fn checked(plan: &ReleasePlan, dataset: &Dataset) -> Tuning {
 mod tests {
     use super::*;
     use crate::estimate::TailLength;
+    use crate::privacy::Epsilon;
 
     #[test]
     fn default_tails_are_sized_from_the_head() {
@@ -264,7 +269,7 @@ mod tests {
         assert!(is_public_default(&back, &d.hierarchy, |id| d.groups(id)));
         let mut edited = back.clone();
         edited
-            .set_epsilon(crate::data::LevelId(2), Epsilon::parse("0.5").unwrap())
+            .set_budget(crate::data::LevelId(2), &Epsilon::parse("0.5").unwrap())
             .unwrap();
         assert!(!is_public_default(&edited, &d.hierarchy, |id| d.groups(id)));
         assert!(

@@ -32,7 +32,8 @@ use crate::data::{Hierarchy, LevelId, NodeId};
 use crate::estimate::tail::MAX_GROUPS;
 use crate::estimate::{EstimateOptions, IsotonicFit, Method, Tail, TailGroups, TailLength};
 use crate::histogram::{Count, Size};
-use crate::privacy::{Budget, Epsilon, EpsilonError, Ratio, Unit};
+use crate::noise::Noise;
+use crate::privacy::{Budget, Definition, Epsilon, EpsilonError, Loss, Ratio, Unit};
 
 pub mod defaults;
 pub mod tuning;
@@ -47,7 +48,7 @@ pub enum MaxSize {
     /// Set by the operator.
     Fixed(Size),
     /// Estimated privately with this budget (Kuo et al. §4.3, footnote).
-    Estimate { epsilon: Epsilon },
+    Estimate { budget: Loss },
 }
 
 impl MaxSize {
@@ -65,7 +66,8 @@ impl MaxSize {
 #[derive(Clone, Debug)]
 pub struct LevelPlan {
     name: String,
-    epsilon: Epsilon,
+    /// The level's budget: an ε or a ρ, as the plan's definition says.
+    budget: Loss,
     method: Method,
     /// The line of its `[[level]]` header in the plan file (0 when built in code).
     line: usize,
@@ -73,7 +75,7 @@ pub struct LevelPlan {
 
 impl PartialEq for LevelPlan {
     fn eq(&self, other: &LevelPlan) -> bool {
-        self.name == other.name && self.epsilon == other.epsilon && self.method == other.method
+        self.name == other.name && self.budget == other.budget && self.method == other.method
     }
 }
 
@@ -85,8 +87,9 @@ impl LevelPlan {
         &self.name
     }
 
-    pub fn epsilon(&self) -> &Epsilon {
-        &self.epsilon
+    /// The level's budget, in the plan's definition.
+    pub fn budget(&self) -> &Loss {
+        &self.budget
     }
 
     pub fn method(&self) -> Method {
@@ -150,13 +153,23 @@ pub enum PlanRuleError {
         crate::units::thousands(u128::from(MAX_K))
     )]
     MaxSize { k: Size },
-    #[error("K estimated with ε = {epsilon}: {reason}")]
-    MaxSizeEpsilon { epsilon: String, reason: String },
-    #[error("level {level:?}: ε = {epsilon}: {reason}")]
+    #[error("K estimated with {budget}: {reason}")]
+    MaxSizeEpsilon { budget: String, reason: String },
+    #[error("level {level:?}: {budget}: {reason}")]
     Epsilon {
         level: String,
-        epsilon: String,
+        /// `ε = …` or `ρ = …`.
+        budget: String,
         reason: String,
+    },
+    /// A plan is stated in one privacy definition: every level's budget and `K`'s.
+    #[error(
+        "{what}: {budget}, in a plan whose first level is in {expected}: give every budget in one definition (epsilon for pure DP, rho for zCDP)"
+    )]
+    MixedDefinitions {
+        what: String,
+        budget: String,
+        expected: Definition,
     },
     #[error(
         "level {level:?}: a tail from L = {above} with K = {k}: expected L below K (the tail lists the groups of size L or more; tail.above below max_size)"
@@ -267,22 +280,38 @@ impl ReleasePlan {
                 }
                 Some(*k)
             }
-            MaxSize::Estimate { epsilon } => {
-                crate::noise::DiscreteLaplace::new(crate::estimate::max_size::SENSITIVITY, epsilon)
-                    .map_err(|e| PlanRuleError::MaxSizeEpsilon {
-                        epsilon: epsilon.to_string(),
+            MaxSize::Estimate { budget } => {
+                Noise::for_loss(budget, crate::estimate::max_size::SENSITIVITY).map_err(|e| {
+                    PlanRuleError::MaxSizeEpsilon {
+                        budget: budget.labelled(),
                         reason: e.to_string(),
-                    })?;
+                    }
+                })?;
                 None
             }
         };
+        let definition = self.definition();
+        let mixed = |what: String, budget: &Loss| PlanRuleError::MixedDefinitions {
+            what,
+            budget: budget.labelled(),
+            expected: definition,
+        };
+        if let MaxSize::Estimate { budget } = &self.max_size
+            && budget.definition() != definition
+        {
+            return Err(mixed("K's estimate".to_string(), budget));
+        }
         for level in &self.levels {
-            crate::noise::DiscreteLaplace::new(level.method.sensitivity(), &level.epsilon)
-                .map_err(|e| PlanRuleError::Epsilon {
+            if level.budget.definition() != definition {
+                return Err(mixed(format!("level {:?}", level.name), &level.budget));
+            }
+            Noise::for_loss(&level.budget, level.method.sensitivity_norms()).map_err(|e| {
+                PlanRuleError::Epsilon {
                     level: level.name.clone(),
-                    epsilon: level.epsilon.to_string(),
+                    budget: level.budget.labelled(),
                     reason: e.to_string(),
-                })?;
+                }
+            })?;
             if let Some(t) = level.method.tail() {
                 if t.above >= MAX_K {
                     return Err(PlanRuleError::TailAbove {
@@ -325,14 +354,41 @@ impl ReleasePlan {
         }
     }
 
-    /// Sets one level's ε.
-    pub fn set_epsilon(&mut self, level: LevelId, epsilon: Epsilon) -> Result<(), PlanRuleError> {
+    /// Sets one level's budget (in the plan's definition; see
+    /// [`ReleasePlan::set_definition`] to change it).
+    pub fn set_budget(
+        &mut self,
+        level: LevelId,
+        budget: impl Into<Loss>,
+    ) -> Result<(), PlanRuleError> {
+        let budget = budget.into();
         let i = self.level_index(level)?;
-        self.edit(|p| p.levels[i].epsilon = epsilon)
+        self.edit(|p| p.levels[i].budget = budget)
     }
 
-    /// Sets every level's ε at once, root first.
-    pub fn set_budgets(&mut self, budgets: Vec<Epsilon>) -> Result<(), PlanRuleError> {
+    /// Restates the plan in another definition, keeping every budget's value: `ε = 1/2`
+    /// becomes `ρ = 1/2` (the TUI's toggle; the operator then sets the budgets).
+    pub fn set_definition(&mut self, definition: Definition) -> Result<(), PlanRuleError> {
+        self.edit(|p| {
+            for l in &mut p.levels {
+                l.budget = Loss::of(definition, &l.budget.amount());
+            }
+            if let MaxSize::Estimate { budget } = &mut p.max_size {
+                *budget = Loss::of(definition, &budget.amount());
+            }
+        })
+    }
+
+    /// The plan's privacy definition: its levels' (they all share one).
+    pub fn definition(&self) -> Definition {
+        self.levels
+            .first()
+            .map_or(Definition::Pure, |l| l.budget.definition())
+    }
+
+    /// Sets every level's budget at once, root first.
+    pub fn set_budgets<B: Into<Loss>>(&mut self, budgets: Vec<B>) -> Result<(), PlanRuleError> {
+        let budgets: Vec<Loss> = budgets.into_iter().map(Into::into).collect();
         if budgets.len() != self.levels.len() {
             return Err(PlanRuleError::LevelCount {
                 given: budgets.len(),
@@ -342,7 +398,7 @@ impl ReleasePlan {
         }
         self.edit(|p| {
             for (l, e) in p.levels.iter_mut().zip(budgets) {
-                l.epsilon = e;
+                l.budget = e;
             }
         })
     }
@@ -461,14 +517,20 @@ impl ReleasePlan {
         Ok(())
     }
 
-    /// Total ε: the levels' budgets plus the budget for estimating `K`, if any
-    /// (sequential composition; see [`crate::release::pipeline::accounting::guarantee`]).
-    pub fn total_epsilon(&self) -> Option<Epsilon> {
+    /// The total budget, in the plan's definition: the levels' budgets plus the budget
+    /// for estimating `K`, if any (sequential composition adds ε, and adds ρ; see
+    /// [`crate::release::pipeline::accounting::guarantee`]).
+    pub fn total(&self) -> Option<Loss> {
         let k = match &self.max_size {
-            MaxSize::Estimate { epsilon } => Some(epsilon),
+            MaxSize::Estimate { budget } => Some(budget),
             MaxSize::Fixed(_) => None,
         };
-        Epsilon::sum(self.levels.iter().map(|l| &l.epsilon).chain(k))
+        Loss::sum(self.levels.iter().map(|l| &l.budget).chain(k))
+    }
+
+    /// The total ε of a pure plan (`None` for a zCDP plan).
+    pub fn total_epsilon(&self) -> Option<Epsilon> {
+        self.total().and_then(|t| t.as_pure().cloned())
     }
 
     /// The plan for level `level` (after [`ReleasePlan::validate`], levels are in
@@ -497,18 +559,23 @@ impl ReleasePlan {
     /// A uniform plan: `total` split evenly over the levels, one method everywhere.
     pub fn uniform(
         hierarchy: &Hierarchy,
-        total: &Epsilon,
+        total: impl Into<Loss>,
         method: Method,
         max_size: MaxSize,
     ) -> Result<ReleasePlan, PlanRuleError> {
-        let shares = allocate(total, hierarchy.depth(), Allocation::Uniform);
+        let total: Loss = total.into();
+        let definition = total.definition();
+        let shares = allocate(&total.amount(), hierarchy.depth(), Allocation::Uniform)
+            .iter()
+            .map(|s| Loss::of(definition, s))
+            .collect();
         Self::with_budgets(hierarchy, shares, method, max_size)
     }
 
     /// A plan with the given per-level budgets (root first) and one method everywhere.
     pub fn with_budgets(
         hierarchy: &Hierarchy,
-        budgets: Vec<Epsilon>,
+        budgets: Vec<impl Into<Loss>>,
         method: Method,
         max_size: MaxSize,
     ) -> Result<ReleasePlan, PlanRuleError> {
@@ -523,9 +590,9 @@ impl ReleasePlan {
             .level_names()
             .iter()
             .zip(budgets)
-            .map(|(name, epsilon)| LevelPlan {
+            .map(|(name, budget)| LevelPlan {
                 name: name.clone(),
-                epsilon,
+                budget: budget.into(),
                 method,
                 line: 0,
             })

@@ -28,9 +28,15 @@ fn parses_the_contract_example() {
     let plan = parse(GOOD).unwrap();
     assert_eq!(plan.max_size, MaxSize::Fixed(100));
     assert_eq!(plan.levels.len(), 3);
-    assert_eq!(plan.levels[0].epsilon, Epsilon::from_ratio(1, 10).unwrap());
-    assert_eq!(plan.levels[1].epsilon, Epsilon::from_ratio(1, 3).unwrap());
-    assert_eq!(plan.levels[2].epsilon.to_string(), "0.3333333333333333");
+    assert_eq!(
+        plan.levels[0].budget,
+        Epsilon::from_ratio(1, 10).unwrap().into()
+    );
+    assert_eq!(
+        plan.levels[1].budget,
+        Epsilon::from_ratio(1, 3).unwrap().into()
+    );
+    assert_eq!(plan.levels[2].budget.exact(), "0.3333333333333333");
     assert_eq!(plan.levels[1].method, Method::Hg);
     assert_eq!(plan.levels[1].line, 7);
     plan.validate(&tiny().hierarchy, Path::new("plan.toml"))
@@ -49,11 +55,11 @@ fn parses_the_contract_example() {
         again
             .levels
             .iter()
-            .map(|l| (&l.name, &l.epsilon, l.method))
+            .map(|l| (&l.name, &l.budget, l.method))
             .collect::<Vec<_>>(),
         plan.levels
             .iter()
-            .map(|l| (&l.name, &l.epsilon, l.method))
+            .map(|l| (&l.name, &l.budget, l.method))
             .collect::<Vec<_>>()
     );
     assert_eq!(again.max_size, plan.max_size);
@@ -66,7 +72,7 @@ fn extensions() {
     assert_eq!(
         plan.max_size,
         MaxSize::Estimate {
-            epsilon: Epsilon::from_ratio(1, 1000).unwrap()
+            budget: (Epsilon::from_ratio(1, 1000).unwrap()).into()
         }
     );
     assert_eq!(plan.merge, MergeRule::Average);

@@ -5,7 +5,7 @@ use super::*;
 use crate::wire::Named;
 
 pub(crate) const TOP_KEYS: &str = "max_size, level, consistency, merge, hc_fit, hg_fit, tuning";
-pub(crate) const LEVEL_KEYS: &str = "name, epsilon, method, tail";
+pub(crate) const LEVEL_KEYS: &str = "name, epsilon, rho, method, tail";
 
 impl ReleasePlan {
     /// Reads and parses a plan file (not yet checked against a hierarchy).
@@ -209,11 +209,12 @@ impl ReleasePlan {
                     "max_size = {k}          # the public bound K on a group's size"
                 );
             }
-            MaxSize::Estimate { epsilon } => {
+            MaxSize::Estimate { budget } => {
                 let _ = writeln!(
                     s,
-                    "max_size = {{ epsilon = {} }}  # estimate K privately with this budget",
-                    toml_epsilon(epsilon)
+                    "max_size = {{ {} = {} }}  # estimate K privately with this budget",
+                    budget.definition().budget_name(),
+                    toml_budget(budget)
                 );
             }
         }
@@ -249,9 +250,10 @@ impl ReleasePlan {
             }
             let _ = write!(
                 s,
-                "[[level]]\nname = {}\nepsilon = {}\nmethod = \"{}\"\n",
+                "[[level]]\nname = {}\n{} = {}\nmethod = \"{}\"\n",
                 toml_string(&level.name),
-                toml_epsilon(&level.epsilon),
+                level.budget.definition().budget_name(),
+                toml_budget(&level.budget),
                 level.method.name()
             );
             if let Some(t) = level.method.tail() {
@@ -291,7 +293,7 @@ impl ReleasePlan {
 
     /// The header's text (see [`ReleasePlan::to_plan_file`]).
     fn header(&self, options: &[String], reasons: bool) -> String {
-        let even = self.levels.windows(2).all(|w| w[0].epsilon == w[1].epsilon);
+        let even = self.levels.windows(2).all(|w| w[0].budget == w[1].budget);
         let split = if even {
             super::defaults::split_reason(self.levels.len())
         } else {
@@ -309,8 +311,8 @@ impl ReleasePlan {
                  shows the largest true size), say so when releasing (coco release --tuned \
                  confidential)."
             ),
-            MaxSize::Estimate { epsilon } => format!(
-                " K is estimated privately when the release is drawn, with ε = {epsilon} added \
+            MaxSize::Estimate { budget } => format!(
+                " K is estimated privately when the release is drawn, with {budget} added \
                  to the levels' total."
             ),
         };
@@ -357,10 +359,11 @@ pub(crate) fn fit_name(fit: IsotonicFit) -> &'static str {
     }
 }
 
-/// An ε as TOML: a bare decimal when it is exact and short enough for the reader
-/// (17 significant digits), else a quoted fraction. Every ε the plan rules accept
+/// A budget as TOML: a bare decimal when it is exact and short enough for the reader
+/// (17 significant digits), else a quoted fraction. Every budget the plan rules accept
 /// (terms up to 10^18, what the noise can use) is read back exactly.
-pub(crate) fn toml_epsilon(e: &Epsilon) -> String {
+pub(crate) fn toml_budget(budget: &Loss) -> String {
+    let e = budget.amount();
     let s = e.to_string();
     let fraction = || format!("\"{}/{}\"", e.numer(), e.denom());
     if s.contains('/') {
@@ -420,21 +423,35 @@ pub(crate) type Located = (Span, PlanErrorKind);
 
 pub(crate) fn parse_max_size(text: &str, item: &Item) -> Result<MaxSize, Located> {
     if let Some(table) = item.as_inline_table() {
-        let mut epsilon = None;
+        let mut budget = None;
         for (key, value) in table.iter() {
-            if key != "epsilon" {
+            let definition = match key {
+                "epsilon" => Definition::Pure,
+                "rho" => Definition::Zcdp,
+                _ => {
+                    return Err((
+                        value.span(),
+                        PlanErrorKind::UnknownKey {
+                            key: key.to_string(),
+                            expected: "epsilon or rho (max_size = { epsilon = 0.001 })",
+                        },
+                    ));
+                }
+            };
+            if budget.is_some() {
                 return Err((
                     value.span(),
-                    PlanErrorKind::UnknownKey {
-                        key: key.to_string(),
-                        expected: "epsilon (max_size = { epsilon = 0.001 })",
+                    PlanErrorKind::BadValue {
+                        key: "max_size",
+                        found: raw(text, item),
+                        expected: "one budget: epsilon or rho, not both",
                     },
                 ));
             }
-            epsilon = Some(parse_epsilon(text, value)?);
+            budget = Some(parse_budget(text, value, definition)?);
         }
-        return match epsilon {
-            Some(epsilon) => Ok(MaxSize::Estimate { epsilon }),
+        return match budget {
+            Some(budget) => Ok(MaxSize::Estimate { budget }),
             None => Err((
                 item.span(),
                 PlanErrorKind::MissingKey {
@@ -451,10 +468,16 @@ pub(crate) fn parse_max_size(text: &str, item: &Item) -> Result<MaxSize, Located
     }
 }
 
-pub(crate) fn parse_epsilon(text: &str, value: &Value) -> Result<Epsilon, Located> {
+/// A budget of `definition` (the value of an `epsilon` or a `rho` key), read from the
+/// TOML text itself, never through a float.
+pub(crate) fn parse_budget(
+    text: &str,
+    value: &Value,
+    definition: Definition,
+) -> Result<Loss, Located> {
     let span = value.span();
     let parsed = match value {
-        Value::String(s) => Epsilon::parse(s.value()),
+        Value::String(s) => Loss::parse(definition, s.value()),
         Value::Float(_) | Value::Integer(_) => {
             let raw_text = span
                 .clone()
@@ -462,13 +485,13 @@ pub(crate) fn parse_epsilon(text: &str, value: &Value) -> Result<Epsilon, Locate
                 .unwrap_or("")
                 .trim()
                 .replace('_', "");
-            Epsilon::parse(&raw_text)
+            Loss::parse(definition, &raw_text)
         }
         other => {
             return Err((
                 span,
                 PlanErrorKind::BadValue {
-                    key: "epsilon",
+                    key: definition.budget_name(),
                     found: one_line(other.to_string().trim()),
                     expected: "a decimal > 0 like 0.25 or a fraction string like \"1/3\"",
                 },
@@ -516,29 +539,41 @@ pub(crate) fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Locate
             }
         },
     };
-    let epsilon = match table.get("epsilon") {
-        None => {
+    let (definition, item) = match (table.get("epsilon"), table.get("rho")) {
+        (None, None) => {
             return Err((
                 table_span,
                 PlanErrorKind::MissingKey {
                     key: "epsilon",
-                    what: "the level's budget, e.g. epsilon = 0.25 or \"1/3\"",
+                    what: "the level's budget, e.g. epsilon = 0.25 or \"1/3\" (rho = \"1/10\" in a zCDP plan)",
                 },
             ));
         }
-        Some(item) => match item.as_value() {
-            Some(v) => parse_epsilon(text, v)?,
-            None => {
-                return Err((
-                    item.span(),
-                    PlanErrorKind::BadValue {
-                        key: "epsilon",
-                        found: raw(text, item),
-                        expected: "a decimal > 0 or a fraction string",
-                    },
-                ));
-            }
-        },
+        (Some(_), Some(item)) => {
+            return Err((
+                key_span(table, "rho").or(item.span()),
+                PlanErrorKind::BadValue {
+                    key: "rho",
+                    found: raw(text, item),
+                    expected: "one budget per level: epsilon (pure DP) or rho (zCDP), not both",
+                },
+            ));
+        }
+        (Some(item), None) => (Definition::Pure, item),
+        (None, Some(item)) => (Definition::Zcdp, item),
+    };
+    let budget = match item.as_value() {
+        Some(v) => parse_budget(text, v, definition)?,
+        None => {
+            return Err((
+                item.span(),
+                PlanErrorKind::BadValue {
+                    key: definition.budget_name(),
+                    found: raw(text, item),
+                    expected: "a decimal > 0 or a fraction string",
+                },
+            ));
+        }
     };
     const METHODS: &str = "\"hc\" (cumulative) or \"hg\" (unattributed)";
     let method = match table.get("method") {
@@ -584,7 +619,7 @@ pub(crate) fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Locate
     };
     Ok(LevelPlan {
         name,
-        epsilon,
+        budget,
         method,
         line,
     })

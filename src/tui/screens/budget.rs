@@ -61,7 +61,7 @@ pub fn update(app: &mut App, action: Action) {
             );
         }
         Action::TypeEpsilon => {
-            let current = session.plan.levels()[level.0].epsilon().to_string();
+            let current = session.plan.levels()[level.0].budget().exact();
             app.ask(
                 InputPurpose::LevelEpsilon(level.0),
                 format!("ε for level {name} (a decimal like 0.5 or a fraction like 1/3):"),
@@ -130,7 +130,7 @@ pub fn update(app: &mut App, action: Action) {
         }
         Action::EstimateMaxSize => {
             let current = match &session.plan.max_size() {
-                MaxSize::Estimate { epsilon } => epsilon.to_string(),
+                MaxSize::Estimate { budget } => budget.exact(),
                 MaxSize::Fixed(_) => DEFAULT_MAX_SIZE_EPSILON.to_string(),
             };
             app.ask(
@@ -238,9 +238,10 @@ fn submit_to(
             let tail = parse_tail(text, name)?;
             session.set_tail(level, tail)
         }
-        InputPurpose::MaxSizeEpsilon => session.set_max_size(MaxSize::Estimate {
-            epsilon: epsilon(text)?,
-        }),
+        InputPurpose::MaxSizeEpsilon => {
+            let budget = session.in_measure(&epsilon(text)?);
+            session.set_max_size(MaxSize::Estimate { budget })
+        }
         InputPurpose::SavePlan => {
             if text.is_empty() {
                 return Err("type a file name, e.g. plan.toml".into());
@@ -386,8 +387,9 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
         .map(|(now, (b, m))| {
             let method = crate::tradeoff::method_text(now.method());
             // Only what changes is said twice; ε compared exactly, shown for reading.
-            let same = b == now.epsilon();
-            let (b, e) = (app.epsilon_text(b), app.epsilon_text(now.epsilon()));
+            let now_amount = crate::tui::session::amount(now.budget());
+            let same = *b == now_amount.as_unit();
+            let (b, e) = (app.epsilon_text(b), app.epsilon_text(&now_amount));
             match (same, *m == method) {
                 (true, true) => format!("{} {b} {m} (as now)", now.name()),
                 (false, true) => format!("{} {b} (now {e})", now.name()),
@@ -434,8 +436,12 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let plan = &session.plan;
     let k = match &plan.max_size() {
         MaxSize::Fixed(k) => format!("{} (fixed)", int(u64::from(*k))),
-        MaxSize::Estimate { epsilon } => {
-            format!("estimated privately with ε = {}", app.epsilon_text(epsilon))
+        MaxSize::Estimate { budget } => {
+            format!(
+                "estimated privately with {} = {}",
+                budget.definition().symbol(),
+                app.epsilon_text(&crate::tui::session::amount(budget))
+            )
         }
     };
     let merge = if plan.consistency().uses_merge() {
@@ -512,7 +518,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             vec![
                 lp.name().to_string(),
                 int(h.level_len(level) as u64),
-                app.epsilon_text(lp.epsilon()),
+                app.epsilon_text(&crate::tui::session::amount(lp.budget())),
                 format!("{:.1}%", f.share),
                 lp.method().label(),
                 f.noise_samples.map_or_else(

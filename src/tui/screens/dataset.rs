@@ -52,9 +52,9 @@ fn max_size_text(app: &App, session: &Session) -> Vec<Span<'static>> {
             ));
             spans
         }
-        MaxSize::Estimate { epsilon } => widgets::field(
+        MaxSize::Estimate { budget } => widgets::field(
             "K in force",
-            format!("estimated privately at each draw with ε = {epsilon}"),
+            format!("estimated privately at each draw with {budget}"),
         ),
     }
 }

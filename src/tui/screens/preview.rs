@@ -422,7 +422,7 @@ fn render_table(
         .map(|l| {
             let mut cells = vec![
                 l.level.clone(),
-                app.epsilon_text(&l.epsilon),
+                app.epsilon_text(&l.budget.amount()),
                 l.method.clone(),
                 stat(l.independent),
                 stat(l.consistent[0].emd),

@@ -447,19 +447,23 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             format!(
                 "{} {} {}",
                 l.name(),
-                app.epsilon_text(l.epsilon()),
+                app.epsilon_text(&l.budget().amount()),
                 l.method().label()
             )
         })
         .collect();
     let total = plan
-        .total_epsilon()
-        .map(|t| app.epsilon_text(&t))
+        .total()
+        .map(|t| app.epsilon_text(&t.amount()))
         .unwrap_or_default();
     let k = match &plan.max_size() {
         MaxSize::Fixed(k) => int(u64::from(*k)),
-        MaxSize::Estimate { epsilon } => {
-            format!("estimated with ε = {}", app.epsilon_text(epsilon))
+        MaxSize::Estimate { budget } => {
+            format!(
+                "estimated with {} = {}",
+                budget.definition().symbol(),
+                app.epsilon_text(&budget.amount())
+            )
         }
     };
     let exact = app.exact_epsilon;
@@ -606,7 +610,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
                 Span::styled("UNDECIDED ", theme::warning()),
                 Span::raw(format!(
                     "draw of ε = {}: {a_key} approves and exports it in {} ({f_key} changes the format), {x_key} discards it (its ε stays spent either way)",
-                    app.epsilon_text(d.draw.epsilon()),
+                    app.epsilon_text(&d.draw.guarantee().amount()),
                     state.format.label()
                 )),
             ]),
@@ -627,7 +631,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
                 Span::styled("DISCARDED ", theme::warning()),
                 Span::raw(format!(
                     "recorded in the ledger: ε = {} stays spent. {d_key} draws again (spends ε again).",
-                    app.epsilon_text(d.draw.epsilon())
+                    app.epsilon_text(&d.draw.guarantee().amount())
                 )),
             ]),
             Decision::RecordedNotWritten { message } => Line::from(vec![
@@ -791,7 +795,10 @@ fn check_lines(app: &App, drawn: &DrawnRelease) -> Vec<Line<'static>> {
         Line::from(checks),
         Line::from(
             [
-                widgets::field("ε (from the measurements)", app.epsilon_text(d.epsilon())),
+                widgets::field(
+                    "ε (from the measurements)",
+                    app.epsilon_text(&d.guarantee().amount()),
+                ),
                 widgets::field(" · consistency", d.consistency().name()),
                 widgets::field(
                     " · noise",

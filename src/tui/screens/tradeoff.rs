@@ -23,7 +23,6 @@ use ratatui::widgets::{Axis, Chart, Dataset, GraphType, Paragraph, Row, Table};
 
 use crate::data::LevelId;
 use crate::preview::fmt_num;
-use crate::privacy::Epsilon;
 use crate::tradeoff::{AllocationPoint, Frontier, PreviewData, SWEEP_FACTORS, SweepProgress};
 
 use super::super::action::{Action, Context};
@@ -844,7 +843,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     );
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".to_string()];
     header.extend(f.levels.iter().cloned());
-    let budgets = |budgets: &[Epsilon]| {
+    let budgets = |budgets: &[crate::tradeoff::Amount]| {
         budgets
             .iter()
             .map(|b| app.epsilon_text(b))

@@ -26,27 +26,68 @@ use std::io::Write;
 use crate::data::{NodeId, PublicData};
 use crate::estimate::max_size;
 use crate::estimate::{NodeMeasurement, Noisy};
+use crate::noise::{MechanismKind, Sensitivity};
+use crate::privacy::Loss;
 use crate::release::outputs::rows::DisplayIds;
 use crate::release::pipeline::measurements::Measurements;
 
 pub const FILE: &str = "measurements.jsonl";
 
+/// A vector's budget and noise, in this order: for a pure ε, `"epsilon"` (exact text),
+/// `"sensitivity"` (L1), `"mechanism": "discrete_laplace"` and `"scale"` (`Δ₁/ε`); for
+/// a ρ, `"rho"` (exact text), `"sensitivity"` (L1, as for every line),
+/// `"l2_sensitivity_squared"` (`Δ₂²`), `"mechanism": "discrete_gaussian"`, `"sigma2"`
+/// (σ² = Δ₂²/(2ρ), exact text) and `"variance"` (σ² as a number).
+pub fn noise_fields(
+    o: &mut serde_json::Map<String, serde_json::Value>,
+    loss: &Loss,
+    sensitivity: Sensitivity,
+) {
+    match loss {
+        Loss::Pure(epsilon) => {
+            o.insert("epsilon".into(), epsilon.to_string().into());
+            o.insert("sensitivity".into(), sensitivity.l1.into());
+            o.insert(
+                "mechanism".into(),
+                MechanismKind::DiscreteLaplace.name().into(),
+            );
+            o.insert(
+                "scale".into(),
+                (f64::from(sensitivity.l1) / epsilon.to_f64()).into(),
+            );
+        }
+        Loss::Zcdp(rho) => {
+            o.insert("rho".into(), rho.to_string().into());
+            o.insert("sensitivity".into(), sensitivity.l1.into());
+            o.insert(
+                "l2_sensitivity_squared".into(),
+                sensitivity.l2_squared.into(),
+            );
+            o.insert(
+                "mechanism".into(),
+                MechanismKind::DiscreteGaussian.name().into(),
+            );
+            let sigma2 = crate::noise::mechanism::sigma2_for(rho, sensitivity.l2_squared);
+            if let Ok(s) = sigma2 {
+                o.insert("sigma2".into(), s.to_string().into());
+                o.insert("variance".into(), s.to_f64().into());
+            }
+        }
+    }
+}
+
 /// The JSON line of a region's measurement.
 pub fn region_line(level: &str, region: &str, m: &NodeMeasurement) -> serde_json::Value {
-    let sensitivity = m.method().sensitivity();
     let mut v = serde_json::json!({
         "kind": "region",
         "level": level,
         "region": region,
         "method": m.method().name(),
-        "epsilon": m.epsilon().to_string(),
-        "sensitivity": sensitivity,
-        "mechanism": "discrete_laplace",
-        "scale": f64::from(sensitivity) / m.epsilon().to_f64(),
-        "groups": m.groups(),
-        "max_size": m.max_size(),
     });
     let o = v.as_object_mut().expect("an object");
+    noise_fields(o, m.loss(), m.method().sensitivity_norms());
+    o.insert("groups".into(), m.groups().into());
+    o.insert("max_size".into(), m.max_size().into());
     if let Some(t) = m.method().tail() {
         o.insert("tail_above".into(), t.above.into());
     }
@@ -78,15 +119,11 @@ pub fn write<W: Write>(
 ) -> std::io::Result<()> {
     let h = public.hierarchy;
     if let Some(p) = m.probe() {
-        let line = serde_json::json!({
-            "kind": "max_size_probe",
-            "epsilon": p.epsilon.to_string(),
-            "sensitivity": max_size::SENSITIVITY,
-            "mechanism": "discrete_laplace",
-            "scale": f64::from(max_size::SENSITIVITY) / p.epsilon.to_f64(),
-            "noisy": p.noisy,
-            "max_size": p.k(),
-        });
+        let mut line = serde_json::json!({ "kind": "max_size_probe" });
+        let o = line.as_object_mut().expect("an object");
+        noise_fields(o, &p.budget, max_size::SENSITIVITY);
+        o.insert("noisy".into(), p.noisy.into());
+        o.insert("max_size".into(), p.k().into());
         serde_json::to_writer(&mut *w, &line)?;
         w.write_all(b"\n")?;
     }

@@ -35,7 +35,7 @@ use serde::Deserialize;
 
 use crate::estimate::{Method, MethodKind, Tail, TailLength, max_size, tail};
 use crate::histogram::{Count, Size};
-use crate::privacy::Epsilon;
+use crate::privacy::{Epsilon, Loss};
 use crate::release::outputs::manifest::{Manifest, ManifestLevel, MaxSizeSource};
 use crate::release::outputs::margins::measurements::FILE;
 use crate::wire::Named;
@@ -299,11 +299,11 @@ fn check_probe(lines: &mut Lines, manifest: &Manifest) -> Vec<String> {
             p.epsilon
         )));
     }
-    if p.sensitivity != max_size::SENSITIVITY {
+    if p.sensitivity != max_size::SENSITIVITY.l1 {
         problems.push(at(format!(
             "sensitivity is {}, expected {}",
             p.sensitivity,
-            max_size::SENSITIVITY
+            max_size::SENSITIVITY.l1
         )));
     }
     if p.mechanism != MECHANISM {
@@ -312,14 +312,14 @@ fn check_probe(lines: &mut Lines, manifest: &Manifest) -> Vec<String> {
             p.mechanism
         )));
     }
-    let scale = f64::from(max_size::SENSITIVITY) / epsilon.to_f64();
+    let scale = f64::from(max_size::SENSITIVITY.l1) / epsilon.to_f64();
     if !same_scale(p.scale, scale) {
         problems.push(at(format!(
             "scale is {}, expected {scale} (sensitivity/ε)",
             p.scale
         )));
     }
-    let k = max_size::estimate(p.noisy, &epsilon);
+    let k = max_size::estimate(p.noisy, &Loss::Pure(epsilon.clone()));
     if p.max_size != manifest.max_size || p.max_size != k {
         problems.push(at(format!(
             "max_size is {}, expected {} (manifest.json's K, and what its noisy value {} gives: {k})",
@@ -595,11 +595,20 @@ fn check_vectors(line: &RegionLine, level: &Level<'_>, groups: Count) -> Vec<Str
             let rest = match t.groups {
                 TailLength::Fixed(m) => Some(tail::Rest::Top(groups.min(u64::from(m)) as usize)),
                 // Chosen from the noisy head's first L values, as the draw chose it.
-                TailLength::Auto => line
-                    .head
-                    .as_deref()
-                    .filter(|h| h.len() as u64 >= head)
-                    .map(|h| tail::auto_rest(&h[..l as usize], groups, l, k, &level.epsilon)),
+                TailLength::Auto => {
+                    line.head
+                        .as_deref()
+                        .filter(|h| h.len() as u64 >= head)
+                        .map(|h| {
+                            tail::auto_rest(
+                                &h[..l as usize],
+                                groups,
+                                l,
+                                k,
+                                &Loss::Pure(level.epsilon.clone()),
+                            )
+                        })
+                }
             };
             match rest {
                 Some(tail::Rest::Top(n)) => {
