@@ -66,11 +66,14 @@ fn parse() -> Cli {
             e.exit()
         }
         let text = e.render().to_string();
-        let kept: Vec<&str> = text
+        // Each line shown on its own (a typed value may hold control characters); the
+        // hint to run --help is dropped, the usage line kept.
+        let kept: Vec<String> = text
             .lines()
-            .filter(|l| !l.starts_with("For more information, try"))
+            .filter(|l| !l.trim().is_empty() && !l.starts_with("For more information, try"))
+            .map(|l| cli::shown(l).to_string())
             .collect();
-        eprintln!("{}", cli::shown(kept.join("\n").trim_end()));
+        eprintln!("{}", kept.join("\n"));
         std::process::exit(i32::from(cli::exit::codes::USAGE))
     })
 }

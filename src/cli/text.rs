@@ -84,16 +84,21 @@ pub fn preview(report: &PreviewReport, data: &PreviewData) -> String {
             "PUBLIC PROXY, not the confidential data",
         ),
     };
+    let symbol = report
+        .total
+        .as_ref()
+        .map_or("ε", |t| t.definition().symbol());
     let mut s = String::new();
     let _ = writeln!(s, "{}\n", report.notice);
     let _ = writeln!(
         s,
-        "dataset {}   total ε = {}   K = {}{}   {} trial(s), {}",
+        "dataset {}   total {} = {}   K = {}{}   {} trial(s), {}",
         report.dataset,
+        symbol,
         report
-            .total_epsilon
+            .total
             .as_ref()
-            .map_or_else(String::new, short_epsilon),
+            .map_or_else(String::new, |t| short_epsilon(&t.amount())),
         coco::units::thousands(u128::from(report.max_size)),
         if report.max_size_estimated {
             " (estimated, last trial)"
@@ -115,7 +120,7 @@ pub fn preview(report: &PreviewReport, data: &PreviewData) -> String {
     let mut header = vec![
         "level".to_string(),
         "nodes".into(),
-        "ε".into(),
+        symbol.into(),
         "method".into(),
         "independent".into(),
     ];

@@ -22,3 +22,4 @@ mod published;
 mod tail_release;
 mod trust;
 mod verify_edges;
+mod zcdp;

@@ -17,3 +17,4 @@ mod noise_sampler;
 mod parquet_input;
 mod robustness;
 mod uncertainty;
+mod zcdp;

@@ -59,12 +59,13 @@ impl PublicDefault {
 }
 
 /// Why the default splits ε as it does, for `levels` levels (see the module docs).
-pub fn split_reason(levels: usize) -> String {
+pub fn split_reason(levels: usize, definition: crate::privacy::Definition) -> String {
+    let symbol = definition.symbol();
     if levels <= 1 {
-        return "All of ε goes to the single level.".into();
+        return format!("All of {symbol} goes to the single level.");
     }
     format!(
-        "ε is split evenly over the {levels} levels: no public figure says which matters more, \
+        "{symbol} is split evenly over the {levels} levels: no public figure says which matters more, \
          and a region measured with its own share beats the sum of its descendants' estimates \
          (bottom-up) when it has many of them; the leaves pay for it."
     )

@@ -164,10 +164,13 @@ pub enum PlanRuleError {
     },
     /// A plan is stated in one privacy definition: every level's budget and `K`'s.
     #[error(
-        "{what}: {budget}, in a plan whose first level is in {expected}: give every budget in one definition (epsilon for pure DP, rho for zCDP)"
+        "{}: {budget}, in a plan whose first level is in {}: give every budget in one definition (epsilon for pure DP, rho for zCDP)",
+        level.as_ref().map_or_else(|| "K's estimate".to_string(), |l| format!("level {l:?}")),
+        expected.describe()
     )]
     MixedDefinitions {
-        what: String,
+        /// The level whose budget is in another definition; `None` for K's estimate.
+        level: Option<String>,
         budget: String,
         expected: Definition,
     },
@@ -197,7 +200,10 @@ impl PlanRuleError {
     /// The level the rule is about, by name, if any.
     pub fn level(&self) -> Option<&str> {
         match self {
-            PlanRuleError::Epsilon { level, .. }
+            PlanRuleError::MixedDefinitions {
+                level: Some(level), ..
+            }
+            | PlanRuleError::Epsilon { level, .. }
             | PlanRuleError::TailNotBelowK { level, .. }
             | PlanRuleError::TailAbove { level, .. }
             | PlanRuleError::TailGroups { level, .. } => Some(level),
@@ -291,19 +297,19 @@ impl ReleasePlan {
             }
         };
         let definition = self.definition();
-        let mixed = |what: String, budget: &Loss| PlanRuleError::MixedDefinitions {
-            what,
+        let mixed = |level: Option<String>, budget: &Loss| PlanRuleError::MixedDefinitions {
+            level,
             budget: budget.labelled(),
             expected: definition,
         };
         if let MaxSize::Estimate { budget } = &self.max_size
             && budget.definition() != definition
         {
-            return Err(mixed("K's estimate".to_string(), budget));
+            return Err(mixed(None, budget));
         }
         for level in &self.levels {
             if level.budget.definition() != definition {
-                return Err(mixed(format!("level {:?}", level.name), &level.budget));
+                return Err(mixed(Some(level.name.clone()), &level.budget));
             }
             Noise::for_loss(&level.budget, level.method.sensitivity_norms()).map_err(|e| {
                 PlanRuleError::Epsilon {

@@ -295,9 +295,12 @@ impl ReleasePlan {
     fn header(&self, options: &[String], reasons: bool) -> String {
         let even = self.levels.windows(2).all(|w| w[0].budget == w[1].budget);
         let split = if even {
-            super::defaults::split_reason(self.levels.len())
+            super::defaults::split_reason(self.levels.len(), self.definition())
         } else {
-            "ε is split over the levels as the operator chose.".into()
+            format!(
+                "{} is split over the levels as the operator chose.",
+                self.definition().symbol()
+            )
         };
         let methods = if reasons {
             "Each level's method and why are given above it."
