@@ -9,6 +9,11 @@
 //! The last cell is public (`G`) and is measured anyway, so the vector's shape is that
 //! of the paper; its noisy value is ignored.
 //!
+//! **Under ρ-zCDP** each cell gets independent discrete Gaussian noise of
+//! `σ² = 1/(2ρ)` instead. The same move changes one cell by one, so the L2 sensitivity
+//! is `Δ₂ = 1` too, and a vector with independent discrete Gaussian noise of `σ²` per
+//! cell is `Δ₂²/(2σ²)`-zCDP (Canonne, Kamath and Steinke 2020, Theorem 14): ρ-zCDP.
+//!
 //! **Post-processing.** Isotonic regression (L1 by default, L2 on request) with bounds
 //! `[0, G]` and the last cell fixed to `G` (computed as [`isotonic::fit_free_with_last`]
 //! clipped at 0; the consistency step uses the unclipped fit), rounding to

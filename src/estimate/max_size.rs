@@ -6,6 +6,9 @@
 //! ε-differentially private. The release charges this ε to the root like any other
 //! measurement.
 //!
+//! Under ρ-zCDP the noise is the discrete Gaussian of `σ² = 1/(2ρ)` (`Δ₂ = 1`), and the
+//! charge is that ρ.
+//!
 //! **Post-processing.** `K = X̃ + ⌈5σ⌉`, clamped to `[1, 10^8]`, where `σ` is the
 //! standard deviation of the noise. `K` then exceeds `X` except with probability
 //! `P(Z < −5σ) = p^(⌈5σ⌉+1)/(1 + p)`, which is about `exp(−5√2)/2 ≈ 4·10⁻⁴` (the

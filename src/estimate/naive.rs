@@ -6,6 +6,12 @@
 //! neighbouring one (two cells change by one) or, at the top-coding bound, changes
 //! nothing, so the sensitivity is 2 (Lemma 3).
 //!
+//! **Under ρ-zCDP** each cell gets discrete Gaussian noise of `σ² = 2/(2ρ) = 1/ρ`: the
+//! two cells that change, change by one each, so `Δ₂² = 1 + 1 = 2` (the L2 norm, not
+//! the L1 norm's square, 4: calibrating to `Δ₁` would double `σ²` for nothing, and
+//! calibrating to `Δ₂² = 1` would halve it and break the guarantee). By Canonne, Kamath
+//! and Steinke 2020, Theorem 14, the vector is `Δ₂²/(2σ²) = ρ`-zCDP.
+//!
 //! **Post-processing.** The Euclidean projection of the noisy `H̃` onto
 //! `{h ≥ 0, Σh = G}` and largest-remainder rounding to integers summing to `G`.
 //! Both are exact in integer arithmetic: the projection is `h_i = max(H̃_i − θ, 0)`

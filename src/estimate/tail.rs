@@ -23,6 +23,11 @@
 //! in total. The two cases are disjoint, so every move changes the whole vector by at
 //! most one in L1 norm, and the head and the tail together cost one ε, not two.
 //!
+//! **Under ρ-zCDP** every cell gets discrete Gaussian noise of `σ² = 1/(2ρ)`. The two
+//! cases above change the whole vector by one in one cell, so its L2 sensitivity is 1
+//! too and the head and the tail together are ρ-zCDP (Canonne, Kamath and Steinke
+//! 2020, Theorem 14), not 2ρ.
+//!
 //! **Post-processing.** The tail is fitted by bounded isotonic regression within
 //! `[L, K]` (the `hg_fit`) and rounded: the estimated sizes of the listed groups. Those
 //! above `L` give `Hc[j] = G − #{ŝ > j}` for every `j ≥ L`. The head is fitted like the
@@ -362,6 +367,20 @@ pub fn auto_margin(loss: &Loss) -> u64 {
 /// is ε-differentially private, exactly as the head and a fixed tail together. The
 /// choice `c(h)` reads only the noisy head and public `G`, `L`, `K`, ε (post-processing).
 /// `tests/audit/main.rs` audits it, and catches a tail sized from the true head.
+///
+/// # Privacy under ρ-zCDP: no extra ρ
+/// With discrete Gaussian noise of `σ² = 1/(2ρ)` on every cell the same two cases give
+/// the bound in Rényi divergence, for every order `α > 1`. Write `P`, `Q` for the
+/// output's distributions under `D`, `D′`; the output is `(h, r)` with `r` drawn from
+/// `R_{c(h)}` after `h`. If `s < L`, the rest's conditional distribution given `h` is
+/// the same under `D` and `D′`, so `D_α(P‖Q) = D_α(P_H‖Q_H) ≤ αρ` (the head's shift of
+/// one cell by one has `Δ₂ = 1`). If `s ≥ L`, the head's distribution is the same and,
+/// for every `h`, the rest's conditional shift has `Δ₂ ≤ 1`, so
+/// `exp((α−1)·D_α(P‖Q)) = E_{h∼P_H}[exp((α−1)·D_α(P_{R|h}‖Q_{R|h}))] ≤ exp((α−1)αρ)`.
+/// Either way `D_α(P‖Q) ≤ αρ` for every `α`: the whole output is ρ-zCDP, the adaptive
+/// choice included (the adaptive composition of zCDP, Bun and Steinke 2016, Lemma 2.3,
+/// in the special case where one of the two parts does not move). The margin `t` comes
+/// from the Gaussian's tail ([`auto_margin`]).
 pub fn auto_rest(head: &[i64], groups: Count, above: Size, k: Size, loss: &Loss) -> Rest {
     let g = i128::from(groups);
     let estimated = match head.last() {

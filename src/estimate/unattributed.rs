@@ -10,6 +10,10 @@
 //! `K ≤ 10^8` fits comfortably and memory is 4 bytes per group. The true list is
 //! streamed from `H`'s runs and never materialised.
 //!
+//! **Under ρ-zCDP** each value gets discrete Gaussian noise of `σ² = 1/(2ρ)`: one
+//! position changes by one, so `Δ₂ = 1` and the vector is ρ-zCDP (Canonne, Kamath and
+//! Steinke 2020, Theorem 14).
+//!
 //! **Post-processing.** Isotonic regression (L2 by default, as in the paper, whose `G`
 //! reaches hundreds of millions; L1 on request) with bounds `[0, K]`, rounding to the
 //! nearest integer (monotone), and counting back to `Ĥ`. `O(G)` for L2,

@@ -323,6 +323,49 @@ mod tests {
 
     /// The quantiles agree with coco's exact sampler's draws.
     #[test]
+    fn gaussian_quantiles_match_the_sampler() {
+        use crate::noise::{DiscreteGaussian, Sigma2};
+        // σ² = 3/2 (small: the discrete Gaussian's variance is below σ² there) and 40.
+        for (num, den) in [(3u32, 2u32), (40, 1)] {
+            let noise = DiscreteGaussian::new(Sigma2::new(num, den).unwrap());
+            let var = noise.variance();
+            let mut rng = NoiseSource::seeded(9).stream(Purpose::Measure.index(0));
+            let n = 200_000;
+            let (mut single, mut diff): (Vec<i64>, Vec<i64>) = (Vec::new(), Vec::new());
+            for _ in 0..n {
+                let (x, y) = (noise.sample(&mut rng), noise.sample(&mut rng));
+                single.push(x.abs());
+                diff.push((x - y).abs());
+            }
+            single.sort_unstable();
+            diff.sort_unstable();
+            let at = |v: &[i64], p: f64| v[(p * n as f64) as usize];
+            for p in [0.5, 0.9, 0.95] {
+                let (s, d) = (gaussian_quantile(var, p), gaussian_quantile(2.0 * var, p));
+                assert!(
+                    (s - at(&single, p)).abs() <= 1,
+                    "σ² {num}/{den}, {p}: {s} vs {}",
+                    at(&single, p)
+                );
+                assert!(
+                    (d - at(&diff, p)).abs() <= 1,
+                    "σ² {num}/{den}, {p}: {d} vs {}",
+                    at(&diff, p)
+                );
+                // Never narrow: the sampled coverage at q is at least p (less the
+                // sampling error, about 0.002 at n = 200,000).
+                let covered = |v: &[i64], q: i64| v.partition_point(|&e| e <= q) as f64 / n as f64;
+                assert!(
+                    covered(&single, s) >= p - 0.005,
+                    "{p}: {}",
+                    covered(&single, s)
+                );
+                assert!(covered(&diff, d) >= p - 0.005, "{p}: {}", covered(&diff, d));
+            }
+        }
+    }
+
+    #[test]
     fn quantiles_match_the_sampler() {
         let eps = Epsilon::parse("1/5").unwrap();
         let noise = DiscreteLaplace::new(1, &eps).unwrap();

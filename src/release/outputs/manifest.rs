@@ -182,6 +182,10 @@ pub struct Manifest {
     pub max_size_source: MaxSizeSource,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_size_epsilon: Option<String>,
+    /// A zCDP release's budget for estimating `K`, exactly (`max_size_epsilon` is then
+    /// absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_size_rho: Option<String>,
     /// The consistency step that ran.
     pub consistency: Consistency,
     /// The step the plan asked for, when another ran instead (a fallback: `wls` needs
@@ -254,7 +258,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         .collect();
     let (max_size_source, max_size_epsilon) = match &plan.max_size() {
         MaxSize::Fixed(_) => (MaxSizeSource::Operator, None),
-        MaxSize::Estimate { budget } => (MaxSizeSource::Estimated, Some(budget.exact())),
+        MaxSize::Estimate { budget } => (MaxSizeSource::Estimated, Some(budget.clone())),
     };
     let randomness = ManifestRandomness {
         source: draw.randomness(),
@@ -297,7 +301,13 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         },
         max_size: draw.max_size(),
         max_size_source,
-        max_size_epsilon,
+        max_size_epsilon: max_size_epsilon
+            .as_ref()
+            .and_then(|b| b.as_pure().map(|e| e.to_string())),
+        max_size_rho: match &max_size_epsilon {
+            Some(Loss::Zcdp(r)) => Some(r.to_string()),
+            _ => None,
+        },
         consistency: draw.consistency(),
         consistency_planned: (draw.consistency() != plan.consistency())
             .then_some(plan.consistency()),

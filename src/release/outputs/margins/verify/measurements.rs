@@ -35,7 +35,10 @@ use serde::Deserialize;
 
 use crate::estimate::{Method, MethodKind, Tail, TailLength, max_size, tail};
 use crate::histogram::{Count, Size};
-use crate::privacy::{Epsilon, Loss};
+use crate::noise::MechanismKind;
+use crate::noise::Sensitivity;
+use crate::noise::mechanism::sigma2_for;
+use crate::privacy::{Epsilon, Loss, Rho};
 use crate::release::outputs::manifest::{Manifest, ManifestLevel, MaxSizeSource};
 use crate::release::outputs::margins::measurements::FILE;
 use crate::wire::Named;
@@ -43,8 +46,136 @@ use crate::wire::Named;
 use super::MAX_PROBLEMS;
 use super::regions::LevelTable;
 
-/// The mechanism every value is drawn with.
-const MECHANISM: &str = "discrete_laplace";
+/// A vector's budget and noise, as [`crate::release::outputs::margins::measurements::noise_fields`]
+/// writes them: a pure ε's `epsilon`, `sensitivity`, `mechanism` and `scale`, or a ρ's
+/// `rho`, `sensitivity`, `l2_sensitivity_squared`, `mechanism`, `sigma2` and `variance`.
+#[derive(Debug, Deserialize)]
+struct NoiseFields {
+    #[serde(default)]
+    epsilon: Option<String>,
+    #[serde(default)]
+    rho: Option<String>,
+    sensitivity: u32,
+    #[serde(default)]
+    l2_sensitivity_squared: Option<u32>,
+    mechanism: String,
+    #[serde(default)]
+    scale: Option<f64>,
+    #[serde(default)]
+    sigma2: Option<String>,
+    #[serde(default)]
+    variance: Option<f64>,
+}
+
+impl NoiseFields {
+    /// What is wrong with these fields for a vector of this sensitivity measured at
+    /// `expected` (`whose` names where `expected` comes from, for the message).
+    fn problems(
+        &self,
+        expected: &Loss,
+        sensitivity: Sensitivity,
+        whose: &str,
+        quoted: bool,
+    ) -> Vec<String> {
+        let shown = |text: &Option<String>| match (text, quoted) {
+            (None, _) => "absent".to_string(),
+            (Some(t), true) => format!("{t:?}"),
+            (Some(t), false) => t.clone(),
+        };
+        let mut problems = Vec::new();
+        let mut absent = |name: &str, present: bool| {
+            if present {
+                problems.push(format!(
+                    "it has \"{name}\", which a vector measured under {} does not",
+                    expected.definition().describe()
+                ));
+            }
+        };
+        match expected {
+            Loss::Pure(_) => {
+                absent("rho", self.rho.is_some());
+                absent(
+                    "l2_sensitivity_squared",
+                    self.l2_sensitivity_squared.is_some(),
+                );
+                absent("sigma2", self.sigma2.is_some());
+                absent("variance", self.variance.is_some());
+            }
+            Loss::Zcdp(_) => {
+                absent("epsilon", self.epsilon.is_some());
+                absent("scale", self.scale.is_some());
+            }
+        }
+        let mechanism = MechanismKind::of(expected).name();
+        if self.mechanism != mechanism {
+            problems.push(format!(
+                "mechanism is {:?}, expected {mechanism:?}",
+                self.mechanism
+            ));
+        }
+        if self.sensitivity != sensitivity.l1 {
+            problems.push(format!(
+                "sensitivity is {}, expected {}",
+                self.sensitivity, sensitivity.l1
+            ));
+        }
+        match expected {
+            Loss::Pure(epsilon) => {
+                let read = self.epsilon.as_deref().map(Epsilon::parse_unbounded);
+                if !matches!(&read, Some(Ok(e)) if e == epsilon) {
+                    problems.push(format!(
+                        "ε is {}, expected {epsilon} ({whose})",
+                        shown(&self.epsilon)
+                    ));
+                }
+                let scale = f64::from(sensitivity.l1) / epsilon.to_f64();
+                if !self.scale.is_some_and(|s| same_scale(s, scale)) {
+                    problems.push(format!(
+                        "scale is {}, expected {scale} (sensitivity/ε)",
+                        self.scale.map_or("absent".to_string(), |s| s.to_string())
+                    ));
+                }
+            }
+            Loss::Zcdp(rho) => {
+                let read = self.rho.as_deref().map(Rho::parse_unbounded);
+                if !matches!(&read, Some(Ok(r)) if r == rho) {
+                    problems.push(format!(
+                        "ρ is {}, expected {rho} ({whose})",
+                        shown(&self.rho)
+                    ));
+                }
+                if self.l2_sensitivity_squared != Some(sensitivity.l2_squared) {
+                    problems.push(format!(
+                        "l2_sensitivity_squared is {}, expected {}",
+                        self.l2_sensitivity_squared
+                            .map_or("absent".to_string(), |s| s.to_string()),
+                        sensitivity.l2_squared
+                    ));
+                }
+                match sigma2_for(rho, sensitivity.l2_squared) {
+                    Ok(sigma2) => {
+                        if self.sigma2.as_deref() != Some(sigma2.to_string().as_str()) {
+                            problems.push(format!(
+                                "sigma2 is {}, expected {sigma2} (Δ₂²/(2ρ))",
+                                shown(&self.sigma2)
+                            ));
+                        }
+                        let v = sigma2.to_f64();
+                        if !self.variance.is_some_and(|x| same_scale(x, v)) {
+                            problems.push(format!(
+                                "variance is {}, expected {v} (σ²)",
+                                self.variance
+                                    .map_or("absent".to_string(), |s| s.to_string())
+                            ));
+                        }
+                    }
+                    Err(e) => problems.push(format!("ρ = {rho} gives no σ²: {e}")),
+                }
+            }
+        }
+        problems
+    }
+}
 
 /// A region's line, as the writer writes it.
 #[derive(Debug, Deserialize)]
@@ -57,10 +188,8 @@ struct RegionLine {
     method: String,
     #[serde(default)]
     tail_above: Option<Size>,
-    epsilon: String,
-    sensitivity: u32,
-    mechanism: String,
-    scale: f64,
+    #[serde(flatten)]
+    noise: NoiseFields,
     groups: Count,
     max_size: Size,
     #[serde(default)]
@@ -79,10 +208,8 @@ struct RegionLine {
 struct ProbeLine {
     #[serde(rename = "kind")]
     _kind: serde::de::IgnoredAny,
-    epsilon: String,
-    sensitivity: u32,
-    mechanism: String,
-    scale: f64,
+    #[serde(flatten)]
+    noise: NoiseFields,
     noisy: i64,
     max_size: Size,
 }
@@ -184,8 +311,25 @@ fn method_of(level: &ManifestLevel) -> Result<Method, String> {
 struct Level<'a> {
     name: &'a str,
     method: Method,
-    epsilon: Epsilon,
+    budget: Loss,
     k: Size,
+}
+
+/// A manifest level's budget: its `rho` for a zCDP level, else its `epsilon_exact`.
+fn budget_of(level: &ManifestLevel) -> Result<Loss, String> {
+    match &level.rho {
+        Some(rho) => Rho::parse_unbounded(rho)
+            .map(Loss::Zcdp)
+            .map_err(|e| format!("manifest.json: level {}'s rho {rho:?}: {e}", level.name)),
+        None => Epsilon::parse_unbounded(&level.epsilon_exact)
+            .map(Loss::Pure)
+            .map_err(|e| {
+                format!(
+                    "manifest.json: level {}'s epsilon_exact {:?}: {e}",
+                    level.name, level.epsilon_exact
+                )
+            }),
+    }
 }
 
 /// The problems of `measurements.jsonl` in release `out`, if the manifest lists it
@@ -202,16 +346,10 @@ pub(super) fn check(out: &Path, manifest: &Manifest, lists: &dyn Fn(&str) -> boo
     problems.extend(check_probe(&mut lines, manifest));
     for (i, level) in manifest.levels.iter().enumerate() {
         let setting = method_of(level).and_then(|method| {
-            let epsilon = Epsilon::parse_unbounded(&level.epsilon_exact).map_err(|e| {
-                format!(
-                    "manifest.json: level {}'s epsilon_exact {:?}: {e}",
-                    level.name, level.epsilon_exact
-                )
-            })?;
             Ok(Level {
                 name: &level.name,
                 method,
-                epsilon,
+                budget: budget_of(level)?,
                 k: manifest.max_size,
             })
         });
@@ -256,6 +394,15 @@ pub(super) fn check(out: &Path, manifest: &Manifest, lists: &dyn Fn(&str) -> boo
     problems
 }
 
+/// The K probe's budget as the manifest states it, for a message.
+fn probe_budget_text(manifest: &Manifest) -> String {
+    match (&manifest.max_size_epsilon, &manifest.max_size_rho) {
+        (Some(e), _) => format!("ε = {e}"),
+        (None, Some(r)) => format!("ρ = {r}"),
+        (None, None) => "its budget not given".into(),
+    }
+}
+
 /// The probe line, first when the manifest says `K` was estimated (and only then).
 fn check_probe(lines: &mut Lines, manifest: &Manifest) -> Vec<String> {
     let estimated = manifest.max_size_source == MaxSizeSource::Estimated;
@@ -263,8 +410,8 @@ fn check_probe(lines: &mut Lines, manifest: &Manifest) -> Vec<String> {
     if !is_probe {
         return if estimated {
             vec![format!(
-                "{FILE}: line 1: expected the K probe: manifest.json says K was estimated privately (ε = {})",
-                manifest.max_size_epsilon.as_deref().unwrap_or("not given")
+                "{FILE}: line 1: expected the K probe: manifest.json says K was estimated privately ({})",
+                probe_budget_text(manifest)
             )]
         } else {
             Vec::new()
@@ -279,47 +426,28 @@ fn check_probe(lines: &mut Lines, manifest: &Manifest) -> Vec<String> {
             "{FILE}: line {n}: a K probe, but manifest.json says K was set by the operator (no ε spent on it)"
         )];
     }
-    let mut problems = Vec::new();
-    let expected = manifest
-        .max_size_epsilon
-        .as_deref()
-        .map(Epsilon::parse_unbounded);
-    let epsilon = match expected {
-        Some(Ok(e)) => e,
-        _ => {
-            return vec![format!(
-                "manifest.json: max_size_epsilon {:?} is not an ε, to check the K probe of {FILE} against",
-                manifest.max_size_epsilon
-            )];
-        }
+    let budget = match (&manifest.max_size_epsilon, &manifest.max_size_rho) {
+        (Some(e), None) => Epsilon::parse_unbounded(e).ok().map(Loss::Pure),
+        (None, Some(r)) => Rho::parse_unbounded(r).ok().map(Loss::Zcdp),
+        _ => None,
     };
-    if Epsilon::parse_unbounded(&p.epsilon).ok().as_ref() != Some(&epsilon) {
-        problems.push(at(format!(
-            "ε is {}, expected {epsilon} (manifest.json's max_size_epsilon)",
-            p.epsilon
-        )));
-    }
-    if p.sensitivity != max_size::SENSITIVITY.l1 {
-        problems.push(at(format!(
-            "sensitivity is {}, expected {}",
-            p.sensitivity,
-            max_size::SENSITIVITY.l1
-        )));
-    }
-    if p.mechanism != MECHANISM {
-        problems.push(at(format!(
-            "mechanism is {:?}, expected {MECHANISM:?}",
-            p.mechanism
-        )));
-    }
-    let scale = f64::from(max_size::SENSITIVITY.l1) / epsilon.to_f64();
-    if !same_scale(p.scale, scale) {
-        problems.push(at(format!(
-            "scale is {}, expected {scale} (sensitivity/ε)",
-            p.scale
-        )));
-    }
-    let k = max_size::estimate(p.noisy, &Loss::Pure(epsilon.clone()));
+    let Some(budget) = budget else {
+        return vec![format!(
+            "manifest.json: max_size_epsilon {:?} and max_size_rho {:?}: expected one budget, to check the K probe of {FILE} against",
+            manifest.max_size_epsilon, manifest.max_size_rho
+        )];
+    };
+    let whose = match budget {
+        Loss::Pure(_) => "manifest.json's max_size_epsilon",
+        Loss::Zcdp(_) => "manifest.json's max_size_rho",
+    };
+    let mut problems: Vec<String> = p
+        .noise
+        .problems(&budget, max_size::SENSITIVITY, whose, false)
+        .into_iter()
+        .map(at)
+        .collect();
+    let k = max_size::estimate(p.noisy, &budget);
     if p.max_size != manifest.max_size || p.max_size != k {
         problems.push(at(format!(
             "max_size is {}, expected {} (manifest.json's K, and what its noisy value {} gives: {k})",
@@ -503,33 +631,15 @@ fn check_line(line: &RegionLine, level: &Level<'_>, groups: Count, table: &str) 
             shown(above)
         ));
     }
-    match Epsilon::parse_unbounded(&line.epsilon) {
-        Ok(e) if e == level.epsilon => {}
-        _ => problems.push(format!(
-            "ε is {:?}, expected {} (the level's ε in manifest.json)",
-            line.epsilon, level.epsilon
-        )),
-    }
-    if line.sensitivity != method.sensitivity() {
-        problems.push(format!(
-            "sensitivity is {}, expected {} ({kind}'s)",
-            line.sensitivity,
-            method.sensitivity()
-        ));
-    }
-    if line.mechanism != MECHANISM {
-        problems.push(format!(
-            "mechanism is {:?}, expected {MECHANISM:?}",
-            line.mechanism
-        ));
-    }
-    let scale = f64::from(method.sensitivity()) / level.epsilon.to_f64();
-    if !same_scale(line.scale, scale) {
-        problems.push(format!(
-            "scale is {}, expected {scale} (sensitivity/ε)",
-            line.scale
-        ));
-    }
+    problems.extend(line.noise.problems(
+        &level.budget,
+        method.sensitivity_norms(),
+        match level.budget {
+            Loss::Pure(_) => "the level's ε in manifest.json",
+            Loss::Zcdp(_) => "the level's ρ in manifest.json",
+        },
+        true,
+    ));
     if line.groups != groups {
         problems.push(format!(
             "groups is {}, expected {groups} (its G in {table})",
@@ -595,20 +705,11 @@ fn check_vectors(line: &RegionLine, level: &Level<'_>, groups: Count) -> Vec<Str
             let rest = match t.groups {
                 TailLength::Fixed(m) => Some(tail::Rest::Top(groups.min(u64::from(m)) as usize)),
                 // Chosen from the noisy head's first L values, as the draw chose it.
-                TailLength::Auto => {
-                    line.head
-                        .as_deref()
-                        .filter(|h| h.len() as u64 >= head)
-                        .map(|h| {
-                            tail::auto_rest(
-                                &h[..l as usize],
-                                groups,
-                                l,
-                                k,
-                                &Loss::Pure(level.epsilon.clone()),
-                            )
-                        })
-                }
+                TailLength::Auto => line
+                    .head
+                    .as_deref()
+                    .filter(|h| h.len() as u64 >= head)
+                    .map(|h| tail::auto_rest(&h[..l as usize], groups, l, k, &level.budget)),
             };
             match rest {
                 Some(tail::Rest::Top(n)) => {
