@@ -305,6 +305,15 @@ pub struct Frontier {
     pub verdict: Option<String>,
 }
 
+impl Frontier {
+    /// The measure the search was made in (its plans'): `ε` or `ρ`.
+    pub fn symbol(&self) -> &'static str {
+        self.candidates
+            .first()
+            .map_or("ε", |c| c.plan.definition().symbol())
+    }
+}
+
 /// Each level's largest public `G`.
 fn largest_groups(dataset: &Dataset) -> Vec<Count> {
     let h = &dataset.hierarchy;
@@ -606,8 +615,10 @@ pub fn recommend(frontier: &Frontier, priority: &Priority) -> Result<Recommendat
         .collect();
     if front.is_empty() {
         return Err(format!(
-            "bottom-up (all of ε = {} on the leaves) is at or below every plan tried at every level, within {MARGIN_SE} standard errors over {} trial(s): no plan is recommended (more trials narrow the noise)",
-            frontier.total_epsilon, frontier.trials
+            "bottom-up (all of {} = {} on the leaves) is at or below every plan tried at every level, within {MARGIN_SE} standard errors over {} trial(s): no plan is recommended (more trials narrow the noise)",
+            frontier.symbol(),
+            frontier.total_epsilon,
+            frontier.trials
         ));
     }
     let scored: Vec<(usize, Vec<f64>)> = front

@@ -26,8 +26,8 @@ const COLUMNS: &str =
     "The columns (mean EMD per region to the truth, ± its standard error over the trials):
   independent      each region's own estimate, before the consistency step
   consistent       what a release of the plan would publish (after wls or topdown)
-  bottom-up        the whole ε on the leaves, the regions above summed from them
-  omniscient ref.  Kuo et al.'s yardstick: distinct sizes × √2/ε per region
+  bottom-up        the whole budget on the leaves, the regions above summed from them
+  omniscient ref.  Kuo et al.'s yardstick: distinct sizes × the noise's sd per region (√2/ε; σ for ρ)
 Defined in docs/glossary.md, and in the TUI's help (? then g).";
 
 #[derive(Args, Debug)]

@@ -210,7 +210,8 @@ pub fn frontier(f: &Frontier) -> String {
     let _ = writeln!(s, "{}\n", f.notice);
     let _ = writeln!(
         s,
-        "frontier at total ε = {} ({} trial(s) per plan; ± one standard error): mean per-node EMD per level\n",
+        "frontier at total {} = {} ({} trial(s) per plan; ± one standard error): mean per-node EMD per level\n",
+        f.symbol(),
         short_epsilon(&f.total_epsilon),
         f.trials
     );
@@ -458,7 +459,7 @@ mod tests {
     }
 }
 
-/// An ε as a short decimal for reading (`≈` when rounded); `--json` keeps the exact text.
+/// A budget (an ε or a ρ) as a short decimal for reading (`≈` when rounded); `--json` keeps the exact text.
 fn short_epsilon<U: coco::privacy::Unit>(e: &coco::privacy::Budget<U>) -> String {
     e.short(Rounding::Nearest)
 }
