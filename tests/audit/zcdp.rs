@@ -526,3 +526,83 @@ fn zcdp_audit_catches_naive_calibrated_to_sensitivity_one() {
         &vs,
     );
 }
+
+// ---------------------------------------------------------------------------------
+// Whole releases.
+
+/// The zCDP release scenario's per-level ρ (root, leaves): most on the leaves, as the
+/// pure release audit does, so that the region that changes carries most of the loss.
+const ZCDP_RELEASE_RHOS: [&str; 2] = ["1/10", "2/5"];
+
+/// The two-level release of `main.rs` (`wls`, `hc`, `K` fixed) under a zCDP plan.
+fn zcdp_release_plan(dataset: &Dataset) -> ReleasePlan {
+    let mut plan = ReleasePlan::with_budgets(
+        &dataset.hierarchy,
+        ZCDP_RELEASE_RHOS
+            .iter()
+            .map(|r| Loss::Zcdp(rho(r)))
+            .collect(),
+        Method::Hc,
+        MaxSize::Fixed(RELEASE_K),
+    )
+    .unwrap();
+    plan.set_consistency(Consistency::Wls);
+    plan.validate(&dataset.hierarchy, Path::new("zCDP audit plan"))
+        .unwrap();
+    plan
+}
+
+/// The claimed profile of a release: every node's measured vector moves by the
+/// difference of its exact vectors, with its level's σ²; the release post-processes
+/// the measurements.
+fn release_profile(d: &Dataset, d_prime: &Dataset, plan: &ReleasePlan) -> Profile {
+    let h = &d.hierarchy;
+    let k = plan.max_size().bound().expect("a fixed K");
+    let mut cells = Vec::new();
+    for id in (0..h.len() as u32).map(NodeId) {
+        let level = plan.level(h.node(id).level);
+        let truth = |ds: &Dataset| {
+            let t = ds
+                .truth()
+                .for_diagnostic(Diagnostic::Oracle)
+                .node(id)
+                .clone();
+            estimate::true_vector(level.method(), t, ds.groups(id), k)
+        };
+        let (v, v_prime) = (truth(d), truth(d_prime));
+        let norms = level.method().sensitivity_norms();
+        let Noise::Gaussian(noise) = Noise::for_loss(level.budget(), norms).unwrap() else {
+            panic!("a ρ measures with the discrete Gaussian")
+        };
+        let s2 = noise.sigma2().to_f64();
+        cells.extend(
+            v.iter()
+                .zip(&v_prime)
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| (s2, b - a)),
+        );
+    }
+    Profile::of_shifts(&cells)
+}
+
+#[test]
+fn a_zcdp_release_stays_on_its_curve() {
+    let (d, d_prime) = release_datasets();
+    let plan = zcdp_release_plan(&d);
+    let total = match plan.total() {
+        Some(Loss::Zcdp(r)) => r,
+        other => panic!("a zCDP plan totals a ρ, not {other:?}"),
+    };
+    let profile = release_profile(&d, &d_prime, &plan);
+    assert_below_published("zCDP release", &profile, &total);
+    let on_d = release_mechanism(&d, &plan);
+    let on_d_prime = release_mechanism(&d_prime, &plan);
+    let outcomes = audit_mechanisms(&on_d, &on_d_prime, 1, 13_000);
+    assert_on_curve(
+        &format!(
+            "zCDP release with wls and hc (ρ = {})",
+            Loss::Zcdp(total.clone()).exact()
+        ),
+        &verdicts(&profile, &outcomes),
+    );
+}
