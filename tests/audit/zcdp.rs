@@ -562,11 +562,7 @@ fn release_profile(d: &Dataset, d_prime: &Dataset, plan: &ReleasePlan) -> Profil
     for id in (0..h.len() as u32).map(NodeId) {
         let level = plan.level(h.node(id).level);
         let truth = |ds: &Dataset| {
-            let t = ds
-                .truth()
-                .for_diagnostic(Diagnostic::Oracle)
-                .node(id)
-                .clone();
+            let t = ds.truth().for_diagnostic(Diagnostic::Oracle).node(id);
             estimate::true_vector(level.method(), t, ds.groups(id), k)
         };
         let (v, v_prime) = (truth(d), truth(d_prime));
