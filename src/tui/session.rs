@@ -727,11 +727,11 @@ mod tests {
 
     #[test]
     fn steps_move_along_the_ladder_from_any_value() {
-        assert_eq!(step(&e("1/3"), true), Some(e("0.35")));
-        assert_eq!(step(&e("1/3"), false), Some(e("0.3")));
-        assert_eq!(step(&e("0.5"), true), Some(e("0.6")));
-        assert_eq!(step(&e("0.001"), false), None);
-        assert_eq!(step(&e("10"), true), None);
+        assert_eq!(step(&a("1/3"), true), Some(a("0.35")));
+        assert_eq!(step(&a("1/3"), false), Some(a("0.3")));
+        assert_eq!(step(&a("0.5"), true), Some(a("0.6")));
+        assert_eq!(step(&a("0.001"), false), None);
+        assert_eq!(step(&a("10"), true), None);
     }
 
     #[test]
