@@ -495,6 +495,32 @@ fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16) -> Rect {
     r
 }
 
+/// An action's line in the help. The Budget screen's budget keys speak the plan's
+/// measure: for a ρ plan, their ε is a ρ (the toggle's own line names both).
+fn help_text(app: &App, action: Action) -> String {
+    let zcdp = app
+        .session
+        .as_ref()
+        .is_some_and(|s| s.definition() == crate::privacy::Definition::Zcdp);
+    let in_measure = matches!(
+        action,
+        Action::EpsilonUp
+            | Action::EpsilonDown
+            | Action::TypeEpsilon
+            | Action::TypeTotal
+            | Action::PresetUniform
+            | Action::PresetGeometric
+            | Action::EstimateMaxSize
+            | Action::ScreenBudget
+            | Action::ScreenTradeoff
+    );
+    if zcdp && in_measure {
+        action.description().replace('ε', "ρ")
+    } else {
+        action.description().to_string()
+    }
+}
+
 /// The lines of the help overlay, `width` cells wide: the screen's keys, then the
 /// global ones.
 pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
@@ -522,7 +548,7 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 keys
             };
             // The description wraps under itself, past the keys' column.
-            let rows = widgets::wrap_words(b.action.description(), width.saturating_sub(18));
+            let rows = widgets::wrap_words(&help_text(app, b.action), width.saturating_sub(18));
             for (i, row) in rows.into_iter().enumerate() {
                 let keys = if i == 0 { keys.as_str() } else { "" };
                 lines.push(Line::from(vec![

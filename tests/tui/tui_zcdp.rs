@@ -95,6 +95,14 @@ fn the_budget_screen_toggles_the_plan_between_epsilon_and_rho() {
         assert!(text.contains(expected), "{expected:?} in\n{text}");
     }
     assert!(!text.contains("total ε"), "{text}");
+    act(&mut rt, &[Action::Help]);
+    let help = rt.text(100, 40);
+    assert!(
+        help.contains("Raise the selected level's ρ one step"),
+        "{help}"
+    );
+    act(&mut rt, &[Action::Close]);
+    assert!(rt.app.overlay.is_none(), "{:?}", rt.app.overlay);
 
     // The typed budgets are ρ, and a refusal names ρ.
     rho_plan(&mut rt);

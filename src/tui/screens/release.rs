@@ -331,6 +331,7 @@ pub fn receive(app: &mut App, update: Update) {
             let Some(drawn) = &mut app.release.drawn else {
                 return;
             };
+            let symbol = drawn.draw.guarantee().definition().symbol();
             match result {
                 Ok(approved) => {
                     let out = approved.out.clone();
@@ -347,7 +348,7 @@ pub fn receive(app: &mut App, update: Update) {
                             r.id
                         )),
                         Err(e) => app.warn(format!(
-                            "exported to {}, but the ledger could not record it as written ({e}); its pending line keeps the ε counted",
+                            "exported to {}, but the ledger could not record it as written ({e}); its pending line keeps the {symbol} counted",
                             crate::tui::widgets::path_text(&out)
                         )),
                     }
@@ -373,12 +374,15 @@ pub fn receive(app: &mut App, update: Update) {
             };
             match result {
                 Ok(_) => {
+                    let symbol = drawn.draw.guarantee().definition().symbol();
                     drawn.pending = None;
                     drawn.decision = Decision::Discarded;
                     if app.quit_after_discard {
                         app.quit = true;
                     }
-                    app.info("discarded: recorded in the ledger; its ε stays spent");
+                    app.info(format!(
+                        "discarded: recorded in the ledger; its {symbol} stays spent"
+                    ));
                 }
                 Err(e) => {
                     app.quit_after_discard = false;
