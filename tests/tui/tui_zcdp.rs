@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use coco::privacy::{Definition, Loss, Rho};
 use coco::release::ledger::Ledger;
+use coco::tradeoff::Amount;
 use coco::tui::AppOptions;
 use coco::tui::action::Action;
 use coco::tui::app::{InputPurpose, Overlay};
@@ -156,10 +157,25 @@ fn a_rho_plan_previews_and_its_release_speaks_rho() {
 
     act(&mut rt, &[Action::ScreenTradeoff]);
     let text = rt.text(100, 30);
+    assert!(text.contains("sweeps its ρ from ¼× to 4×"), "{text}");
+    act(&mut rt, &[Action::Run]);
+    let sweep = rt.app.tradeoff.sweep.as_ref().expect("a sweep");
+    assert!(!sweep.points.is_empty());
+    let text = rt.text(100, 40);
     assert!(
-        text.contains("frontier at total ρ =") || text.contains("sweeps its ρ"),
+        text.contains("as ρ(") && text.contains("ρ district"),
         "{text}"
     );
+    // The one ε left is the ledger's, which records ε only (see the test below).
+    assert!(!text.replace("ε spent", "").contains("ε"), "{text}");
+    act(&mut rt, &[Action::ToggleView, Action::Run]);
+    let frontier = rt.app.tradeoff.frontier.as_ref().expect("a frontier");
+    assert_eq!(
+        frontier.frontier.total_epsilon,
+        Amount::parse("1/2").unwrap()
+    );
+    let text = rt.text(100, 40);
+    assert!(text.contains("Frontier at total ρ = 0.5"), "{text}");
 
     act(&mut rt, &[Action::ScreenRelease]);
     let text = rt.text(100, 30);
