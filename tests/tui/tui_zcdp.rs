@@ -240,3 +240,29 @@ fn a_rho_plan_is_drawn_approved_and_exported() {
         .expect("an intact ledger");
     assert_eq!(read.draws().len(), 1);
 }
+
+/// A ρ plan saved from the Budget screen is a `rho = …` plan file, and loading it back
+/// (as one `coco plan --rho` writes) gives a ρ plan whatever the session had.
+#[test]
+fn a_rho_plan_saves_and_loads_as_a_rho_plan_file() {
+    let home = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rho-plan.toml");
+    let mut rt = runtime(home.path());
+    rho_plan(&mut rt);
+    act(&mut rt, &[Action::SavePlan]);
+    answer(&mut rt, file.to_str().unwrap());
+    let toml = std::fs::read_to_string(&file).unwrap();
+    assert!(toml.contains("rho = \"1/6\""), "{toml}");
+    assert!(!toml.contains("epsilon"), "{toml}");
+    act(&mut rt, &[Action::ToggleDefinition]);
+    assert_eq!(
+        rt.app.session.as_ref().unwrap().definition(),
+        Definition::Pure
+    );
+    act(&mut rt, &[Action::LoadPlan]);
+    answer(&mut rt, file.to_str().unwrap());
+    let session = rt.app.session.as_ref().unwrap();
+    assert_eq!(session.loss(), rho("1/2"));
+    assert!(rt.text(100, 30).contains("total ρ = 0.5"));
+}
