@@ -878,6 +878,15 @@ fn problem_lines(c: &Checks) -> impl Iterator<Item = Line<'static>> + '_ {
         .map(|p| Line::styled(p.clone(), theme::error()))
 }
 
+/// A draw's guarantee in its measure, with the (ε, δ) a ρ implies.
+fn guarantee_text(app: &App, guarantee: &crate::privacy::Loss) -> String {
+    let text = app.epsilon_text(&guarantee.amount());
+    match crate::tui::session::at_delta(guarantee) {
+        Some(at_delta) => format!("{text} ({at_delta})"),
+        None => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -924,14 +933,5 @@ mod tests {
                 .contains("differs from the sum of its children")
         );
         assert_eq!(problems[0].style.fg, Some(Color::Red));
-    }
-}
-
-/// A draw's guarantee in its measure, with the (ε, δ) a ρ implies.
-fn guarantee_text(app: &App, guarantee: &crate::privacy::Loss) -> String {
-    let text = app.epsilon_text(&guarantee.amount());
-    match crate::tui::session::at_delta(guarantee) {
-        Some(at_delta) => format!("{text} ({at_delta})"),
-        None => text,
     }
 }
