@@ -83,6 +83,7 @@ actions! {
     RatioDown = "ratio-down": "Geometric preset: lower the ratio between levels",
     SetMaxSize = "set-max-size": "Type the public bound K on a group's size",
     EstimateMaxSize = "estimate-max-size": "Estimate K privately instead, with its own ε",
+    ToggleDefinition = "toggle-definition": "Switch the plan between pure ε-DP and ρ-zCDP (every budget keeps its value)",
     ToggleConsistency = "toggle-consistency": "Switch the consistency step (topdown / wls)",
     ToggleMerge = "toggle-merge": "Switch the topdown merge rule (weighted / average)",
     SavePlan = "save-plan": "Save the plan as a release TOML file",

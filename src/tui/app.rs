@@ -283,6 +283,15 @@ impl App {
         crate::tui::widgets::epsilon_as(self.exact_epsilon, e)
     }
 
+    /// A loss as the operator reads it, with its measure: `ε = 0.25`, `ρ = ≈0.3333`.
+    pub fn loss_text(&self, loss: &crate::privacy::Loss) -> String {
+        format!(
+            "{} = {}",
+            loss.definition().symbol(),
+            self.epsilon_text(&loss.amount())
+        )
+    }
+
     pub fn new(options: AppOptions) -> App {
         let (ledger, home_error) = match options.home {
             Some(h) => (Some(Ledger::at(h)), None),

@@ -10,11 +10,12 @@ use crate::consistency::{Consistency, MergeRule};
 use crate::data::{Dataset, LevelId, NodeId};
 use crate::estimate::{Method, Tail, noise_variance};
 use crate::histogram::Size;
-use crate::privacy::{Epsilon, Loss, Ratio, Rounding};
+use crate::privacy::{DEFAULT_DELTA, Definition, Epsilon, Loss, Ratio, Rounding};
 use crate::proxy::Proxy;
 use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::tuning::Tuning;
 use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+use crate::tradeoff::Amount;
 use crate::tradeoff::PreviewData;
 
 use super::overview::Overview;
@@ -179,6 +180,19 @@ pub fn show<U: crate::privacy::Unit>(
     }
 }
 
+/// A zCDP loss as the (ε, δ)-DP statement it implies at δ = 10⁻¹⁰ (the 2020 Census's
+/// δ, coco's default), the ε rounded up to two decimals so that the text never states
+/// less than the truth; `None` for a pure ε, which holds at δ = 0.
+pub fn at_delta(loss: &Loss) -> Option<String> {
+    match loss {
+        Loss::Pure(_) => None,
+        Loss::Zcdp(_) => {
+            let epsilon = (loss.epsilon_at(DEFAULT_DELTA) * 100.0).ceil() / 100.0;
+            Some(format!("as (ε, δ)-DP: ε = {epsilon:.2} at δ = 10⁻¹⁰"))
+        }
+    }
+}
+
 /// Per-level figures of the plan, recomputed when it changes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LevelFigures {
@@ -263,23 +277,49 @@ impl Session {
         s
     }
 
+    /// The plan's total (levels and K's estimate), in its measure.
+    pub fn loss(&self) -> Loss {
+        self.plan
+            .total()
+            .expect("a plan has one level per level of the hierarchy")
+    }
+
     /// The plan's total, as a value in its measure (see [`amount`]).
-    pub fn total(&self) -> Epsilon {
-        amount(
-            &self
-                .plan
-                .total()
-                .expect("a plan has one level per level of the hierarchy"),
-        )
+    pub fn total(&self) -> Amount {
+        amount(&self.loss())
     }
 
     /// The levels' total, without the budget for estimating K.
-    pub fn levels_total(&self) -> Epsilon {
-        Epsilon::sum(&self.level_amounts()).expect("levels")
+    pub fn levels_total(&self) -> Amount {
+        Amount::sum(&self.level_amounts()).expect("levels")
+    }
+
+    /// The plan's privacy definition (pure ε-DP or ρ-zCDP).
+    pub fn definition(&self) -> Definition {
+        self.plan.definition()
+    }
+
+    /// `ε` or `ρ`: what every budget on the screens is labelled with.
+    pub fn symbol(&self) -> &'static str {
+        self.definition().symbol()
+    }
+
+    /// Switches the plan between pure ε-DP and ρ-zCDP. Every budget keeps its value in
+    /// the other measure (ε = 1/3 becomes ρ = 1/3), so switching twice gives the plan
+    /// back; the operator then allocates in the new measure. Converting ε to ρ = ε²/2
+    /// instead would not survive the way back (√(2ρ) is rarely rational).
+    pub fn toggle_definition(&mut self) -> Result<(), String> {
+        let other = match self.definition() {
+            Definition::Pure => Definition::Zcdp,
+            Definition::Zcdp => Definition::Pure,
+        };
+        self.plan.set_definition(other).map_err(|e| e.to_string())?;
+        self.changed();
+        Ok(())
     }
 
     /// Each level's budget as a value in the plan's measure, root first.
-    pub fn level_amounts(&self) -> Vec<Epsilon> {
+    pub fn level_amounts(&self) -> Vec<Amount> {
         self.plan
             .levels()
             .iter()
@@ -288,7 +328,7 @@ impl Session {
     }
 
     /// A value typed or computed on the Budget screen as a budget of the plan's measure.
-    pub fn in_measure(&self, value: &Epsilon) -> Loss {
+    pub fn in_measure(&self, value: &Amount) -> Loss {
         Loss::of(self.plan.definition(), value)
     }
 
@@ -440,9 +480,9 @@ impl Session {
             .collect()
     }
 
-    /// Sets one level's ε (the preset becomes custom).
-    pub fn set_epsilon(&mut self, level: LevelId, epsilon: Epsilon) -> Result<(), String> {
-        let budget = self.in_measure(&epsilon);
+    /// Sets one level's budget, in the plan's measure (the preset becomes custom).
+    pub fn set_budget(&mut self, level: LevelId, value: Amount) -> Result<(), String> {
+        let budget = self.in_measure(&value);
         self.plan
             .set_budget(level, budget)
             .map_err(|e| e.to_string())?;
@@ -451,23 +491,23 @@ impl Session {
         Ok(())
     }
 
-    /// Moves one level's ε to the next value of [`EPSILON_STEPS`] above or below it.
-    pub fn step_epsilon(&mut self, level: LevelId, up: bool) -> Result<(), String> {
-        let current = &amount(self.plan.levels()[level.0].budget());
-        let next = step(current, up).ok_or_else(|| {
+    /// Moves one level's budget to the next value of [`EPSILON_STEPS`] above or below it.
+    pub fn step_budget(&mut self, level: LevelId, up: bool) -> Result<(), String> {
+        let budget = self.plan.levels()[level.0].budget();
+        let next = step(&amount(budget), up).ok_or_else(|| {
             if up {
-                format!("ε = {current} is already at the top of the steps")
+                format!("{budget} is already at the top of the steps")
             } else {
-                format!("ε = {current} is already at the bottom of the steps")
+                format!("{budget} is already at the bottom of the steps")
             }
         })?;
-        self.set_epsilon(level, next)
+        self.set_budget(level, next)
     }
 
     /// Sets the total: uniform and geometric presets split it again, custom budgets are
     /// scaled (rounded down to six significant digits, the leaves take the rest, so the
     /// sum is exact).
-    pub fn set_total(&mut self, total: Epsilon) -> Result<(), String> {
+    pub fn set_total(&mut self, total: Amount) -> Result<(), String> {
         let levels = self.depth();
         let budgets = match &self.preset {
             Preset::Uniform => allocate(&total, levels, Allocation::Uniform),
@@ -480,7 +520,7 @@ impl Session {
             ),
             Preset::Custom => {
                 let old = self.levels_total();
-                let mut b: Vec<Epsilon> = self.plan.levels()[..levels - 1]
+                let mut b: Vec<Amount> = self.plan.levels()[..levels - 1]
                     .iter()
                     .map(|l| {
                         amount(l.budget())
@@ -489,10 +529,13 @@ impl Session {
                             .round_down_significant(6)
                     })
                     .collect();
-                let rest = match Epsilon::sum(&b) {
-                    Some(used) => total
-                        .checked_sub(&used)
-                        .ok_or_else(|| format!("cannot scale the budgets to a total of {total}"))?,
+                let rest = match Amount::sum(&b) {
+                    Some(used) => total.checked_sub(&used).ok_or_else(|| {
+                        format!(
+                            "cannot scale the budgets to a total of {}",
+                            self.in_measure(&total)
+                        )
+                    })?,
                     None => total.clone(),
                 };
                 b.push(rest);
@@ -503,7 +546,7 @@ impl Session {
     }
 
     /// Sets every level's budget at once (root first), keeping the preset.
-    pub fn set_budgets(&mut self, budgets: Vec<Epsilon>) -> Result<(), String> {
+    pub fn set_budgets(&mut self, budgets: Vec<Amount>) -> Result<(), String> {
         let budgets = budgets.iter().map(|b| self.in_measure(b)).collect();
         self.plan.set_budgets(budgets).map_err(|e| e.to_string())?;
         self.changed();
@@ -638,7 +681,8 @@ impl Session {
     }
 }
 
-/// The ladder of ε values that stepping moves along.
+/// The ladder of values (an ε or a ρ, as the plan's measure says) that stepping moves
+/// along.
 pub const EPSILON_STEPS: &[&str] = &[
     "0.001", "0.002", "0.005", "0.01", "0.02", "0.03", "0.05", "0.075", "0.1", "0.125", "0.15",
     "0.2", "0.25", "0.3", "0.35", "0.4", "0.45", "0.5", "0.6", "0.7", "0.75", "0.8", "0.9", "1",
@@ -646,10 +690,10 @@ pub const EPSILON_STEPS: &[&str] = &[
 ];
 
 /// The next step strictly above (or below) `current`.
-pub fn step(current: &Epsilon, up: bool) -> Option<Epsilon> {
+pub fn step(current: &Amount, up: bool) -> Option<Amount> {
     let steps = EPSILON_STEPS
         .iter()
-        .map(|s| Epsilon::parse(s).expect("the steps parse"));
+        .map(|s| Amount::parse(s).expect("the steps parse"));
     if up {
         steps.into_iter().find(|s| s > current)
     } else {
@@ -660,8 +704,8 @@ pub fn step(current: &Epsilon, up: bool) -> Option<Epsilon> {
 /// A budget's value, whatever its measure: the Budget screen's arithmetic (steps,
 /// totals, scaling) is the same for an ε and a ρ, and [`Session::in_measure`] puts a
 /// value back into the plan's measure.
-pub fn amount(budget: &Loss) -> Epsilon {
-    budget.amount().as_unit()
+pub fn amount(budget: &Loss) -> Amount {
+    budget.amount()
 }
 
 #[cfg(test)]
@@ -673,53 +717,102 @@ mod tests {
         Epsilon::parse(s).unwrap()
     }
 
+    fn a(s: &str) -> Amount {
+        Amount::parse(s).unwrap()
+    }
+
     fn session() -> Session {
         Session::new(Arc::new(tiny()), None)
     }
 
     #[test]
     fn steps_move_along_the_ladder_from_any_value() {
-        assert_eq!(step(&e("1/3"), true), Some(e("0.35")));
-        assert_eq!(step(&e("1/3"), false), Some(e("0.3")));
-        assert_eq!(step(&e("0.5"), true), Some(e("0.6")));
-        assert_eq!(step(&e("0.001"), false), None);
-        assert_eq!(step(&e("10"), true), None);
+        assert_eq!(step(&a("1/3"), true), Some(a("0.35")));
+        assert_eq!(step(&a("1/3"), false), Some(a("0.3")));
+        assert_eq!(step(&a("0.5"), true), Some(a("0.6")));
+        assert_eq!(step(&a("0.001"), false), None);
+        assert_eq!(step(&a("10"), true), None);
     }
 
     #[test]
     fn edits_bump_the_revision_and_keep_totals_exact() {
         let mut s = session();
-        assert_eq!(s.total(), e("1"));
+        assert_eq!(s.total(), a("1"));
         let leaf = s.dataset.hierarchy.leaf_level();
-        s.set_epsilon(leaf, e("0.5")).unwrap();
+        s.set_budget(leaf, a("0.5")).unwrap();
         assert_eq!(s.revision, 1);
         assert_eq!(s.preset, Preset::Custom);
-        assert_eq!(s.total(), e("1/3").add(&e("1/3")).add(&e("0.5")));
+        assert_eq!(s.total(), a("1/3").add(&a("1/3")).add(&a("0.5")));
         // Custom budgets scale to a new total exactly.
-        s.set_total(e("2")).unwrap();
-        assert_eq!(s.total(), e("2"));
+        s.set_total(a("2")).unwrap();
+        assert_eq!(s.total(), a("2"));
         assert_eq!(s.revision, 2);
         s.apply_preset(Preset::Uniform).unwrap();
         assert!(
             s.plan
                 .levels()
                 .iter()
-                .all(|l| amount(l.budget()) == e("2/3"))
+                .all(|l| amount(l.budget()) == a("2/3"))
         );
         s.step_ratio(true).unwrap();
         assert!(matches!(s.preset, Preset::Geometric { .. }));
-        assert_eq!(s.total(), e("2"));
+        assert_eq!(s.total(), a("2"));
         // An ε the sampler cannot use is refused and changes nothing.
         let before = s.revision;
-        assert!(s.set_epsilon(leaf, e("1/1000000000000000000")).is_err());
+        assert!(s.set_budget(leaf, a("1/1000000000000000000")).is_err());
         assert_eq!(s.revision, before);
         s.set_max_size(MaxSize::Estimate {
             budget: Loss::Pure(e("0.01")),
         })
         .unwrap();
-        assert_eq!(s.total(), e("2.01"));
+        assert_eq!(s.total(), a("2.01"));
         assert_eq!(s.figures[0].noise_samples, None);
         assert!(s.set_max_size(MaxSize::Fixed(0)).is_err());
+    }
+
+    /// Issue 33: the toggle restates every budget in the other measure with its value,
+    /// the Budget screen's arithmetic works on ρ as on ε, and toggling back gives the
+    /// plan back.
+    #[test]
+    fn the_definition_toggles_and_back() {
+        use crate::privacy::Rho;
+        let mut s = session();
+        let pure = s.plan.clone();
+        s.toggle_definition().unwrap();
+        assert_eq!((s.definition(), s.symbol()), (Definition::Zcdp, "ρ"));
+        assert_eq!(s.loss(), Loss::Zcdp(Rho::parse("1").unwrap()));
+        assert_eq!(s.revision, 1);
+        s.set_total(a("1/2")).unwrap();
+        assert!(
+            s.plan
+                .levels()
+                .iter()
+                .all(|l| *l.budget() == Loss::Zcdp(Rho::parse("1/6").unwrap()))
+        );
+        // The noise column is the Gaussian's σ = √(Δ₂²/(2ρ)), not the Laplace's.
+        let level = &s.plan.levels()[0];
+        let sigma2 = f64::from(level.method().sensitivity_norms().l2_squared.max(1)) * 3.0;
+        assert!((s.figures[0].noise_sd - sigma2.sqrt()).abs() < 1e-9 * sigma2);
+        s.toggle_definition().unwrap();
+        assert_eq!(s.loss(), Loss::Pure(e("1/2")));
+        s.set_total(a("1")).unwrap();
+        s.toggle_definition().unwrap();
+        s.toggle_definition().unwrap();
+        assert_eq!(s.plan.levels(), pure.levels());
+    }
+
+    /// The (ε, δ) a ρ implies, rounded up; the DAS's ρ = 2.556 is ε = 17.14 at
+    /// δ = 10⁻¹⁰ to two decimals, never shown below it.
+    #[test]
+    fn a_rho_reads_as_epsilon_at_delta_rounded_up() {
+        use crate::privacy::Rho;
+        let das = Loss::Zcdp(Rho::parse("2.556").unwrap());
+        let shown = at_delta(&das).unwrap();
+        assert!(shown.starts_with("as (ε, δ)-DP: ε = 17.1"), "{shown}");
+        assert!(shown.ends_with(" at δ = 10⁻¹⁰"), "{shown}");
+        let value: f64 = shown["as (ε, δ)-DP: ε = ".len()..][..5].parse().unwrap();
+        assert!(value >= das.epsilon_at(crate::privacy::DEFAULT_DELTA));
+        assert_eq!(at_delta(&Loss::Pure(e("1"))), None);
     }
 
     /// Issue 23: a K typed by hand is `public` unless confidential figures were on screen

@@ -248,14 +248,27 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
         format!(" of cap {}", show(c, exact, Rounding::Down))
     });
     let mut spent = widgets::field("ε spent", format!("{}{cap}", s.ledger.spent_text(exact)));
+    // The ledger's figures are in ε: a ρ being drawn says its unit.
+    let pure_total = s.loss().as_pure().cloned();
     if let Some(release::Busy::Drawing { .. }) = &app.release.busy {
+        let drawing = app.epsilon_text(&s.total());
+        let drawing = match &pure_total {
+            Some(_) => drawing,
+            None => format!("{} {drawing}", s.symbol()),
+        };
         spent.push(Span::styled(
-            format!(" + {} being drawn", app.epsilon_text(&s.total())),
+            format!(" + {drawing} being drawn"),
             theme::warning(),
         ));
     }
     parts.push((spent, 0));
-    parts.push((widgets::field("total ε", app.epsilon_text(&s.total())), 1));
+    parts.push((
+        widgets::field(
+            &format!("total {}", s.symbol()),
+            app.epsilon_text(&s.total()),
+        ),
+        1,
+    ));
     parts.push((
         widgets::field(
             "previews:",
@@ -266,7 +279,10 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     ));
     parts.push((widgets::field("releases:", "OS randomness"), 3));
     let mut warnings = Vec::new();
-    if s.ledger.exceeds_cap(&s.total()) {
+    if pure_total
+        .as_ref()
+        .is_some_and(|total| s.ledger.exceeds_cap(total))
+    {
         warnings.push(Span::styled(" ⚠ plan over cap", theme::warning()));
     }
     if s.ledger.error.is_some() {
@@ -407,8 +423,16 @@ pub fn hint_lines(app: &App, width: u16) -> Vec<Line<'static>> {
             ..
         })
     );
+    // A zCDP plan's budgets are ρ: the Budget screen's keys say so.
+    let zcdp = app
+        .session
+        .as_ref()
+        .is_some_and(|s| s.definition() == crate::privacy::Definition::Zcdp);
     essential.extend(hints(context).iter().map(|(a, l)| match a {
         Action::Glossary if glossary_shown => (context, *a, "keys"),
+        Action::EpsilonUp if zcdp => (context, *a, "ρ+"),
+        Action::EpsilonDown if zcdp => (context, *a, "ρ−"),
+        Action::TypeEpsilon if zcdp => (context, *a, "type ρ"),
         _ => (context, *a, *l),
     }));
     if context == Context::Picker {
@@ -471,6 +495,32 @@ fn popup(frame: &mut Frame, area: Rect, width: u16, height: u16) -> Rect {
     r
 }
 
+/// An action's line in the help. The Budget screen's budget keys speak the plan's
+/// measure: for a ρ plan, their ε is a ρ (the toggle's own line names both).
+fn help_text(app: &App, action: Action) -> String {
+    let zcdp = app
+        .session
+        .as_ref()
+        .is_some_and(|s| s.definition() == crate::privacy::Definition::Zcdp);
+    let in_measure = matches!(
+        action,
+        Action::EpsilonUp
+            | Action::EpsilonDown
+            | Action::TypeEpsilon
+            | Action::TypeTotal
+            | Action::PresetUniform
+            | Action::PresetGeometric
+            | Action::EstimateMaxSize
+            | Action::ScreenBudget
+            | Action::ScreenTradeoff
+    );
+    if zcdp && in_measure {
+        action.description().replace('ε', "ρ")
+    } else {
+        action.description().to_string()
+    }
+}
+
 /// The lines of the help overlay, `width` cells wide: the screen's keys, then the
 /// global ones.
 pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
@@ -498,7 +548,7 @@ pub fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 keys
             };
             // The description wraps under itself, past the keys' column.
-            let rows = widgets::wrap_words(b.action.description(), width.saturating_sub(18));
+            let rows = widgets::wrap_words(&help_text(app, b.action), width.saturating_sub(18));
             for (i, row) in rows.into_iter().enumerate() {
                 let keys = if i == 0 { keys.as_str() } else { "" };
                 lines.push(Line::from(vec![
@@ -713,17 +763,21 @@ fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
 
 /// The question asked, in words.
 pub fn question(app: &App, question: &Confirm) -> String {
-    let epsilon = app.release.drawn.as_ref().map_or_else(String::new, |d| {
-        app.epsilon_text(&d.draw.guarantee().amount())
-    });
+    let (loss, symbol) = app.release.drawn.as_ref().map_or_else(
+        || (String::new(), "ε"),
+        |d| {
+            let guarantee = d.draw.guarantee();
+            (app.loss_text(guarantee), guarantee.definition().symbol())
+        },
+    );
     match question {
         Confirm::QuitWithDraw => format!(
             "A drawn release is undecided. Quitting now records it in the ledger as discarded: \
-             its ε = {epsilon} stays spent. Quit and record the discard?"
+             its {loss} stays spent. Quit and record the discard?"
         ),
         Confirm::Discard => format!(
-            "Discard this draw? The ledger records it as discarded and its ε = {epsilon} stays \
-             spent; a new draw spends ε again."
+            "Discard this draw? The ledger records it as discarded and its {loss} stays \
+             spent; a new draw spends {symbol} again."
         ),
         Confirm::OverwritePlan(path) => format!(
             "{} exists. Save the plan over it (its contents are replaced)? No goes back to the \

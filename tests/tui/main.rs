@@ -14,3 +14,4 @@ mod tui_flow;
 mod tui_scale;
 mod tui_snapshots;
 mod tui_tmux;
+mod tui_zcdp;

@@ -85,7 +85,7 @@ fn edit() -> impl Strategy<Value = Edit> {
 }
 
 fn apply(s: &mut Session, e: &Edit) -> Result<(), String> {
-    let eps = |t: &str| Epsilon::parse(t).map_err(|e| e.to_string());
+    let eps = |t: &str| coco::tradeoff::Amount::parse(t).map_err(|e| e.to_string());
     // The TUI only offers existing levels; an index past them must still be refused, not
     // panic, when it reaches the plan.
     let level = |l: usize| -> Result<LevelId, String> {
@@ -96,8 +96,8 @@ fn apply(s: &mut Session, e: &Edit) -> Result<(), String> {
         }
     };
     match e {
-        Edit::Epsilon(l, t) => s.set_epsilon(level(*l)?, eps(t)?),
-        Edit::Step(l, up) => s.step_epsilon(level(*l)?, *up),
+        Edit::Epsilon(l, t) => s.set_budget(level(*l)?, eps(t)?),
+        Edit::Step(l, up) => s.step_budget(level(*l)?, *up),
         Edit::Total(t) => s.set_total(eps(t)?),
         Edit::Preset(p) => s.apply_preset(match p {
             0 => Preset::Uniform,
@@ -124,7 +124,7 @@ fn apply(s: &mut Session, e: &Edit) -> Result<(), String> {
         }
         Edit::MaxSize(k) => s.set_max_size(MaxSize::Fixed(*k)),
         Edit::EstimateMaxSize(t) => s.set_max_size(MaxSize::Estimate {
-            budget: (eps(t)?).into(),
+            budget: s.in_measure(&eps(t)?),
         }),
         Edit::Consistency => {
             s.toggle_consistency();

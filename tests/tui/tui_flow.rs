@@ -111,7 +111,10 @@ fn edit_preview_draw_approve_and_export() {
         session.plan.levels()[2].budget().as_pure().unwrap(),
         &e("0.5")
     );
-    assert_eq!(session.total(), e("1/3").add(&e("1/3")).add(&e("0.5")));
+    assert_eq!(
+        session.loss(),
+        e("1/3").add(&e("1/3")).add(&e("0.5")).into()
+    );
 
     // A preview of that plan.
     act(&mut rt, &[Action::ScreenPreview, Action::Run]);
@@ -404,7 +407,7 @@ fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
         methods
     );
     assert_eq!(plan.tuning(), Tuning::ConfidentialPreviews);
-    assert_eq!(rt.app.session.as_ref().unwrap().total(), e("1"));
+    assert_eq!(rt.app.session.as_ref().unwrap().loss(), e("1").into());
     // The sweep of the leaf level marks the current plan's point.
     act(&mut rt, &[Action::ToggleView, Action::Run]);
     let sweep = rt.app.tradeoff.sweep.as_ref().unwrap();
@@ -791,8 +794,12 @@ fn budget_keys_step_toggle_and_estimate_k() {
     assert_eq!(s.plan.levels()[2].method(), coco::estimate::Method::Hg);
     assert_eq!(s.plan.merge(), coco::consistency::MergeRule::Average);
     assert_eq!(
-        s.total(),
-        e("1/3").add(&e("1/3")).add(&e("0.35")).add(&e("0.01"))
+        s.loss(),
+        e("1/3")
+            .add(&e("1/3"))
+            .add(&e("0.35"))
+            .add(&e("0.01"))
+            .into()
     );
     act(&mut rt, &[Action::SetMaxSize]);
     answer(&mut rt, "0");

@@ -100,6 +100,27 @@ fn budget_screen_with_a_custom_leaf_budget() {
     assert_frame("budget", &rt);
 }
 
+/// Issue 33: the plan toggled to ρ-zCDP, with total ρ = 1/2: every budget is a ρ, the
+/// total states its (ε, δ) at δ = 10⁻¹⁰, the noise column is the Gaussian's σ.
+#[test]
+fn budget_screen_of_a_rho_plan() {
+    let home = tempfile::tempdir().unwrap();
+    let mut rt = sample(home.path());
+    act(
+        &mut rt,
+        &[
+            Action::ScreenBudget,
+            Action::ToggleDefinition,
+            Action::TypeTotal,
+        ],
+    );
+    rt.act(Action::CursorEnd);
+    rt.act(Action::Backspace);
+    rt.type_text("1/2");
+    act(&mut rt, &[Action::Submit]);
+    assert_frame("budget_rho", &rt);
+}
+
 #[test]
 fn budget_screen_explains_a_bad_epsilon() {
     let home = tempfile::tempdir().unwrap();

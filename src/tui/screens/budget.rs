@@ -1,6 +1,7 @@
-//! The Budget screen: the release plan, level by level — ε, its share of the total, the
-//! method, what it costs in noise samples and what error to expect — with presets, K,
-//! the consistency step, the ledger cap, and saving or loading the plan as TOML.
+//! The Budget screen: the release plan, level by level — its budget in the plan's
+//! measure (pure ε or ρ-zCDP, toggled here), its share of the total, the method, what it
+//! costs in noise samples and what error to expect — with presets, K, the consistency
+//! step, the ledger cap, and saving or loading the plan as TOML.
 
 use crate::wire::Named;
 use std::path::{Path, PathBuf};
@@ -15,8 +16,9 @@ use crate::data::LevelId;
 use crate::estimate::{Tail, TailLength};
 use crate::histogram::Size;
 use crate::preview::fmt_num;
-use crate::privacy::{Epsilon, Rounding};
+use crate::privacy::{Definition, Loss, Rounding};
 use crate::release::plan::{MaxSize, ReleasePlan, tail_groups};
+use crate::tradeoff::Amount;
 
 use super::super::action::{Action, Context};
 use super::super::app::{App, Confirm, InputPurpose, Overlay};
@@ -49,11 +51,12 @@ pub fn update(app: &mut App, action: Action) {
     let depth = session.depth();
     let level = LevelId(app.budget.level.min(depth - 1));
     let name = session.plan.levels()[level.0].name().to_string();
+    let symbol = session.symbol();
     match action {
         Action::Up => app.budget.level = app.budget.level.saturating_sub(1),
         Action::Down => app.budget.level = (app.budget.level + 1).min(depth - 1),
         Action::EpsilonUp | Action::EpsilonDown => {
-            let r = session.step_epsilon(level, action == Action::EpsilonUp);
+            let r = session.step_budget(level, action == Action::EpsilonUp);
             let typing = key(app, Action::TypeEpsilon);
             done(
                 app,
@@ -64,7 +67,7 @@ pub fn update(app: &mut App, action: Action) {
             let current = session.plan.levels()[level.0].budget().exact();
             app.ask(
                 InputPurpose::LevelEpsilon(level.0),
-                format!("ε for level {name} (a decimal like 0.5 or a fraction like 1/3):"),
+                format!("{symbol} for level {name} (a decimal like 0.5 or a fraction like 1/3):"),
                 &current,
             );
         }
@@ -73,7 +76,7 @@ pub fn update(app: &mut App, action: Action) {
             let how = session.preset.describe();
             app.ask(
                 InputPurpose::TotalEpsilon,
-                format!("Total ε over the levels (split by the {how} preset):"),
+                format!("Total {symbol} over the levels (split by the {how} preset):"),
                 &current,
             );
         }
@@ -92,7 +95,7 @@ pub fn update(app: &mut App, action: Action) {
             app.ask(
                 InputPurpose::Tail(level.0),
                 format!(
-                    "Tail for level {name}: sizes below L as cumulative counts, groups of size L or more as the m largest groups' sizes, no extra ε (L or L,m; \"none\" for plain hc):"
+                    "Tail for level {name}: sizes below L as cumulative counts, groups of size L or more as the m largest groups' sizes, no extra {symbol} (L or L,m; \"none\" for plain hc):"
                 ),
                 &current,
             );
@@ -135,9 +138,17 @@ pub fn update(app: &mut App, action: Action) {
             };
             app.ask(
                 InputPurpose::MaxSizeEpsilon,
-                "Estimate K privately with this ε (added to the total):",
+                format!("Estimate K privately with this {symbol} (added to the total):"),
                 &current,
             );
+        }
+        Action::ToggleDefinition => {
+            let r = session.toggle_definition();
+            if r.is_ok() {
+                let message = definition_message(app);
+                app.info(message);
+            }
+            done(app, r);
         }
         Action::ToggleConsistency => session.toggle_consistency(),
         Action::ToggleMerge => session.toggle_merge(),
@@ -197,7 +208,13 @@ pub fn submit(app: &mut App, purpose: &InputPurpose, text: &str) -> Result<(), S
     // A path, for the fields that take one.
     let resolved = app.resolve(text);
     let session = app.session.as_mut().ok_or("no dataset is open")?;
-    let epsilon = |t: &str| Epsilon::parse(t).map_err(|e| e.to_string());
+    // Parsed in the plan's measure, so that a refusal names it (`ρ "0" is not positive`).
+    let definition = session.definition();
+    let epsilon = |t: &str| {
+        Loss::parse(definition, t)
+            .map(|l| l.amount())
+            .map_err(|e| e.to_string())
+    };
     let before = session.plan.tuning();
     let sized = matches!(purpose, InputPurpose::MaxSize | InputPurpose::Tail(_));
     let done = submit_to(app, purpose, text, resolved, epsilon);
@@ -220,11 +237,11 @@ fn submit_to(
     purpose: &InputPurpose,
     text: &str,
     resolved: std::path::PathBuf,
-    epsilon: impl Fn(&str) -> Result<Epsilon, String>,
+    epsilon: impl Fn(&str) -> Result<Amount, String>,
 ) -> Result<(), String> {
     let session = app.session.as_mut().ok_or("no dataset is open")?;
     match purpose {
-        InputPurpose::LevelEpsilon(l) => session.set_epsilon(LevelId(*l), epsilon(text)?),
+        InputPurpose::LevelEpsilon(l) => session.set_budget(LevelId(*l), epsilon(text)?),
         InputPurpose::TotalEpsilon => session.set_total(epsilon(text)?),
         InputPurpose::MaxSize => {
             let k = text.replace([',', '_'], "").parse::<u32>().map_err(|_| {
@@ -350,10 +367,7 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 theme::dim(),
             ),
         ]),
-        Line::styled(
-            "s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone).",
-            theme::dim(),
-        ),
+        Line::styled(noise_note(session.definition()), theme::dim()),
     ]);
     widgets::wrapped(frame, notes, notes_text);
 }
@@ -457,7 +471,11 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         Line::from(
             [
                 vec![Span::styled("Plan ", theme::heading())],
-                widgets::field("total ε =", app.epsilon_text(&session.total())),
+                widgets::field(
+                    &format!("total {} =", session.symbol()),
+                    app.epsilon_text(&session.total()),
+                ),
+                at_delta_field(&session.loss()),
                 widgets::field(" · preset", session.preset.describe()),
                 widgets::field(" · K", k),
             ]
@@ -492,11 +510,11 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let mut headers = vec![
         "level",
         "nodes",
-        "ε",
+        session.symbol(),
         "share",
         "method",
         "noise samples",
-        "s.d./cell",
+        sd_header(session.definition()),
     ];
     // As wide as the numbers: a level of 8 million regions costs 81 billion samples.
     let mut cols = vec![
@@ -545,13 +563,14 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     }
     let block = widgets::block(
         format!(
-            " Budget per level ({}{} level, {}{} step ε, {} type ε, {} method) ",
+            " Budget per level ({}{} level, {}{} step {symbol}, {} type {symbol}, {} method) ",
             key(app, Action::Up),
             key(app, Action::Down),
             key(app, Action::EpsilonDown),
             key(app, Action::EpsilonUp),
             key(app, Action::TypeEpsilon),
-            key(app, Action::ToggleMethod)
+            key(app, Action::ToggleMethod),
+            symbol = session.symbol(),
         ),
         area.width,
     );
@@ -585,7 +604,9 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 fn ledger_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
     let status = &session.ledger;
     let exact = app.exact_epsilon;
-    let total = session.total();
+    // The ledger accounts in ε: a zCDP plan's ρ is neither added to what it spent nor
+    // compared with its cap here (the Release screen says what a draw of it does).
+    let total = session.loss().as_pure().cloned();
     let mut lines = Vec::new();
     if let Some(e) = &status.error {
         lines.push(Line::styled(
@@ -605,19 +626,23 @@ fn ledger_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
                     ),
                 ),
                 widgets::field(" · cap", status.cap_text(exact)),
-                widgets::field(
-                    " · after a release of this plan",
-                    show(&status.after(&total), exact, Rounding::Up),
-                ),
+                total.as_ref().map_or_else(Vec::new, |total| {
+                    widgets::field(
+                        " · after a release of this plan",
+                        show(&status.after(total), exact, Rounding::Up),
+                    )
+                }),
             ]
             .concat(),
         ));
-        if status.exceeds_cap(&total) {
+        if let Some(total) = &total
+            && status.exceeds_cap(total)
+        {
             lines.push(Line::styled(
                 format!(
                     "⚠ over the cap: {} spent + {} for this plan > cap {}; a draw would be refused",
                     status.spent_text(exact),
-                    app.epsilon_text(&total),
+                    app.epsilon_text(total),
                     status.cap_text(exact)
                 ),
                 theme::warning(),
@@ -665,4 +690,54 @@ fn tail_hint(session: &Session) -> Option<String> {
             int(u64::from(k) + 1),
         )
     })
+}
+
+/// The column of each level's noise: its standard deviation per cell, σ for the
+/// discrete Gaussian of a zCDP plan.
+fn sd_header(definition: Definition) -> &'static str {
+    match definition {
+        Definition::Pure => "s.d./cell",
+        Definition::Zcdp => "σ/cell",
+    }
+}
+
+/// What the noise column means, under the table.
+fn noise_note(definition: Definition) -> &'static str {
+    match definition {
+        Definition::Pure => {
+            "s.d./cell: the standard deviation of the discrete Laplace noise on each measured cell (public: from ε alone)."
+        }
+        Definition::Zcdp => {
+            "σ/cell: the σ of the discrete Gaussian noise on each measured cell, σ² = Δ₂²/(2ρ) (public: from ρ alone)."
+        }
+    }
+}
+
+/// For a zCDP plan, the (ε, δ)-DP statement its total implies at δ = 10⁻¹⁰; nothing
+/// for a pure plan (its ε holds at δ = 0).
+fn at_delta_field(total: &Loss) -> Vec<Span<'static>> {
+    match crate::tui::session::at_delta(total) {
+        Some(text) => vec![Span::styled(format!(" ({text})"), theme::dim())],
+        None => Vec::new(),
+    }
+}
+
+/// The status message after the plan's definition was toggled.
+fn definition_message(app: &App) -> String {
+    let Some(session) = &app.session else {
+        return String::new();
+    };
+    let toggle = key(app, Action::ToggleDefinition);
+    let total = session.loss();
+    match session.definition() {
+        Definition::Zcdp => format!(
+            "the plan is now in ρ-zCDP (discrete Gaussian noise): every budget keeps its value, as a ρ; total ρ = {}, {}; {toggle} goes back to pure ε",
+            app.epsilon_text(&session.total()),
+            crate::tui::session::at_delta(&total).unwrap_or_default(),
+        ),
+        Definition::Pure => format!(
+            "the plan is now in pure ε-DP (discrete Laplace noise): every budget keeps its value, as an ε; total ε = {}; {toggle} switches to ρ-zCDP",
+            app.epsilon_text(&session.total()),
+        ),
+    }
 }

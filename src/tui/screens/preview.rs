@@ -381,9 +381,13 @@ fn render_table(
     let wide = area.width >= 84 + method_width + if covers { 4 } else { 0 };
     // The four errors' columns, narrower when the coverage column is shown.
     let stat_width = if covers { 13 } else { 15 };
+    let symbol = report
+        .levels
+        .first()
+        .map_or("ε", |l| l.budget.definition().symbol());
     let mut headers = vec![
         "level",
-        "ε",
+        symbol,
         "method",
         "independent",
         "consistent",

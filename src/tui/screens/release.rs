@@ -331,6 +331,7 @@ pub fn receive(app: &mut App, update: Update) {
             let Some(drawn) = &mut app.release.drawn else {
                 return;
             };
+            let symbol = drawn.draw.guarantee().definition().symbol();
             match result {
                 Ok(approved) => {
                     let out = approved.out.clone();
@@ -347,7 +348,7 @@ pub fn receive(app: &mut App, update: Update) {
                             r.id
                         )),
                         Err(e) => app.warn(format!(
-                            "exported to {}, but the ledger could not record it as written ({e}); its pending line keeps the ε counted",
+                            "exported to {}, but the ledger could not record it as written ({e}); its pending line keeps the {symbol} counted",
                             crate::tui::widgets::path_text(&out)
                         )),
                     }
@@ -373,12 +374,15 @@ pub fn receive(app: &mut App, update: Update) {
             };
             match result {
                 Ok(_) => {
+                    let symbol = drawn.draw.guarantee().definition().symbol();
                     drawn.pending = None;
                     drawn.decision = Decision::Discarded;
                     if app.quit_after_discard {
                         app.quit = true;
                     }
-                    app.info("discarded: recorded in the ledger; its ε stays spent");
+                    app.info(format!(
+                        "discarded: recorded in the ledger; its {symbol} stays spent"
+                    ));
                 }
                 Err(e) => {
                     app.quit_after_discard = false;
@@ -452,9 +456,17 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             )
         })
         .collect();
-    let total = plan
-        .total()
-        .map(|t| app.epsilon_text(&t.amount()))
+    let symbol = plan.definition().symbol();
+    let plan_total = plan.total();
+    let total = plan_total
+        .as_ref()
+        .map(|t| {
+            let text = app.epsilon_text(&t.amount());
+            match crate::tui::session::at_delta(t) {
+                Some(at_delta) => format!("{text} ({at_delta})"),
+                None => text,
+            }
+        })
         .unwrap_or_default();
     let k = match &plan.max_size() {
         MaxSize::Fixed(k) => int(u64::from(*k)),
@@ -479,7 +491,7 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
                     },
                     theme::heading(),
                 )],
-                widgets::field("total ε =", total),
+                widgets::field(&format!("total {symbol} ="), total),
                 widgets::field(" · K", k),
                 widgets::field(" · consistency", plan.consistency().name()),
                 widgets::field(" · tuning", plan.tuning().name()),
@@ -592,6 +604,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
         key(app, Action::Discard),
         key(app, Action::ToggleFormat),
     );
+    let symbol = app.session.as_ref().map_or("ε", |s| s.symbol());
     let line = match (&state.busy, &state.drawn) {
         (Some(Busy::Exporting { out }), _) => Line::raw(format!(
             "exporting to {} and recording in the ledger…",
@@ -601,7 +614,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
         (_, None) => match &state.error {
             Some(e) => Line::styled(format!("no release drawn: {e}"), theme::error()),
             None => Line::raw(format!(
-                "{d_key} draws one release with fresh OS randomness (never the preview seed). Drawing spends the plan's ε: \
+                "{d_key} draws one release with fresh OS randomness (never the preview seed). Drawing spends the plan's {symbol}: \
                  every draw is recorded in the ledger, whether it is exported or discarded."
             )),
         },
@@ -609,9 +622,10 @@ fn status_line(app: &App) -> Option<Line<'static>> {
             Decision::Undecided => Line::from(vec![
                 Span::styled("UNDECIDED ", theme::warning()),
                 Span::raw(format!(
-                    "draw of ε = {}: {a_key} approves and exports it in {} ({f_key} changes the format), {x_key} discards it (its ε stays spent either way)",
-                    app.epsilon_text(&d.draw.guarantee().amount()),
-                    state.format.label()
+                    "draw of {}: {a_key} approves and exports it in {} ({f_key} changes the format), {x_key} discards it (its {} stays spent either way)",
+                    app.loss_text(d.draw.guarantee()),
+                    state.format.label(),
+                    d.draw.guarantee().definition().symbol()
                 )),
             ]),
             Decision::Exported { out, manifest } => Line::from(vec![
@@ -630,8 +644,9 @@ fn status_line(app: &App) -> Option<Line<'static>> {
             Decision::Discarded => Line::from(vec![
                 Span::styled("DISCARDED ", theme::warning()),
                 Span::raw(format!(
-                    "recorded in the ledger: ε = {} stays spent. {d_key} draws again (spends ε again).",
-                    app.epsilon_text(&d.draw.guarantee().amount())
+                    "recorded in the ledger: {} stays spent. {d_key} draws again (spends {} again).",
+                    app.loss_text(d.draw.guarantee()),
+                    d.draw.guarantee().definition().symbol()
                 )),
             ]),
             Decision::RecordedNotWritten { message } => Line::from(vec![
@@ -796,8 +811,11 @@ fn check_lines(app: &App, drawn: &DrawnRelease) -> Vec<Line<'static>> {
         Line::from(
             [
                 widgets::field(
-                    "ε (from the measurements)",
-                    app.epsilon_text(&d.guarantee().amount()),
+                    &format!(
+                        "{} (from the measurements)",
+                        d.guarantee().definition().symbol()
+                    ),
+                    guarantee_text(app, d.guarantee()),
                 ),
                 widgets::field(" · consistency", d.consistency().name()),
                 widgets::field(
@@ -858,6 +876,15 @@ fn problem_lines(c: &Checks) -> impl Iterator<Item = Line<'static>> + '_ {
         .iter()
         .take(4)
         .map(|p| Line::styled(p.clone(), theme::error()))
+}
+
+/// A draw's guarantee in its measure, with the (ε, δ) a ρ implies.
+fn guarantee_text(app: &App, guarantee: &crate::privacy::Loss) -> String {
+    let text = app.epsilon_text(&guarantee.amount());
+    match crate::tui::session::at_delta(guarantee) {
+        Some(at_delta) => format!("{text} ({at_delta})"),
+        None => text,
+    }
 }
 
 #[cfg(test)]

@@ -358,10 +358,11 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 frame,
                 body,
                 &format!(
-                    "No sweep yet: {}{} picks the level, {} sweeps its ε from ¼× to 4× ({}: frontier view).",
+                    "No sweep yet: {}{} picks the level, {} sweeps its {} from ¼× to 4× ({}: frontier view).",
                     key(app, Action::Left),
                     key(app, Action::Right),
                     key(app, Action::Run),
+                    session.symbol(),
                     key(app, Action::ToggleView)
                 ),
             ),
@@ -378,8 +379,9 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 frame,
                 body,
                 &format!(
-                    "No frontier yet: {} runs it at the plan's total ε ({}: sweep view).",
+                    "No frontier yet: {} runs it at the plan's total {} ({}: sweep view).",
                     key(app, Action::Run),
+                    session.symbol(),
                     key(app, Action::ToggleView)
                 ),
             ),
@@ -441,7 +443,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             ),
         ),
         View::Frontier => widgets::field(
-            "frontier at total ε =",
+            &format!("frontier at total {} =", session.symbol()),
             app.epsilon_text(&session.levels_total()),
         ),
     };
@@ -721,6 +723,7 @@ fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, n
     let (chart_area, table_area) = split(area, sweep.points.len() as u16);
     let current = current_point();
     let swept = &names[sweep.level];
+    let symbol = plan_symbol(app);
     let data = sweep_chart(sweep, names.len());
     frame.render_widget(
         chart(
@@ -728,14 +731,14 @@ fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, n
             names,
             Marker::Dot,
             format!(
-                " Mean EMD per level (consistent) as ε({swept}) varies · log axes · • = current plan "
+                " Mean EMD per level (consistent) as {symbol}({swept}) varies · log axes · • = current plan "
             ),
-            format!("ε {swept}"),
+            format!("{symbol} {swept}"),
             chart_area.width,
         ),
         chart_area,
     );
-    let mut header = vec![format!("ε {swept}"), "×".to_string()];
+    let mut header = vec![format!("{symbol} {swept}"), "×".to_string()];
     header.extend(names.iter().cloned());
     let rows: Vec<(Vec<String>, Style)> = sweep
         .points
@@ -908,7 +911,8 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     let shown = shown_rows(all, table_area.height, focus);
     let title = rows_title(
         &format!(
-            "Frontier at total ε = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
+            "Frontier at total {} = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
+            plan_symbol(app),
             app.epsilon_text(&f.total_epsilon),
             f.trials,
             f.candidates.len()
@@ -967,3 +971,9 @@ pub fn recommendation_line(app: &App, f: &Frontier, apply_key: &str) -> Line<'st
 #[cfg(test)]
 #[path = "tradeoff_tests.rs"]
 mod tests;
+
+/// The symbol of the open plan's measure (`ε` or `ρ`): a sweep or frontier is of the
+/// plan it was run for, and one run before a toggle is marked as for an earlier plan.
+fn plan_symbol(app: &App) -> &'static str {
+    app.session.as_ref().map_or("ε", |s| s.symbol())
+}
