@@ -46,7 +46,7 @@ fn realistic(occupied: u64) -> CountOfCounts {
 }
 
 fn hc(c: &mut Criterion) {
-    let eps = Epsilon::parse("1").unwrap();
+    let eps = coco::privacy::Loss::Pure(Epsilon::parse("1").unwrap());
     let k: Size = 100_000;
     let truth = realistic(40_000);
     let groups = truth.groups();
@@ -54,7 +54,7 @@ fn hc(c: &mut Criterion) {
     let options = EstimateOptions::default();
     let noisy =
         cumulative::measure(&truth, k, &eps, &mut source.stream(Purpose::Test.index(0))).unwrap();
-    let noise = DiscreteLaplace::new(1, &eps).unwrap();
+    let noise = DiscreteLaplace::new(1, eps.as_pure().unwrap()).unwrap();
 
     let mut g = c.benchmark_group("hc/k=100000");
     g.bench_function("measure+estimate", |b| {
@@ -94,7 +94,7 @@ fn hc(c: &mut Criterion) {
 }
 
 fn hg(c: &mut Criterion) {
-    let eps = Epsilon::parse("1").unwrap();
+    let eps = coco::privacy::Loss::Pure(Epsilon::parse("1").unwrap());
     let k: Size = 100_000;
     let truth = realistic(9_100_000);
     let groups: Count = truth.groups();
@@ -109,7 +109,7 @@ fn hg(c: &mut Criterion) {
         &mut source.stream(Purpose::Test.index(0)),
     )
     .unwrap();
-    let noise = DiscreteLaplace::new(1, &eps).unwrap();
+    let noise = DiscreteLaplace::new(1, eps.as_pure().unwrap()).unwrap();
 
     let mut g = c.benchmark_group("hg/g=10^7");
     g.sample_size(10);
