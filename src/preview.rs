@@ -512,7 +512,9 @@ pub fn preview(
 }
 
 /// The paper's omniscient reference for one level: the mean over its nodes of
-/// (distinct sizes after top-coding) × √2/ε.
+/// (distinct sizes after top-coding) × the noise's standard deviation per cell: `√2/ε`
+/// for a pure plan, the discrete Gaussian's `σ = √(1/(2ρ))` (from the noise's variance)
+/// for a zCDP plan.
 pub fn omniscient(
     dataset: &Dataset,
     level: crate::data::LevelId,
@@ -520,8 +522,13 @@ pub fn omniscient(
     max_size: Size,
 ) -> f64 {
     let h = &dataset.hierarchy;
-    // The noise's standard deviation per cell: the continuous Laplace's `√2/ε` (Kuo et
-    // al.'s reference, kept for pure plans), or the discrete Gaussian's `σ`.
+    // The noise's standard deviation per cell. A pure plan keeps the continuous
+    // Laplace's `√2/ε`, Kuo et al.'s §6.2 definition of the reference, rather than the
+    // discrete Laplace's `√(2p)/(1 − p)` (`p = e^{−ε}`, a few percent less at the
+    // budgets previews use): the pure figures stay the paper's, comparable with its
+    // tables and with previews, snapshots and docs made before zCDP. A zCDP plan has no
+    // such precedent and takes the discrete Gaussian's `σ`, from the variance the
+    // estimators use.
     let scale = match budget {
         Loss::Pure(epsilon) => std::f64::consts::SQRT_2 / epsilon.to_f64(),
         Loss::Zcdp(_) => {

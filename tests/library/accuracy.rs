@@ -333,3 +333,37 @@ fn the_bounds_catch_a_biased_cell() {
         "nothing caught: {failed:?}"
     );
 }
+
+/// The preview's omniscient reference (Kuo et al. §6.2: distinct sizes × the noise's
+/// standard deviation per cell, per region) takes its scale from the plan's noise: the
+/// continuous Laplace's `√2/ε` for a pure level (the paper's definition, kept), and for
+/// a zCDP level the discrete Gaussian's `σ = √(1/(2ρ))`, computed here from ρ alone.
+#[test]
+fn the_omniscient_reference_takes_the_noises_standard_deviation() {
+    use coco::privacy::{Loss, Rho};
+    let (_, d) = datasets().swap_remove(0);
+    let h = &d.hierarchy;
+    let truth = d.truth().for_diagnostic(Diagnostic::Preview);
+    let third = Epsilon::parse("1/3").unwrap();
+    let eighth = Rho::from_ratio(1, 8).unwrap();
+    for l in h.levels() {
+        let distinct = h
+            .level_nodes(l)
+            .map(|id| truth.node(id).top_coded(K).distinct_sizes() as f64)
+            .sum::<f64>()
+            / h.level_len(l) as f64;
+        let pure = coco::preview::omniscient(&d, l, &Loss::Pure(third.clone()), K);
+        let zcdp = coco::preview::omniscient(&d, l, &Loss::Zcdp(eighth.clone()), K);
+        // √2/ε = 3√2 at ε = 1/3; σ = √(1/(2/8)) = 2 at ρ = 1/8.
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b;
+        assert!(
+            close(pure, distinct * 3.0 * std::f64::consts::SQRT_2),
+            "{pure}"
+        );
+        assert!(
+            close(zcdp, distinct * 2.0),
+            "{zcdp} against {}",
+            distinct * 2.0
+        );
+    }
+}

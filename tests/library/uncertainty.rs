@@ -6,7 +6,7 @@ use coco::data::{Dataset, NodeId};
 use coco::generate::shapes::Shape;
 use coco::histogram::Size;
 use coco::noise::NoiseSource;
-use coco::privacy::{Diagnostic, Epsilon};
+use coco::privacy::{Definition, Diagnostic, Epsilon};
 use coco::release::margins::{self as uncertainty, Replicates, Rule, UncertaintyOptions};
 use coco::release::outputs::margins as files;
 use coco::release::pipeline::draw as run;
@@ -29,9 +29,11 @@ struct LevelScore {
     occupied_covered: u64,
 }
 
-fn plan(d: &Dataset, k: Size) -> ReleasePlan {
-    let one = Epsilon::parse("1").unwrap();
-    defaults::public_default(&d.hierarchy, |id| d.groups(id), &one, MaxSize::Fixed(k))
+/// coco's default plan at ε = 1, or under ρ-zCDP at the ρ of similar accuracy
+/// ([`crate::robustness::budget`]).
+fn plan(d: &Dataset, k: Size, definition: Definition) -> ReleasePlan {
+    let total = crate::robustness::budget(d, definition);
+    defaults::public_default(&d.hierarchy, |id| d.groups(id), total, MaxSize::Fixed(k))
         .unwrap()
         .plan
 }
@@ -139,11 +141,12 @@ fn real_datasets(keep: &tempfile::TempDir) -> Vec<(String, Dataset, Size)> {
 fn measure(
     d: &Dataset,
     k: Size,
+    definition: Definition,
     trials: u64,
     replicates: Replicates,
     rule: Rule,
 ) -> Vec<LevelScore> {
-    let p = plan(d, k);
+    let p = plan(d, k, definition);
     let mut total = vec![LevelScore::default(); d.hierarchy.depth()];
     for t in 0..trials {
         let o = UncertaintyOptions {
@@ -184,16 +187,12 @@ const MIN_SUMMARY_COVERAGE: f64 = 0.8;
 /// 4.6; twice that is needlessly wide.
 const MAX_WIDTH_RATIO: f64 = 9.2;
 
-/// At 90% nominal, every level of the sample and of every robustness shape has at
-/// least [`MIN_COVERAGE`] of its cells (those listed in `uncertainty.csv` or with a
-/// true count above 0) covered and at least [`MIN_OCCUPIED_COVERAGE`] of its occupied
-/// cells and [`MIN_SUMMARY_COVERAGE`] of its summary statistics, with widths at most
-/// [`MAX_WIDTH_RATIO`] mean absolute errors. Seeded: the outcome is deterministic.
-#[test]
-fn intervals_cover_the_truth_at_every_level_of_every_shape() {
+/// The levels of every dataset of [`datasets`] whose intervals, for coco's default plan
+/// under `definition`, fall short of a bound below.
+fn coverage_failures(definition: Definition) -> Vec<String> {
     let mut failures = Vec::new();
     for (name, d, k) in datasets() {
-        let scores = measure(&d, k, TRIALS, Replicates::Auto, Rule::default());
+        let scores = measure(&d, k, definition, TRIALS, Replicates::Auto, Rule::default());
         for (level, s) in scores.iter().enumerate() {
             let coverage = s.covered as f64 / s.cells.max(1) as f64;
             let ratio = s.width / s.error.max(1.0);
@@ -207,7 +206,7 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape() {
                 || ratio > MAX_WIDTH_RATIO
             {
                 failures.push(format!(
-                    "{name} level {level}: coverage {coverage:.3} of {} cells ({occupied:.3} of {} occupied; {stats:.3} of {} statistics), mean width {:.2} = {ratio:.2} × the mean absolute error",
+                    "{name} ({definition}) level {level}: coverage {coverage:.3} of {} cells ({occupied:.3} of {} occupied; {stats:.3} of {} statistics), mean width {:.2} = {ratio:.2} × the mean absolute error",
                     s.cells,
                     s.occupied,
                     s.stats,
@@ -216,6 +215,31 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape() {
             }
         }
     }
+    failures
+}
+
+/// At 90% nominal, every level of the sample and of every robustness shape has at
+/// least [`MIN_COVERAGE`] of its cells (those listed in `uncertainty.csv` or with a
+/// true count above 0) covered and at least [`MIN_OCCUPIED_COVERAGE`] of its occupied
+/// cells and [`MIN_SUMMARY_COVERAGE`] of its summary statistics, with widths at most
+/// [`MAX_WIDTH_RATIO`] mean absolute errors. Seeded: the outcome is deterministic.
+#[test]
+fn intervals_cover_the_truth_at_every_level_of_every_shape() {
+    let failures = coverage_failures(Definition::Pure);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The same claims for ρ-zCDP plans, at the ρ of similar accuracy
+/// ([`crate::robustness::budget`]). For a Gaussian error the width ratio is
+/// 3.29σ / (σ·√(2/π)) = 4.1, below the Laplace's 4.6, so [`MAX_WIDTH_RATIO`] is no
+/// looser for it. It does not hold yet: the chain shape's levels are covered at
+/// 0.71–0.80 (occupied 0.68–0.79, statistics 0.50–0.83) and the group-quarters
+/// nation's statistics at 0.75, so the test is ignored until the margins of a zCDP
+/// release are fixed (issue 33); run it with `--ignored`.
+#[test]
+#[ignore = "zCDP margins under-cover on the chain shape (issue 33): run with --ignored"]
+fn intervals_cover_the_truth_at_every_level_of_every_shape_under_zcdp() {
+    let failures = coverage_failures(Definition::Zcdp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -223,7 +247,7 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape() {
 /// uncertainty::table -- --ignored --nocapture` (`TRIALS=n`, `REPS=n`,
 /// `RULE=basic|percentile|symmetric`, `DATA=sample,dense` to change what is measured,
 /// `EXTRA=1` to add datasets drawn from real figures, `DIRS=name=path,…` datasets on
-/// disk).
+/// disk, `DEFINITION=zcdp` for ρ-zCDP plans).
 #[test]
 #[ignore]
 fn table() {
@@ -241,6 +265,10 @@ fn table() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(10);
     let only = std::env::var("DATA").ok();
+    let definition = match std::env::var("DEFINITION").as_deref() {
+        Ok("zcdp") => Definition::Zcdp,
+        _ => Definition::Pure,
+    };
     println!(
         "| dataset | level | cells | coverage | mean width | mean abs. error | occupied cells | their coverage | statistics | their coverage |"
     );
@@ -263,7 +291,7 @@ fn table() {
         {
             continue;
         }
-        let scores = measure(&d, k, trials, reps, rule);
+        let scores = measure(&d, k, definition, trials, reps, rule);
         for (level, s) in scores.iter().enumerate() {
             let n = s.cells.max(1) as f64;
             println!(
@@ -293,7 +321,7 @@ fn sample() -> Dataset {
 fn a_release_writes_its_margins_and_verify_checks_them() {
     use coco::release::outputs::export::{OutputFormat, WriteOptions, write_release_dir};
     let d = sample();
-    let p = plan(&d, 10_000);
+    let p = plan(&d, 10_000, Definition::Pure);
     let keep = run::DrawOptions {
         keep_measurements: true,
         ..Default::default()
@@ -413,7 +441,7 @@ fn the_measurements_file_is_the_noise_drawn() {
     use coco::estimate::{self, Noisy};
     use coco::noise::Purpose;
     let d = sample();
-    let mut p = plan(&d, 10_000);
+    let mut p = plan(&d, 10_000, Definition::Pure);
     // A private K too, so the probe is written.
     p.set_max_size(MaxSize::Estimate {
         budget: Epsilon::parse("0.01").unwrap().into(),
