@@ -88,8 +88,13 @@ impl LedgerStatus {
                 spent: caps.spent.epsilon.clone(),
                 pending: caps.spent.pending.clone(),
                 releases: caps.spent.draws,
-                cap: caps.binding().map(|r| r.cap.clone()),
-                cap_rule: caps.binding().map(|r| r.kind().to_string()),
+                // The TUI's warning speaks ε; a ρ or (ε, δ) cap still binds every draw
+                // (Reservation::open checks it).
+                cap: caps.binding().and_then(|r| r.cap.as_epsilon().cloned()),
+                cap_rule: caps
+                    .binding()
+                    .filter(|r| r.cap.as_epsilon().is_some())
+                    .map(|r| r.kind().to_string()),
                 error: defect.map(|e| e.to_string()),
                 losses,
             },
@@ -771,7 +776,7 @@ mod tests {
             &s.plan,
             DrawSpend {
                 id: &id,
-                epsilon: &e("1"),
+                loss: &crate::privacy::Loss::Pure(e("1")),
                 randomness: Randomness::Os,
                 levels: true,
             },

@@ -38,7 +38,7 @@ fn entry(d: &Dataset, eps: &str, status: Status) -> LedgerEntry {
         &plan,
         DrawSpend {
             id: &id,
-            epsilon: &plan.total_epsilon().unwrap(),
+            loss: &Loss::Pure(plan.total_epsilon().unwrap()),
             randomness: Randomness::Os,
             levels: true,
         },
@@ -273,14 +273,14 @@ fn the_strictest_matching_cap_binds() {
     ledger
         .set_cap(
             &CapKey::Digest(id.content.clone()),
-            &Epsilon::parse("4").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("4").unwrap()),
             None,
         )
         .unwrap();
     ledger
         .set_cap(
             &CapKey::Directory(id.dir.clone()),
-            &Epsilon::parse("0.5").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("0.5").unwrap()),
             Some((&id.content, &d.population_keys().key)),
         )
         .unwrap();
@@ -299,13 +299,13 @@ fn the_strictest_matching_cap_binds() {
         2,
         "the default does not apply: {status:?}"
     );
-    assert_eq!(status.binding().unwrap().cap.to_string(), "0.5");
+    assert_eq!(status.binding().unwrap().cap.value(), "0.5");
     assert!(matches!(
         status.binding().unwrap().source,
         CapSource::Directory { .. }
     ));
     let e = ledger
-        .check_cap(&read, &id, &Epsilon::parse("1").unwrap())
+        .check_cap(&read, &id, &Loss::Pure(Epsilon::parse("1").unwrap()))
         .unwrap_err();
     assert!(
         e.to_string().contains("cap 0.5 (the cap on directory"),
@@ -337,7 +337,7 @@ fn caps_in_an_older_versions_place_still_bind_and_move_on_the_next_set() {
             .cap_status(&read, id)
             .unwrap()
             .binding()
-            .map(|r| r.cap.to_string())
+            .map(|r| r.cap.value())
     };
     assert_eq!(cap(&a).as_deref(), Some("0.5"));
     assert_eq!(cap(&b).as_deref(), Some("3"));
@@ -345,7 +345,7 @@ fn caps_in_an_older_versions_place_still_bind_and_move_on_the_next_set() {
     ledger
         .set_cap(
             &CapKey::Digest(b.content.clone()),
-            &Epsilon::parse("2").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("2").unwrap()),
             None,
         )
         .unwrap();
@@ -361,7 +361,7 @@ fn caps_in_an_older_versions_place_still_bind_and_move_on_the_next_set() {
     ledger
         .set_cap(
             &CapKey::Digest(a.content.clone()),
-            &Epsilon::parse("9").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("9").unwrap()),
             None,
         )
         .unwrap();
@@ -383,8 +383,8 @@ fn older_lines_are_read_exactly() {
     assert!(read.problems.is_empty());
     let e = &read.lines[0];
     assert_eq!(
-        e.total_epsilon,
-        Epsilon::parse_unbounded("1.00000000000000004").unwrap()
+        e.total,
+        Loss::Pure(Epsilon::parse_unbounded("1.00000000000000004").unwrap())
     );
     assert_eq!(e.status, Status::Written);
     assert_eq!(e.randomness, Randomness::Seeded { seed: 7 });
@@ -432,7 +432,7 @@ fn tails_are_recorded_as_numbers_and_checked_on_reading() {
         &plan,
         DrawSpend {
             id: &id,
-            epsilon: &plan.total_epsilon().unwrap(),
+            loss: &Loss::Pure(plan.total_epsilon().unwrap()),
             randomness: Randomness::Os,
             levels: true,
         },
@@ -489,7 +489,7 @@ fn files_are_private() {
     ledger
         .set_cap(
             &CapKey::Digest("ab".repeat(32)),
-            &Epsilon::parse("1").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("1").unwrap()),
             None,
         )
         .unwrap();
@@ -519,10 +519,10 @@ fn config_caps() {
     let key = "ab".repeat(32);
     let digest = CapKey::Digest(key.clone());
     ledger
-        .set_cap(&digest, &Epsilon::parse("1/2").unwrap(), None)
+        .set_cap(&digest, &CapLimit::Epsilon(Epsilon::parse("1/2").unwrap()), None)
         .unwrap();
     ledger
-        .set_cap(&digest, &Epsilon::parse("2").unwrap(), None)
+        .set_cap(&digest, &CapLimit::Epsilon(Epsilon::parse("2").unwrap()), None)
         .unwrap();
     let config = ledger.config_text_caps();
     assert_eq!(config, vec![(key.clone(), "2".to_string())]);
@@ -631,7 +631,7 @@ fn a_directory_cap_follows_its_data() {
     ledger
         .set_cap(
             &CapKey::Directory(ia.dir.clone()),
-            &Epsilon::parse("0.5").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("0.5").unwrap()),
             Some((&ia.content, &keys.key)),
         )
         .unwrap();
@@ -716,7 +716,7 @@ fn a_directory_cap_follows_its_data() {
         .check_cap(
             &read,
             &DatasetIdentity::of(&elsewhere),
-            &Epsilon::parse("0.2").unwrap(),
+            &Loss::Pure(Epsilon::parse("0.2").unwrap()),
         )
         .unwrap_err();
     assert!(e.is_policy(), "{e}");
@@ -899,7 +899,7 @@ fn a_lost_ledger_is_noticed_by_its_anchor() {
     assert_eq!(loss.ledger_lines, 2);
     assert_eq!(loss.lost.len(), 1);
     assert_eq!(
-        (loss.lost[0].epsilon.to_string(), loss.lost[0].draws),
+        (loss.lost[0].epsilon.clone().unwrap().to_string(), loss.lost[0].draws),
         ("1".to_string(), 1)
     );
     let read = ledger.read_strict().unwrap();
@@ -920,7 +920,7 @@ fn a_lost_ledger_is_noticed_by_its_anchor() {
     let Reanchored::Replaced { loss, .. } = ledger.reanchor(true).unwrap() else {
         panic!("replaced")
     };
-    assert_eq!(loss.lost[0].epsilon.to_string(), "1");
+    assert_eq!(loss.lost[0].epsilon.clone().unwrap().to_string(), "1");
     assert_eq!(
         ledger
             .read_strict()
@@ -1050,7 +1050,7 @@ fn the_ledger_finds_its_own_caps_and_anchor() {
     let first = Ledger::with_config(&data, &c1);
     assert_eq!(first.place(), &Place::Environment);
     first
-        .set_cap(&CapKey::Digest(id.content.clone()), &eps("1.5"), None)
+        .set_cap(&CapKey::Digest(id.content.clone()), &CapLimit::Epsilon(eps("1.5")), None)
         .unwrap();
     // Setting a cap records where the caps are: the pointer, and an anchor of no lines.
     assert!(first.pointer_path().exists() && first.anchor_path().exists());
@@ -1072,12 +1072,12 @@ fn the_ledger_finds_its_own_caps_and_anchor() {
     assert_eq!(second.config_home(), c1.as_path());
     assert!(second.place_note().unwrap().contains("config2"));
     let read = second.read_strict().unwrap();
-    assert!(second.check_cap(&read, &id, &eps("1")).is_err());
+    assert!(second.check_cap(&read, &id, &Loss::Pure(eps("1"))).is_err());
     std::fs::create_dir_all(&c2).unwrap();
     std::fs::write(c2.join(CONFIG_FILE), "default_cap = 0.25\n").unwrap();
     let other = DatasetIdentity::of(&dataset(&[7]));
     let status = second.cap_status(&read, &other).unwrap();
-    assert_eq!(status.binding().unwrap().cap, eps("0.25"));
+    assert_eq!(status.binding().unwrap().cap, CapLimit::Epsilon(eps("0.25")));
     assert_eq!(status.binding().unwrap().file, c2.join(CONFIG_FILE));
     // Another data directory beside the same configuration: the anchor is another
     // ledger's.
@@ -1145,8 +1145,11 @@ fn older_anchors_are_read_and_event_lines_strictly() {
         .append(&lock, entry(&d, "1", Status::Written))
         .unwrap();
     let anchor = ledger.read_anchor().unwrap().unwrap();
-    assert_eq!(anchor.v, 2);
-    assert_eq!(anchor.spent.unwrap()[0].epsilon.to_string(), "2");
+    // Anchors are now written in version 3, with the ρ of every key (ε²/2 per draw).
+    assert_eq!(anchor.v, 3);
+    let spent = anchor.spent.unwrap();
+    assert_eq!(spent[0].epsilon.clone().unwrap().to_string(), "2");
+    assert_eq!(spent[0].rho.clone().unwrap().to_string(), "1");
     // A version 2 anchor without its spending is not one coco wrote.
     std::fs::write(
         ledger.anchor_path(),
