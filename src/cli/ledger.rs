@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use coco::privacy::{Epsilon, Loss, Rho};
 use coco::privacy::Rounding::{Down, Nearest, Up};
+use coco::privacy::{Epsilon, Loss, Rho};
 use coco::release::ledger::{
     Adopted, AnchorCheck, AnchorReport, CapKey, CapLimit, Ledger, LedgerRead, Reanchored, Repair,
     directory_data, format_time,
@@ -435,8 +435,8 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                         },
                         match (d.unit, d.epsilon_at_delta) {
                             ("rho", Some(e)) => format!(
-                                " (({}, δ = {:e})-DP{})",
-                                format!("ε = {:.2}", (e * 100.0).ceil() / 100.0),
+                                " ((ε = {:.2}, δ = {:e})-DP{})",
+                                (e * 100.0).ceil() / 100.0,
                                 d.delta,
                                 if d.zcdp_draws < d.draws {
                                     ", pure draws counted as ρ = ε²/2"

@@ -356,11 +356,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             ),
         },
         binding
-            .map(|b| format!(
-                " of cap {} ({})",
-                b.cap.short(Rounding::Down),
-                b.describe()
-            ))
+            .map(|b| format!(" of cap {} ({})", b.cap.short(Rounding::Down), b.describe()))
             .unwrap_or_default()
     );
     Ok(())

@@ -152,9 +152,8 @@ impl Reservation {
             Loss::Pure(e) => is_large(e).then(|| e.to_string()),
             Loss::Zcdp(r) => {
                 let at = total.epsilon_at(DEFAULT_DELTA);
-                (at > f64::from(LARGE_EPSILON)).then(|| {
-                    format!("{at:.2} (ρ = {r} stated at δ = {DEFAULT_DELTA:e})")
-                })
+                (at > f64::from(LARGE_EPSILON))
+                    .then(|| format!("{at:.2} (ρ = {r} stated at δ = {DEFAULT_DELTA:e})"))
             }
         };
         if let Some(epsilon) = large

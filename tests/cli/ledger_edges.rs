@@ -476,7 +476,14 @@ fn ledger_json_of_zcdp_draws_matches_the_documented_shapes() {
         "set-cap",
         &coco(
             &[
-                "ledger", "set-cap", &s(&data), "--epsilon", "40", "--delta", "1e-10", "--json",
+                "ledger",
+                "set-cap",
+                &s(&data),
+                "--epsilon",
+                "40",
+                "--delta",
+                "1e-10",
+                "--json",
             ],
             &home,
         ),
@@ -499,7 +506,10 @@ fn ledger_json_of_zcdp_draws_matches_the_documented_shapes() {
     ok(&release(&data, &plan, &tmp.path().join("r0"), &home));
     ok(&release(&data, &plan, &tmp.path().join("r1"), &home));
     let shown = shapes.ok("ledger", &coco(&["ledger", "--json"], &home));
-    assert_eq!(shown["datasets"][0]["cap"]["unit"], "epsilon_delta", "{shown}");
+    assert_eq!(
+        shown["datasets"][0]["cap"]["unit"], "epsilon_delta",
+        "{shown}"
+    );
     // The second draw lost, and the loss accepted: its ρ still counts.
     let full = std::fs::read_to_string(&ledger).unwrap();
     let kept: String = full.lines().take(2).map(|l| format!("{l}\n")).collect();

@@ -21,7 +21,14 @@ fn rho_plan(tmp: &Path, rho: &str, home: &Path) -> std::path::PathBuf {
 fn epsilon_plan(tmp: &Path, epsilon: &str, home: &Path) -> std::path::PathBuf {
     let plan = tmp.join(format!("plan-eps-{}.toml", epsilon.replace('/', "_")));
     ok(&coco(
-        &["plan", &s(&sample()), "--total", epsilon, "--out", &s(&plan)],
+        &[
+            "plan",
+            &s(&sample()),
+            "--total",
+            epsilon,
+            "--out",
+            &s(&plan),
+        ],
         home,
     ));
     plan
@@ -154,7 +161,11 @@ fn a_rho_cap_counts_an_earlier_pure_draw_as_epsilon_squared_over_two() {
     assert_eq!(ledger_lines(&home), before);
     // A pure line is still version 2, with no ρ.
     let lines = ledger_json_lines(&home);
-    assert!(lines.iter().all(|l| l["v"] == 2 && l.get("total_rho").is_none()));
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["v"] == 2 && l.get("total_rho").is_none())
+    );
 }
 
 #[test]

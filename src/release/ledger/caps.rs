@@ -169,12 +169,18 @@ impl CapLimit {
         let free = |used: f64, cap: f64| (1.0 - used / cap).max(0.0);
         match self {
             CapLimit::Epsilon(cap) => match spent.all_pure() {
-                true => free(spent.epsilon.as_ref().map_or(0.0, Epsilon::to_f64), cap.to_f64()),
+                true => free(
+                    spent.epsilon.as_ref().map_or(0.0, Epsilon::to_f64),
+                    cap.to_f64(),
+                ),
                 false => 0.0,
             },
             CapLimit::Rho(cap) => free(spent.rho.as_ref().map_or(0.0, Rho::to_f64), cap.to_f64()),
             CapLimit::EpsilonDelta { epsilon, delta } => {
-                let via_rho = spent.rho.as_ref().map_or(0.0, |r| epsilon_at_delta(r, *delta));
+                let via_rho = spent
+                    .rho
+                    .as_ref()
+                    .map_or(0.0, |r| epsilon_at_delta(r, *delta));
                 let used = match (spent.all_pure(), &spent.epsilon) {
                     (true, Some(e)) => via_rho.min(e.to_f64()),
                     _ => via_rho,
@@ -669,7 +675,11 @@ impl Ledger {
                         .map_or_else(|| "0".into(), Rho::to_string),
                     spent_rho_exact: status.spent.rho.clone(),
                     zcdp_draws: status.spent.zcdp_draws,
-                    unit: if status.shown_in_rho() { "rho" } else { "epsilon" },
+                    unit: if status.shown_in_rho() {
+                        "rho"
+                    } else {
+                        "epsilon"
+                    },
                     epsilon_at_delta: status.epsilon_at_delta(),
                     delta: status.delta(),
                     cap: status.binding().cloned(),
@@ -706,9 +716,10 @@ impl Ledger {
             bind_directory_caps(&mut found, &text, &path, read)?;
             // Every default found applies; of two pure-ε defaults the smaller binds.
             for (cap, file) in found.defaults {
-                let same = config.defaults.iter_mut().find(|(c, _)| {
-                    c.as_epsilon().is_some() && cap.as_epsilon().is_some()
-                });
+                let same = config
+                    .defaults
+                    .iter_mut()
+                    .find(|(c, _)| c.as_epsilon().is_some() && cap.as_epsilon().is_some());
                 match same {
                     Some(d) => {
                         if cap.as_epsilon() < d.0.as_epsilon() {
@@ -994,7 +1005,10 @@ fn cap_table(
     eps: ReadEpsilon<'_>,
     err: &dyn Fn(Span, String) -> LedgerError,
 ) -> Result<(CapLimit, CapData), LedgerError> {
-    let name_of = key.map_or_else(|| "default_cap".to_string(), |k| format!("[caps] key {:?}", k.as_str()));
+    let name_of = key.map_or_else(
+        || "default_cap".to_string(),
+        |k| format!("[caps] key {:?}", k.as_str()),
+    );
     let mut epsilon = None;
     let mut rho = None;
     let mut delta = None;
@@ -1017,10 +1031,14 @@ fn cap_table(
         match name {
             "epsilon" => epsilon = Some(eps(value.as_str(), value.span())?),
             "rho" => {
-                let raw = value.as_str().map(str::to_string).unwrap_or_else(|| {
-                    value.to_string().trim().to_string()
-                });
-                rho = Some(Rho::parse(&raw).map_err(|e| err(value.span(), format!("{name_of}: rho: {e}")))?);
+                let raw = value
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| value.to_string().trim().to_string());
+                rho = Some(
+                    Rho::parse(&raw)
+                        .map_err(|e| err(value.span(), format!("{name_of}: rho: {e}")))?,
+                );
             }
             "delta" => {
                 let d = value
@@ -1041,7 +1059,11 @@ fn cap_table(
                     value.span(),
                     format!(
                         "{name_of}: unknown field {other:?}: expected epsilon, rho or epsilon with delta{}",
-                        if matches!(key, Some(CapKey::Directory(_))) { ", and content and population" } else { "" }
+                        if matches!(key, Some(CapKey::Directory(_))) {
+                            ", and content and population"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }
@@ -1050,7 +1072,10 @@ fn cap_table(
     let cap = match (epsilon, rho, delta) {
         (Some(e), None, None) => CapLimit::Epsilon(e),
         (None, Some(r), None) => CapLimit::Rho(r),
-        (Some(e), None, Some(d)) => CapLimit::EpsilonDelta { epsilon: e, delta: d },
+        (Some(e), None, Some(d)) => CapLimit::EpsilonDelta {
+            epsilon: e,
+            delta: d,
+        },
         _ => {
             return Err(err(
                 t.span(),

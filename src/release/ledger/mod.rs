@@ -87,7 +87,9 @@ mod recover;
 mod spending;
 
 pub use anchor::{ANCHOR_FILE, Anchor, AnchorCheck, AnchorReport, AnchorState};
-pub use caps::{CapKey, CapLimit, CapRule, CapSource, CapStatus, Coverage, DatasetSpend, directory_data};
+pub use caps::{
+    CapKey, CapLimit, CapRule, CapSource, CapStatus, Coverage, DatasetSpend, directory_data,
+};
 pub use events::{AdoptedLine, EVENT_VERSION, LedgerEvent, LossLine, Trusted, operator_name};
 pub use files::{RECENT_FILE, Tightened, write_private};
 pub use keys::{DatasetIdentity, PopulationRecord};

@@ -376,7 +376,9 @@ impl TryFrom<RawEntry> for LedgerEntry {
         let max_size = match (raw.max_size_epsilon, raw.max_size_rho) {
             (None, None) => None,
             (e, r) => Some(one_loss(e, r).map_err(|what| {
-                format!("the draw records {what} for K (max_size_epsilon, max_size_rho): expected one")
+                format!(
+                    "the draw records {what} for K (max_size_epsilon, max_size_rho): expected one"
+                )
             })?),
         };
         let expected = match raw.v {
@@ -406,7 +408,9 @@ impl TryFrom<RawEntry> for LedgerEntry {
                     "a line of format version {} with a ρ: ρ is recorded only in lines of version {ZCDP_LEDGER_VERSION} (\"definition\": \"zcdp\")",
                     raw.v
                 ),
-                Definition::Zcdp => "a zCDP draw's line with an ε: every budget of a zCDP draw is a ρ".into(),
+                Definition::Zcdp => {
+                    "a zCDP draw's line with an ε: every budget of a zCDP draw is a ρ".into()
+                }
             });
         }
         Ok(LedgerEntry {

@@ -442,13 +442,15 @@ pub fn verify_release(
                 ));
             }
             match &e.total {
-                Loss::Pure(recorded) => match Epsilon::parse_unbounded(&manifest.total_epsilon_exact) {
-                    Ok(m) if &m == recorded => {}
-                    _ => problems.push(format!(
-                        "manifest.json says total ε = {} but the ledger recorded {recorded}",
-                        manifest.total_epsilon_exact
-                    )),
-                },
+                Loss::Pure(recorded) => {
+                    match Epsilon::parse_unbounded(&manifest.total_epsilon_exact) {
+                        Ok(m) if &m == recorded => {}
+                        _ => problems.push(format!(
+                            "manifest.json says total ε = {} but the ledger recorded {recorded}",
+                            manifest.total_epsilon_exact
+                        )),
+                    }
+                }
                 Loss::Zcdp(recorded) => {
                     let said = |r: &Option<String>| {
                         r.as_deref()
