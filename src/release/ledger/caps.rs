@@ -1,4 +1,4 @@
-//! Caps on the ε spent on a dataset: `config.toml`, read strictly, and which caps cover
+//! Caps on what is spent on a dataset (in ε, in ρ or in (ε, δ)): `config.toml`, read strictly, and which caps cover
 //! a dataset.
 //!
 //! ```toml
@@ -7,7 +7,13 @@
 //! "/data/census" = { epsilon = "2", content = "5be0…c1", population = "9f3a…07" }
 //! "/data/other" = 1                  # a directory (an absolute path) …
 //! "5be0…c1" = "1/2"                  # … or a digest: 64 lowercase hex digits
+//! "9f3a…07" = { rho = "1/2" }         # a ρ cap (a pure draw counts as ρ = ε²/2)
+//! "77c1…e2" = { epsilon = "4", delta = 1e-10 }   # an (ε, δ) cap
 //! ```
+//!
+//! A cap limits the ε of pure draws ([`CapLimit::Epsilon`], refusing any zCDP draw), the
+//! ρ of every draw ([`CapLimit::Rho`]) or the ε of the spending's (ε, δ) statement
+//! ([`CapLimit::EpsilonDelta`]); docs/privacy.md says why each is sound.
 //!
 //! A key is a dataset directory (an absolute path) or a full digest (a content digest,
 //! a population key or, for older keys, an input fingerprint); anything else — a

@@ -6,8 +6,8 @@
 //! live in the user's configuration directory (`~/.config/coco/` on Linux; also
 //! `$COCO_HOME` when set) — the one the ledger's pointer names once it has one (`place`),
 //! so a run whose environment names another configuration directory still finds them:
-//! `config.toml` there caps the total ε spent on a dataset (`coco ledger set-cap` writes
-//! it). A `config.toml` left in the data directory by older versions, or in the
+//! `config.toml` there caps what is spent on a dataset, in ε, in ρ or in (ε, δ) (`coco
+//! ledger set-cap` writes it). A `config.toml` left in the data directory by older versions, or in the
 //! configuration directory the environment names, is still read, and its caps still bind
 //! (every cap found applies):
 //!
@@ -19,7 +19,8 @@
 //! ```
 //!
 //! # Records
-//! Every line is a typed [`LedgerEntry`]: ε as an exact fraction (`{"num": "1", "den":
+//! Every line is a typed [`LedgerEntry`]: ε (or, in a zCDP draw's line of version 3, ρ)
+//! as an exact fraction (`{"num": "1", "den":
 //! "3"}`, no size limit), one spelling per method, status, randomness and tool, an RFC 3339
 //! time. A draw has a `pending` line, written and synced before anyone sees it, then one
 //! decision line under the same id (`written`, `not_written` or `discarded`); readers
