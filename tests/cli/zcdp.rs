@@ -2,7 +2,7 @@
 //! preview measures it with the discrete Gaussian in ρ, and a release of it is recorded
 //! in ρ (the ledger's side: tests/cli/zcdp_ledger.rs).
 
-use crate::common::cli::{coco, ledger_lines, ok, refused, s, sample, text};
+use crate::common::cli::{coco, ledger_lines, ok, s, sample, text};
 
 #[test]
 fn plan_rho_writes_a_zcdp_plan_that_reads_back_exactly() {

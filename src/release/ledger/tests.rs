@@ -1218,7 +1218,7 @@ fn older_anchors_are_read_and_event_lines_strictly() {
 fn zcdp_entry(d: &Dataset, rho: &str, status: Status) -> LedgerEntry {
     let plan = ReleasePlan::uniform(
         &d.hierarchy,
-        &Epsilon::parse("1").unwrap(),
+        Epsilon::parse("1").unwrap(),
         Method::Hc,
         crate::release::plan::MaxSize::Fixed(100),
     )
