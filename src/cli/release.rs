@@ -243,7 +243,12 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         Some(s) => s.add(&guarantee.to_rho()),
         None => guarantee.to_rho(),
     };
-    let all_pure = spent_before.all_pure() && guarantee.as_pure().is_some();
+    // Said in ε while every draw is pure and no cap in another unit binds, else in ρ.
+    let in_epsilon = spent_before.all_pure()
+        && guarantee.as_pure().is_some()
+        && binding
+            .as_ref()
+            .is_none_or(|b| b.cap.as_epsilon().is_some());
     for w in &manifest.warnings {
         eprintln!("warning: {w}");
     }
@@ -348,7 +353,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         shown(ledger.path().display()),
         manifest.ledger_entry,
         spent_before.draws + 1,
-        match (&spent_after, all_pure) {
+        match (&spent_after, in_epsilon) {
             (Some(e), true) => format!("ε spent {}", e.short(Rounding::Up)),
             _ => format!(
                 "ρ spent {} (pure draws counted as ρ = ε²/2)",

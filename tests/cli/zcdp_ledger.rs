@@ -150,7 +150,10 @@ fn a_rho_cap_counts_an_earlier_pure_draw_as_epsilon_squared_over_two() {
     ));
     // ε = 1 is ρ = 1/2 under the cap: it fits.
     let pure = epsilon_plan(tmp.path(), "1", &home);
-    ok(&release(&pure, &tmp.path().join("r1"), &home));
+    let o = release(&pure, &tmp.path().join("r1"), &home);
+    ok(&o);
+    // Said in the cap's unit.
+    assert!(text(&o).contains("ρ spent 0.5"), "{}", text(&o));
     let before = ledger_lines(&home);
     // Another ρ = 1/2 would make 1 > 3/4.
     let plan = rho_plan(tmp.path(), "1/2", &home);
