@@ -282,7 +282,8 @@ pub fn ledger(data: &[u8]) {
             assert!(!e.to_string().contains('\n'), "{e}");
         }
     }
-    match ledger.check_cap(&read, &identity, &Epsilon::from_ratio(1, 2).expect("1/2")) {
+    let half = coco::privacy::Loss::Pure(Epsilon::from_ratio(1, 2).expect("1/2"));
+    match ledger.check_cap(&read, &identity, &half) {
         Ok(_) => {}
         Err(e) => assert!(!e.to_string().contains('\n'), "{e}"),
     }

@@ -86,9 +86,7 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
             return match t {
                 TransactionError::Ledger(l) => ledger(l),
                 TransactionError::Output(x) => export(x),
-                TransactionError::EmptyPlan | TransactionError::UnaccountedDefinition { .. } => {
-                    codes::INPUT
-                }
+                TransactionError::EmptyPlan => codes::INPUT,
                 TransactionError::SeededNotAllowed | TransactionError::LargeEpsilon { .. } => {
                     codes::POLICY
                 }

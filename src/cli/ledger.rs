@@ -8,10 +8,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use coco::privacy::Epsilon;
 use coco::privacy::Rounding::{Down, Nearest, Up};
+use coco::privacy::{Epsilon, Loss, Rho};
 use coco::release::ledger::{
-    Adopted, AnchorCheck, AnchorReport, CapKey, Ledger, LedgerRead, Reanchored, Repair,
+    Adopted, AnchorCheck, AnchorReport, CapKey, CapLimit, Ledger, LedgerRead, Reanchored, Repair,
     directory_data, format_time,
 };
 
@@ -65,9 +65,20 @@ pub enum LedgerAction {
         /// is copied), or a full content digest (64 lowercase hex digits, as `coco
         /// ledger --json` shows it).
         dataset: String,
-        /// The cap: a decimal or a fraction like 1/3.
+        /// A pure-ε cap: a decimal or a fraction like 1/3.
         #[arg(allow_negative_numbers = true)]
-        epsilon: Epsilon,
+        epsilon: Option<Epsilon>,
+        /// A ρ-zCDP cap instead (a decimal or a fraction like 1/2): every draw counts
+        /// by its ρ, a pure draw's ε as ρ = ε²/2.
+        #[arg(long, value_name = "R", allow_negative_numbers = true)]
+        rho: Option<Rho>,
+        /// With --delta, an (ε, δ) cap instead: the spending's ρ stated at δ (or, for
+        /// pure draws only, their ε) must stay within this ε.
+        #[arg(long = "epsilon", value_name = "E", allow_negative_numbers = true)]
+        epsilon_flag: Option<Epsilon>,
+        /// The δ of an (ε, δ) cap, between 0 and 1 (e.g. 1e-10).
+        #[arg(long, value_name = "D", allow_negative_numbers = true)]
+        delta: Option<f64>,
     },
 }
 
@@ -89,7 +100,7 @@ pub fn run(args: LedgerArgs) -> Result<()> {
             flag: format!("--set-cap {} {eps}", shown(dataset)),
             message: e.to_string(),
         })?;
-        return set_cap_command(&ledger, dataset, &cap, json);
+        return set_cap_command(&ledger, dataset, &CapLimit::Epsilon(cap), json);
     }
     match action {
         Some(LedgerAction::Verify) => verify(&ledger, json),
@@ -159,8 +170,38 @@ pub fn run(args: LedgerArgs) -> Result<()> {
             }
             Ok(())
         }
-        Some(LedgerAction::SetCap { dataset, epsilon }) => {
-            set_cap_command(&ledger, &dataset, &epsilon, json)
+        Some(LedgerAction::SetCap {
+            dataset,
+            epsilon,
+            rho,
+            epsilon_flag,
+            delta,
+        }) => {
+            let cap = match (epsilon, rho, epsilon_flag, delta) {
+                (Some(e), None, None, None) => CapLimit::Epsilon(e),
+                (None, Some(r), None, None) => CapLimit::Rho(r),
+                (None, None, Some(e), Some(d)) => {
+                    if !(d > 0.0 && d < 1.0) {
+                        return Err(FlagError {
+                            flag: format!("--delta {d}"),
+                            message: "δ must be between 0 and 1 (exclusive), e.g. 1e-10".into(),
+                        }
+                        .into());
+                    }
+                    CapLimit::EpsilonDelta {
+                        epsilon: e,
+                        delta: d,
+                    }
+                }
+                _ => {
+                    return Err(FlagError {
+                        flag: "set-cap".into(),
+                        message: "give exactly one cap: EPSILON (pure ε), --rho R (ρ-zCDP), or --epsilon E --delta D ((ε, δ))".into(),
+                    }
+                    .into());
+                }
+            };
+            set_cap_command(&ledger, &dataset, &cap, json)
         }
         None => show_ledger(&ledger, json),
     }
@@ -232,7 +273,7 @@ fn looks_like_digest(text: &str) -> bool {
 /// `coco ledger set-cap DATASET EPSILON`: DATASET is an existing dataset directory
 /// (recorded canonical, with its data's digests so copies are covered) or a full
 /// lowercase digest; anything else is refused (exit 3), since it could never bind.
-fn set_cap_command(ledger: &Ledger, dataset: &str, cap: &Epsilon, json: bool) -> Result<()> {
+fn set_cap_command(ledger: &Ledger, dataset: &str, cap: &CapLimit, json: bool) -> Result<()> {
     let cap = cap.clone();
     let path = Path::new(dataset);
     let refuse = |why: String| -> anyhow::Error {
@@ -276,7 +317,9 @@ fn set_cap_command(ledger: &Ledger, dataset: &str, cap: &Epsilon, json: bool) ->
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "config": ledger.config_path(),
-                "cap": cap.to_string(),
+                "cap": cap.value(),
+                "unit": cap.unit(),
+                "delta": cap.delta(),
                 "covers": coverage,
             }))?
         );
@@ -284,7 +327,8 @@ fn set_cap_command(ledger: &Ledger, dataset: &str, cap: &Epsilon, json: bool) ->
     }
     println!("{CONFIDENTIAL}");
     println!(
-        "cap ε = {cap} set in {}; it covers:",
+        "cap {} set in {}; it covers:",
+        cap.labelled(),
         shown(ledger.config_path().display())
     );
     match &key {
@@ -347,16 +391,17 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
             let levels: Vec<String> = e
                 .levels
                 .iter()
-                .map(|l| format!("{} {} {}", l.name, l.epsilon.short(Nearest), l.label()))
+                .map(|l| format!("{} {} {}", l.name, short(l.budget(), Nearest), l.label()))
                 .collect();
             println!(
                 "{}",
                 shown(format!(
-                    "{}  {}  {}  ε {:<10} {:<11} {}  [{}]  tuning {}  {}",
+                    "{}  {}  {}  {} {:<10} {:<11} {}  [{}]  tuning {}  {}",
                     format_time(e.time),
                     e.id,
                     head(e.dataset.key(), 12),
-                    e.total_epsilon.short(Up),
+                    e.total.definition().symbol(),
+                    short(&e.total, Up),
                     e.status.label(),
                     e.output.as_deref().unwrap_or("-"),
                     levels.join(", "),
@@ -372,14 +417,35 @@ fn show_ledger(ledger: &Ledger, json: bool) -> Result<()> {
                 println!(
                     "{}",
                     shown(format!(
-                        "  {}  {}  {} draw(s), {} written, ε spent {}{}{}",
+                        "  {}  {}  {} draw(s), {} written, {} spent {}{}{}{}",
                         head(&d.dataset, 12),
                         d.dataset_dir,
                         d.draws,
                         d.written,
-                        d.spent_exact
-                            .as_ref()
-                            .map_or_else(|| d.spent.clone(), |s| s.short(Up)),
+                        if d.unit == "rho" { "ρ" } else { "ε" },
+                        match d.unit {
+                            "rho" => d
+                                .spent_rho_exact
+                                .as_ref()
+                                .map_or_else(|| d.spent_rho.clone(), |s| s.short(Up)),
+                            _ => d
+                                .spent_exact
+                                .as_ref()
+                                .map_or_else(|| d.spent.clone(), |s| s.short(Up)),
+                        },
+                        match (d.unit, d.epsilon_at_delta) {
+                            ("rho", Some(e)) => format!(
+                                " ((ε = {:.2}, δ = {:e})-DP{})",
+                                (e * 100.0).ceil() / 100.0,
+                                d.delta,
+                                if d.zcdp_draws < d.draws {
+                                    ", pure draws counted as ρ = ε²/2"
+                                } else {
+                                    ""
+                                }
+                            ),
+                            _ => String::new(),
+                        },
                         d.lost_exact.as_ref().map_or_else(String::new, |l| format!(
                             " ({} of it by {} draw(s) whose lines were lost, still counted)",
                             l.short(Up),
@@ -416,6 +482,14 @@ fn show_events(read: &LedgerRead) {
     println!("\nthe ledger itself:");
     for e in &read.events {
         println!("  line {}: {}", e.line, shown(e.event.describe()));
+    }
+}
+
+/// A loss for people, rounded `rounding`.
+fn short(loss: &Loss, rounding: coco::privacy::Rounding) -> String {
+    match loss {
+        Loss::Pure(e) => e.short(rounding),
+        Loss::Zcdp(r) => r.short(rounding),
     }
 }
 

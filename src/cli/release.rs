@@ -8,7 +8,7 @@ use anyhow::Result;
 use clap::Args;
 use coco::data::Dataset;
 use coco::noise::NoiseSource;
-use coco::privacy::Rounding;
+use coco::privacy::{DEFAULT_DELTA, Loss, Rounding};
 use coco::release::ledger::Tool;
 use coco::release::outputs::export::{OutputFormat, WriteOptions};
 use coco::release::pipeline::draw::DrawOptions;
@@ -221,23 +221,34 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             // Checked before the draw; something changed since. The draw is spent.
             let recorded = pending.discard(&format!("not written: {error}"))?;
             return Err(anyhow::Error::new(*error).context(format!(
-                "the release was drawn but not written; recorded in the ledger as {} (ε = {} spent)",
+                "the release was drawn but not written; recorded in the ledger as {} ({} {} spent)",
                 recorded.status.label(),
-                recorded.epsilon.short(Rounding::Up)
+                recorded.loss.definition().symbol(),
+                match &recorded.loss {
+                    Loss::Pure(e) => e.short(Rounding::Up),
+                    Loss::Zcdp(r) => r.short(Rounding::Up),
+                }
             )));
         }
         Err(e) => return Err(e.into()),
     };
     let manifest = &approved.manifest;
-    let epsilon = approved
-        .draw
-        .guarantee()
-        .as_pure()
-        .ok_or_else(|| anyhow::anyhow!("a zCDP draw reached the ε ledger's report"))?;
-    let spent_after = match &spent_before.epsilon {
-        Some(s) => s.add(epsilon),
-        None => epsilon.clone(),
+    let guarantee = approved.draw.guarantee().clone();
+    // What the dataset has spent with this draw: the ε of its pure draws, the ρ of all.
+    let spent_after = spent_before.epsilon.as_ref().map_or_else(
+        || guarantee.as_pure().cloned(),
+        |s| Some(guarantee.as_pure().map_or_else(|| s.clone(), |e| s.add(e))),
+    );
+    let rho_after = match &spent_before.rho {
+        Some(s) => s.add(&guarantee.to_rho()),
+        None => guarantee.to_rho(),
     };
+    // Said in ε while every draw is pure and no cap in another unit binds, else in ρ.
+    let in_epsilon = spent_before.all_pure()
+        && guarantee.as_pure().is_some()
+        && binding
+            .as_ref()
+            .is_none_or(|b| b.cap.as_epsilon().is_some());
     for w in &manifest.warnings {
         eprintln!("warning: {w}");
     }
@@ -249,12 +260,12 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
     if json {
         let value = serde_json::json!({
             "output": std::path::absolute(&approved.out).unwrap_or_else(|_| approved.out.clone()),
-            "total_epsilon": {
+            "total_epsilon": guarantee.as_pure().map(|epsilon| serde_json::json!({
                 "exact": epsilon.to_string(),
                 "num": epsilon.numer().to_string(),
                 "den": epsilon.denom().to_string(),
                 "decimal": epsilon.to_f64(),
-            },
+            })),
             "ledger_id": manifest.ledger_entry,
             "ledger_status": approved.recorded.as_ref().map(|r| r.status).ok(),
             "max_size": manifest.max_size,
@@ -264,21 +275,53 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             "warnings": manifest.warnings,
             "tuning": manifest.tuning,
             "spent_on_dataset": {
-                "exact": spent_after.to_string(),
+                "exact": spent_after.as_ref().map(|e| e.to_string()),
+                "rho_exact": rho_after.to_string(),
                 "draws": spent_before.draws + 1,
-                "cap": binding.as_ref().map(|b| b.cap.to_string()),
+                "cap": binding.as_ref().map(|b| b.cap.value()),
+                "cap_unit": binding.as_ref().map(|b| b.cap.unit()),
                 "cap_rule": binding.as_ref().map(|b| b.describe()),
             },
         });
+        let mut value = value;
+        if let Loss::Zcdp(rho) = &guarantee {
+            // A zCDP release states its ρ and definition; `total_epsilon` is left out.
+            let object = value.as_object_mut().expect("an object");
+            object.remove("total_epsilon");
+            object.insert("definition".into(), serde_json::json!("zcdp"));
+            object.insert(
+                "total_rho".into(),
+                serde_json::json!({
+                    "exact": rho.to_string(),
+                    "num": rho.numer().to_string(),
+                    "den": rho.denom().to_string(),
+                    "decimal": rho.to_f64(),
+                }),
+            );
+            object.insert("delta".into(), serde_json::json!(DEFAULT_DELTA));
+            object.insert(
+                "epsilon_at_delta".into(),
+                serde_json::json!(guarantee.epsilon_at(DEFAULT_DELTA)),
+            );
+        }
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(());
     }
-    println!(
-        "wrote {} (total ε = {}, K = {})",
-        shown(out.display()),
-        super::plan::with_exact(epsilon),
-        coco::units::thousands(u128::from(manifest.max_size))
-    );
+    match &guarantee {
+        Loss::Pure(epsilon) => println!(
+            "wrote {} (total ε = {}, K = {})",
+            shown(out.display()),
+            super::plan::with_exact(epsilon),
+            coco::units::thousands(u128::from(manifest.max_size))
+        ),
+        Loss::Zcdp(rho) => println!(
+            "wrote {} (total ρ = {}, ρ-zCDP; (ε = {:.2}, δ = {DEFAULT_DELTA:e})-DP; K = {})",
+            shown(out.display()),
+            rho,
+            (guarantee.epsilon_at(DEFAULT_DELTA) * 100.0).ceil() / 100.0,
+            coco::units::thousands(u128::from(manifest.max_size))
+        ),
+    }
     if let Some(u) = &manifest.uncertainty {
         let files: Vec<&str> = manifest
             .outputs
@@ -306,11 +349,17 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         println!("seeded: reproducible, NOT PRIVATE, marked not for publication");
     }
     println!(
-        "ledger: {} (draw {}; {} draw(s) of this dataset, ε spent {}{})",
+        "ledger: {} (draw {}; {} draw(s) of this dataset, {}{})",
         shown(ledger.path().display()),
         manifest.ledger_entry,
         spent_before.draws + 1,
-        spent_after.short(Rounding::Up),
+        match (&spent_after, in_epsilon) {
+            (Some(e), true) => format!("ε spent {}", e.short(Rounding::Up)),
+            _ => format!(
+                "ρ spent {} (pure draws counted as ρ = ε²/2)",
+                rho_after.short(Rounding::Up)
+            ),
+        },
         binding
             .map(|b| format!(" of cap {} ({})", b.cap.short(Rounding::Down), b.describe()))
             .unwrap_or_default()

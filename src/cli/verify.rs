@@ -44,12 +44,16 @@ pub fn run(args: VerifyArgs) -> Result<()> {
         match &v.recorded {
             Some(r) => {
                 println!(
-                    "ledger {}: draw {} {} at {}, total ε = {}",
+                    "ledger {}: draw {} {} at {}, total {}",
                     shown(&v.ledger),
                     shown(&v.ledger_entry),
                     r.status.label(),
                     r.time,
-                    r.total_epsilon
+                    match (&r.total_epsilon, &r.total_rho) {
+                        (Some(e), _) => format!("ε = {e}"),
+                        (None, Some(rho)) => format!("ρ = {rho}"),
+                        (None, None) => "unknown".into(),
+                    }
                 );
                 println!(
                     "  drawn from (confidential): {}, content {}",

@@ -24,7 +24,7 @@ use thiserror::Error;
 
 use crate::data::Dataset;
 use crate::noise::NoiseSource;
-use crate::privacy::{Epsilon, Loss};
+use crate::privacy::{DEFAULT_DELTA, Epsilon, Loss};
 use crate::release::ledger::{
     CapStatus, DatasetIdentity, DrawSpend, Ledger, LedgerEntry, LedgerError, LedgerLock,
     LockHolder, Status, Tool, new_id,
@@ -39,7 +39,8 @@ use crate::release::plan::ReleasePlan;
 pub struct Recorded {
     pub id: String,
     pub status: Status,
-    pub epsilon: Epsilon,
+    /// The draw's loss: its ε, or its ρ.
+    pub loss: Loss,
 }
 
 impl Recorded {
@@ -47,7 +48,7 @@ impl Recorded {
         Recorded {
             id: entry.id.clone(),
             status: entry.status,
-            epsilon: entry.total_epsilon.clone(),
+            loss: entry.total.clone(),
         }
     }
 }
@@ -62,12 +63,6 @@ pub enum TransactionError {
     Output(ExportError),
     #[error("the plan has no levels")]
     EmptyPlan,
-    /// A zCDP plan, which this ledger cannot yet record: nothing is drawn that the
-    /// ledger cannot account (fail closed).
-    #[error(
-        "the plan is stated in ρ-zCDP (total {total}), which this version of the ledger cannot record yet; nothing was drawn"
-    )]
-    UnaccountedDefinition { total: String },
     /// A total ε above [`LARGE_EPSILON`] without the operator's explicit consent.
     #[error(
         "total ε = {epsilon} is above {LARGE_EPSILON}, the most coco draws without being told to (coco release --allow-large-epsilon): at such an ε the noise hides almost nothing (neighbouring datasets may differ in likelihood by e^{LARGE_EPSILON} ≈ 4.9×10^8 and more) and the release is close to the confidential data itself; nothing was drawn"
@@ -126,7 +121,7 @@ pub struct Reservation {
     dataset: Arc<Dataset>,
     plan: ReleasePlan,
     tool: Tool,
-    epsilon: Epsilon,
+    loss: Loss,
     cap: CapStatus,
     notes: Vec<String>,
     /// Whether a seeded source may be drawn with ([`ReserveOptions::allow_seeded`]).
@@ -151,15 +146,20 @@ impl Reservation {
             export::check_output(out).map_err(TransactionError::Output)?;
         }
         let total = plan.total().ok_or(TransactionError::EmptyPlan)?;
-        let Some(epsilon) = total.as_pure().cloned() else {
-            return Err(TransactionError::UnaccountedDefinition {
-                total: total.labelled(),
-            });
+        // A ρ is held to the same bound through the ε of its (ε, δ) statement at
+        // δ = 10⁻¹⁰ (rounded up).
+        let large = match &total {
+            Loss::Pure(e) => is_large(e).then(|| e.to_string()),
+            Loss::Zcdp(r) => {
+                let at = total.epsilon_at(DEFAULT_DELTA);
+                (at > f64::from(LARGE_EPSILON))
+                    .then(|| format!("{at:.2} (ρ = {r} stated at δ = {DEFAULT_DELTA:e})"))
+            }
         };
-        if is_large(&epsilon) && !options.allow_large_epsilon {
-            return Err(TransactionError::LargeEpsilon {
-                epsilon: epsilon.to_string(),
-            });
+        if let Some(epsilon) = large
+            && !options.allow_large_epsilon
+        {
+            return Err(TransactionError::LargeEpsilon { epsilon });
         }
         let lock = match options.waiting {
             Some(waiting) => ledger.lock_or_wait(waiting)?,
@@ -168,14 +168,14 @@ impl Reservation {
         let (read, _anchor) = ledger.read_checked()?;
         let notes = ledger.notes_before_draw(&lock);
         let identity = DatasetIdentity::of(&dataset);
-        let cap = ledger.check_cap(&read, &identity, &epsilon)?;
+        let cap = ledger.check_cap(&read, &identity, &total)?;
         Ok(Reservation {
             ledger: ledger.clone(),
             lock,
             dataset,
             plan,
             tool,
-            epsilon,
+            loss: total,
             cap,
             notes,
             allow_seeded: options.allow_seeded,
@@ -193,9 +193,9 @@ impl Reservation {
         &self.notes
     }
 
-    /// The ε this draw will spend.
-    pub fn epsilon(&self) -> &Epsilon {
-        &self.epsilon
+    /// The loss this draw will spend: its ε, or its ρ.
+    pub fn loss(&self) -> &Loss {
+        &self.loss
     }
 
     /// Draws with `source` and records the draw as pending before returning it. A
@@ -215,7 +215,7 @@ impl Reservation {
             dataset,
             plan,
             tool,
-            epsilon,
+            loss,
             cap: _,
             notes: _,
             allow_seeded: _,
@@ -234,9 +234,7 @@ impl Reservation {
                             &plan,
                             DrawSpend {
                                 id: &id,
-                                epsilon: spent
-                                    .as_pure()
-                                    .expect("a reservation draws pure plans only"),
+                                loss: spent,
                                 randomness: source.randomness(),
                                 levels: false,
                             },
@@ -253,13 +251,13 @@ impl Reservation {
                 });
             }
         };
-        debug_assert_eq!(draw.guarantee(), &Loss::Pure(epsilon.clone()));
+        debug_assert_eq!(draw.guarantee(), &loss);
         let mut entry = LedgerEntry::for_draw(
             &dataset,
             &plan,
             DrawSpend {
                 id: draw.id(),
-                epsilon: &epsilon,
+                loss: &loss,
                 randomness: draw.randomness(),
                 levels: true,
             },
@@ -322,7 +320,7 @@ pub enum ApproveError {
     /// records it as not written (`recorded`), or could not (`Err`), in which case the
     /// pending line keeps its ε counted.
     #[error("{error}; {}", match recorded {
-        Ok(r) => format!("recorded in the ledger as {} (ε = {} spent)", r.status.label(), r.epsilon),
+        Ok(r) => format!("recorded in the ledger as {} ({} spent)", r.status.label(), r.loss.labelled()),
         Err(e) => format!("the ledger could not record the outcome ({e}); its pending line keeps the ε counted"),
     })]
     Failed {
@@ -335,7 +333,7 @@ impl std::fmt::Debug for PendingDraw {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PendingDraw")
             .field("id", &self.entry.id)
-            .field("epsilon", &self.entry.total_epsilon)
+            .field("loss", &self.entry.total)
             .field("decided", &self.lock.is_none())
             .finish()
     }

@@ -89,8 +89,13 @@ impl LedgerStatus {
                 spent: caps.spent.epsilon.clone(),
                 pending: caps.spent.pending.clone(),
                 releases: caps.spent.draws,
-                cap: caps.binding().map(|r| r.cap.clone()),
-                cap_rule: caps.binding().map(|r| r.kind().to_string()),
+                // The TUI's warning speaks ε; a ρ or (ε, δ) cap still binds every draw
+                // (Reservation::open checks it).
+                cap: caps.binding().and_then(|r| r.cap.as_epsilon().cloned()),
+                cap_rule: caps
+                    .binding()
+                    .filter(|r| r.cap.as_epsilon().is_some())
+                    .map(|r| r.kind().to_string()),
                 error: defect.map(|e| e.to_string()),
                 losses,
             },
@@ -864,7 +869,7 @@ mod tests {
             &s.plan,
             DrawSpend {
                 id: &id,
-                epsilon: &e("1"),
+                loss: &crate::privacy::Loss::Pure(e("1")),
                 randomness: Randomness::Os,
                 levels: true,
             },

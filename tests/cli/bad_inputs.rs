@@ -505,8 +505,8 @@ fn a_refusal_after_a_private_k_is_recorded() {
     assert_eq!(read.lines.len(), 1, "{:?}", read.lines);
     let e = &read.lines[0];
     let one = coco::privacy::Epsilon::from_ratio(1, 1).unwrap();
-    assert_eq!(e.total_epsilon, one);
-    assert_eq!(e.max_size_epsilon, Some(one));
+    assert_eq!(e.total.as_pure(), Some(&one));
+    assert_eq!(e.max_size.as_ref().and_then(|m| m.as_pure()), Some(&one));
     assert_eq!(e.status, coco::release::ledger::Status::NotWritten);
     assert!(e.levels.is_empty());
     assert!(

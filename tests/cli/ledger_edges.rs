@@ -454,6 +454,91 @@ fn ledger_json_matches_the_documented_shapes() {
         ("event-line", "moved_from"),
         ("event-line", "uncounted"),
         ("event-line", "lost[].fingerprint"),
+        // Printed by zCDP draws and (ε, δ) caps
+        // (`ledger_json_of_zcdp_draws_matches_the_documented_shapes`).
+        ("ledger-line", "definition"),
+        ("ledger-line", "levels[].rho"),
+        ("ledger-line", "max_size_rho"),
+        ("ledger-line", "total_rho"),
+        ("event-line", "lost[].zcdp_draws"),
+        ("cap", "delta"),
+    ]);
+}
+
+#[test]
+fn ledger_json_of_zcdp_draws_matches_the_documented_shapes() {
+    let mut shapes = Shapes::documented();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let data = copy_sample(&tmp.path().join("census"));
+    let ledger = home.join("ledger.jsonl");
+    let set = shapes.ok(
+        "set-cap",
+        &coco(
+            &[
+                "ledger",
+                "set-cap",
+                &s(&data),
+                "--epsilon",
+                "40",
+                "--delta",
+                "1e-10",
+                "--json",
+            ],
+            &home,
+        ),
+    );
+    assert_eq!(set["unit"], "epsilon_delta", "{set}");
+    let plan = tmp.path().join("rho.toml");
+    ok(&coco(
+        &[
+            "plan",
+            &s(&data),
+            "--rho",
+            "1/2",
+            "--estimate-max-size",
+            "1/100",
+            "--out",
+            &s(&plan),
+        ],
+        &home,
+    ));
+    ok(&release(&data, &plan, &tmp.path().join("r0"), &home));
+    ok(&release(&data, &plan, &tmp.path().join("r1"), &home));
+    let shown = shapes.ok("ledger", &coco(&["ledger", "--json"], &home));
+    assert_eq!(
+        shown["datasets"][0]["cap"]["unit"], "epsilon_delta",
+        "{shown}"
+    );
+    // The second draw lost, and the loss accepted: its ρ still counts.
+    let full = std::fs::read_to_string(&ledger).unwrap();
+    let kept: String = full.lines().take(2).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&ledger, kept).unwrap();
+    let loss = shapes.ok(
+        "reanchor",
+        &coco(&["ledger", "reanchor", "--accept-loss", "--json"], &home),
+    );
+    assert_eq!(loss["loss"]["lost"][0]["zcdp_draws"], 1, "{loss}");
+    let shown = shapes.ok("ledger", &coco(&["ledger", "--json"], &home));
+    assert_eq!(shown["datasets"][0]["spent_rho"], "1.02", "{shown}");
+    for line in std::fs::read_to_string(&ledger).unwrap().lines() {
+        let value: serde_json::Value = serde_json::from_str(line).unwrap();
+        let shape = if value.get("event").is_some() {
+            "event-line"
+        } else {
+            "ledger-line"
+        };
+        shapes.value(shape, &value);
+    }
+    shapes.seen_all_of(&[
+        ("ledger-line", "definition"),
+        ("ledger-line", "levels[].rho"),
+        ("ledger-line", "max_size_rho"),
+        ("ledger-line", "total_rho"),
+        ("event-line", "lost[].rho"),
+        ("event-line", "lost[].zcdp_draws"),
+        ("cap", "delta"),
+        ("set-cap", "delta"),
     ]);
 }
 
@@ -606,6 +691,16 @@ impl Shapes {
                 serde_json::Value::Object(_) if !is_exact(&v) => one(&v),
                 _ => {}
             }
+        }
+    }
+
+    /// Each of `keys` was printed by some output checked.
+    fn seen_all_of(&self, keys: &[(&str, &str)]) {
+        for (shape, key) in keys {
+            assert!(
+                self.seen.contains(&(shape.to_string(), key.to_string())),
+                "{shape}: {key:?} was not printed"
+            );
         }
     }
 

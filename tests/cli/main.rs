@@ -23,3 +23,4 @@ mod tail_release;
 mod trust;
 mod verify_edges;
 mod zcdp;
+mod zcdp_ledger;

@@ -1,8 +1,8 @@
 //! ρ-zCDP plans through the binary (issue 33): `coco plan --rho` writes one, the
-//! preview measures it with the discrete Gaussian in ρ, and a release of it is refused
-//! with nothing drawn until the ledger can record ρ (fail closed).
+//! preview measures it with the discrete Gaussian in ρ, and a release of it is recorded
+//! in ρ (the ledger's side: tests/cli/zcdp_ledger.rs).
 
-use crate::common::cli::{coco, ledger_lines, ok, refused, s, sample, text};
+use crate::common::cli::{coco, ledger_lines, ok, s, sample, text};
 
 #[test]
 fn plan_rho_writes_a_zcdp_plan_that_reads_back_exactly() {
@@ -94,7 +94,7 @@ fn a_plan_mixing_epsilon_and_rho_is_refused_with_its_line() {
 }
 
 #[test]
-fn a_zcdp_preview_speaks_rho_and_a_zcdp_release_is_refused_with_nothing_drawn() {
+fn a_zcdp_preview_speaks_rho_and_a_zcdp_release_is_recorded_in_rho() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     let plan = tmp.path().join("plan.toml");
@@ -130,7 +130,8 @@ fn a_zcdp_preview_speaks_rho_and_a_zcdp_release_is_refused_with_nothing_drawn() 
         ],
         &home,
     );
-    refused(&o, 3, "cannot record yet; nothing was drawn");
-    assert!(!out.exists());
-    assert_eq!(ledger_lines(&home), 0);
+    // The ledger records ρ now (tests/cli/zcdp_ledger.rs): drawn, pending then written.
+    ok(&o);
+    assert!(out.join("manifest.json").exists());
+    assert_eq!(ledger_lines(&home), 2);
 }

@@ -198,7 +198,7 @@ fn edit_preview_draw_approve_and_export() {
     assert_eq!(lines[0].tool, Tool::Tui);
     assert_eq!(lines[0].status, Status::Written);
     assert_eq!(lines[0].randomness, coco::noise::Randomness::Os);
-    assert_eq!(lines[0].total_epsilon, e("7/6"));
+    assert_eq!(lines[0].total, coco::privacy::Loss::Pure(e("7/6")));
     assert_eq!(lines[0].id, manifest.ledger_entry);
     let session = rt.app.session.as_ref().unwrap();
     assert_eq!(session.ledger.spent, Some(e("7/6")));
@@ -514,7 +514,7 @@ fn a_draw_over_the_cap_is_refused_and_spends_nothing() {
     ledger
         .set_cap(
             &coco::release::ledger::CapKey::Digest(dataset.fingerprint()),
-            &e("0.5"),
+            &coco::release::ledger::CapLimit::Epsilon(e("0.5")),
             None,
         )
         .unwrap();

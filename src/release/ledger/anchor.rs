@@ -41,9 +41,11 @@ use super::{GENESIS, Ledger, LedgerError, LedgerRead, io, now, quote::cut};
 /// The anchor's file name, in the ledger's configuration directory.
 pub const ANCHOR_FILE: &str = "ledger.anchor";
 
-/// The anchor's format: 2 records the ledger and its spending; 1 (read, never written)
-/// only the lines.
-const ANCHOR_VERSION: u32 = 2;
+/// The anchor's format: 3 records the ledger and its spending with the ρ of every key;
+/// 2 (read, never written) its spending in ε only (read as ρ = (Σε)²/2, conservative);
+/// 1 (read, never written) only the lines. A coco that knows only 1 and 2 refuses an
+/// anchor of version 3 (fail closed).
+const ANCHOR_VERSION: u32 = 3;
 
 /// What the anchor records.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,16 +136,31 @@ impl Ledger {
                 .head
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        let spent = anchor.spent.as_deref().unwrap_or_default();
         let fields = match anchor.v {
             1 => anchor.ledger.is_none() && anchor.spent.is_none(),
-            2 => anchor.ledger.is_some() && anchor.spent.is_some(),
+            2 => {
+                anchor.ledger.is_some()
+                    && anchor.spent.is_some()
+                    && spent
+                        .iter()
+                        .all(|k| k.epsilon.is_some() && k.rho.is_none() && k.zcdp_draws == 0)
+            }
+            3 => {
+                anchor.ledger.is_some()
+                    && anchor.spent.is_some()
+                    && spent.iter().all(|k| k.rho.is_some())
+            }
             _ => false,
         };
+        if let Some(problem) = spent.iter().find_map(|k| k.check().err()) {
+            return Err(LedgerError::AnchorUnreadable { path, problem });
+        }
         if !fields || !hex || (anchor.lines == 0) != (anchor.head == GENESIS) {
             return Err(LedgerError::AnchorUnreadable {
                 path,
                 problem: format!(
-                    "version {}, {} line(s), head {:?}{}: expected version 1 or {ANCHOR_VERSION} (version 2 with the ledger and its spending) and a SHA-256 in hex",
+                    "version {}, {} line(s), head {:?}{}: expected version 1, 2 or {ANCHOR_VERSION} (versions 2 and 3 with the ledger and its spending, in ε for 2, with ρ for 3) and a SHA-256 in hex",
                     anchor.v,
                     anchor.lines,
                     cut(&anchor.head),

@@ -1,4 +1,4 @@
-//! Caps on the ε spent on a dataset: `config.toml`, read strictly, and which caps cover
+//! Caps on what is spent on a dataset (in ε, in ρ or in (ε, δ)): `config.toml`, read strictly, and which caps cover
 //! a dataset.
 //!
 //! ```toml
@@ -7,7 +7,13 @@
 //! "/data/census" = { epsilon = "2", content = "5be0…c1", population = "9f3a…07" }
 //! "/data/other" = 1                  # a directory (an absolute path) …
 //! "5be0…c1" = "1/2"                  # … or a digest: 64 lowercase hex digits
+//! "9f3a…07" = { rho = "1/2" }         # a ρ cap (a pure draw counts as ρ = ε²/2)
+//! "77c1…e2" = { epsilon = "4", delta = 1e-10 }   # an (ε, δ) cap
 //! ```
+//!
+//! A cap limits the ε of pure draws ([`CapLimit::Epsilon`], refusing any zCDP draw), the
+//! ρ of every draw ([`CapLimit::Rho`]) or the ε of the spending's (ε, δ) statement
+//! ([`CapLimit::EpsilonDelta`]); docs/privacy.md says why each is sound.
 //!
 //! A key is a dataset directory (an absolute path) or a full digest (a content digest,
 //! a population key or, for older keys, an input fingerprint); anything else — a
@@ -43,7 +49,7 @@ use super::{
     fraction, io,
 };
 use crate::data::Dataset;
-use crate::privacy::Epsilon;
+use crate::privacy::{DEFAULT_DELTA, Epsilon, Loss, Rho, Rounding, epsilon_at_delta};
 
 /// A key of `[caps]`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -91,6 +97,156 @@ pub(super) fn check_digest(key: &str) -> Result<(), String> {
     })
 }
 
+/// What a cap limits: the ε of pure draws, the ρ of every draw, or the ε of an (ε, δ)
+/// statement at a stated δ.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CapLimit {
+    /// Pure ε-DP: Σε ≤ cap exactly. Refuses any zCDP draw (the discrete Gaussian is not
+    /// ε-DP for any ε).
+    Epsilon(Epsilon),
+    /// ρ-zCDP: Σρ ≤ cap exactly, a pure draw counted as ρ = ε²/2.
+    Rho(Rho),
+    /// (ε, δ)-DP: the ρ of every draw stated at δ (rounded up) ≤ ε, or, for pure draws
+    /// only, Σε ≤ ε exactly.
+    EpsilonDelta { epsilon: Epsilon, delta: f64 },
+}
+
+impl Eq for CapLimit {}
+
+impl CapLimit {
+    /// `epsilon`, `rho` or `epsilon_delta`.
+    pub fn unit(&self) -> &'static str {
+        match self {
+            CapLimit::Epsilon(_) => "epsilon",
+            CapLimit::Rho(_) => "rho",
+            CapLimit::EpsilonDelta { .. } => "epsilon_delta",
+        }
+    }
+
+    /// The ε of a pure-ε cap.
+    pub fn as_epsilon(&self) -> Option<&Epsilon> {
+        match self {
+            CapLimit::Epsilon(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The δ of an (ε, δ) cap.
+    pub fn delta(&self) -> Option<f64> {
+        match self {
+            CapLimit::EpsilonDelta { delta, .. } => Some(*delta),
+            _ => None,
+        }
+    }
+
+    /// The cap's value exactly, without its unit (`2`, `1/2`).
+    pub fn value(&self) -> String {
+        match self {
+            CapLimit::Epsilon(e) | CapLimit::EpsilonDelta { epsilon: e, .. } => e.to_string(),
+            CapLimit::Rho(r) => r.to_string(),
+        }
+    }
+
+    /// The value for people, rounded `rounding` (ε caps read as today: the bare ε).
+    pub fn short(&self, rounding: Rounding) -> String {
+        match self {
+            CapLimit::Epsilon(e) => e.short(rounding),
+            CapLimit::Rho(r) => format!("ρ {}", r.short(rounding)),
+            CapLimit::EpsilonDelta { epsilon, delta } => {
+                format!("ε {} at δ = {delta:e}", epsilon.short(rounding))
+            }
+        }
+    }
+
+    /// The cap with its unit, exactly: `ε = 2`, `ρ = 1/2`, `(ε = 2, δ = 1e-10)`.
+    pub fn labelled(&self) -> String {
+        match self {
+            CapLimit::Epsilon(e) => format!("ε = {e}"),
+            CapLimit::Rho(r) => format!("ρ = {r}"),
+            CapLimit::EpsilonDelta { epsilon, delta } => {
+                format!("(ε = {epsilon}, δ = {delta:e})")
+            }
+        }
+    }
+
+    /// The fraction of the cap still free after `spent` (0 when used up or when the
+    /// cap refuses what was spent): how caps of different units are ranked.
+    fn headroom(&self, spent: &Spend) -> f64 {
+        let free = |used: f64, cap: f64| (1.0 - used / cap).max(0.0);
+        match self {
+            CapLimit::Epsilon(cap) => match spent.all_pure() {
+                true => free(
+                    spent.epsilon.as_ref().map_or(0.0, Epsilon::to_f64),
+                    cap.to_f64(),
+                ),
+                false => 0.0,
+            },
+            CapLimit::Rho(cap) => free(spent.rho.as_ref().map_or(0.0, Rho::to_f64), cap.to_f64()),
+            CapLimit::EpsilonDelta { epsilon, delta } => {
+                let via_rho = spent
+                    .rho
+                    .as_ref()
+                    .map_or(0.0, |r| epsilon_at_delta(r, *delta));
+                let used = match (spent.all_pure(), &spent.epsilon) {
+                    (true, Some(e)) => via_rho.min(e.to_f64()),
+                    _ => via_rho,
+                };
+                free(used, epsilon.to_f64())
+            }
+        }
+    }
+
+    /// Why this cap refuses a draw of `requested` after `spent`; `None` if it allows it.
+    /// Exact for ε and ρ caps; an (ε, δ) cap compares the conversion rounded up with
+    /// the cap rounded down, so it never lets a larger ε through.
+    fn refuses(&self, spent: &Spend, requested: &Loss) -> Option<Refused> {
+        let rho_after = match &spent.rho {
+            Some(s) => s.add(&requested.to_rho()),
+            None => requested.to_rho(),
+        };
+        let pure_after = match (spent.all_pure(), requested) {
+            (true, Loss::Pure(e)) => Some(match &spent.epsilon {
+                Some(s) => s.add(e),
+                None => e.clone(),
+            }),
+            _ => None,
+        };
+        match self {
+            CapLimit::Epsilon(cap) => match pure_after {
+                Some(after) => (&after > cap).then_some(Refused::Over),
+                None => Some(Refused::NotPure),
+            },
+            CapLimit::Rho(cap) => (&rho_after > cap).then_some(Refused::Over),
+            CapLimit::EpsilonDelta { epsilon, delta } => {
+                let pure_fits = pure_after.is_some_and(|after| &after <= epsilon);
+                let stated = epsilon_at_delta(&rho_after, *delta);
+                let rho_fits = stated <= below(epsilon.to_f64());
+                (!pure_fits && !rho_fits).then_some(Refused::Stated(stated))
+            }
+        }
+    }
+}
+
+/// The largest f64 below `x` (positive): a cap read in floating point never rounds up.
+fn below(x: f64) -> f64 {
+    if x > 0.0 && x.is_finite() {
+        f64::from_bits(x.to_bits() - 1)
+    } else {
+        x
+    }
+}
+
+/// How a cap refuses.
+#[derive(Clone, Debug, PartialEq)]
+enum Refused {
+    /// The spending would exceed it.
+    Over,
+    /// A pure-ε cap, and the spending or the draw is zCDP.
+    NotPure,
+    /// An (ε, δ) cap: the ε the spending would be stated at.
+    Stated(f64),
+}
+
 /// What a directory cap recorded of the data in its directory when it was set.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(super) struct CapData {
@@ -121,7 +277,7 @@ pub fn directory_data(dir: &Path) -> Result<(String, String), String> {
 #[derive(Clone, Debug)]
 struct ConfigCap {
     key: CapKey,
-    cap: Epsilon,
+    cap: CapLimit,
     data: CapData,
     /// Its line in the file.
     line: usize,
@@ -157,7 +313,7 @@ pub enum CapSource {
 /// A cap that applies to a dataset.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CapRule {
-    pub cap: Epsilon,
+    pub cap: CapLimit,
     pub source: CapSource,
     /// The `config.toml` it is written in.
     pub file: PathBuf,
@@ -199,9 +355,18 @@ impl CapRule {
 impl Serialize for CapRule {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("CapRule", 4)?;
-        st.serialize_field("cap", &self.cap.to_string())?;
-        st.serialize_field("cap_exact", &fraction::to(&self.cap))?;
+        let mut st = s.serialize_struct("CapRule", 6)?;
+        st.serialize_field("cap", &self.cap.value())?;
+        match &self.cap {
+            CapLimit::Epsilon(e) | CapLimit::EpsilonDelta { epsilon: e, .. } => {
+                st.serialize_field("cap_exact", &fraction::to(e))?
+            }
+            CapLimit::Rho(r) => st.serialize_field("cap_exact", &fraction::to(r))?,
+        }
+        st.serialize_field("unit", self.cap.unit())?;
+        if let Some(delta) = self.cap.delta() {
+            st.serialize_field("delta", &delta)?;
+        }
         st.serialize_field("source", &self.source)?;
         st.serialize_field("file", &self.file)?;
         st.end()
@@ -212,7 +377,9 @@ impl Serialize for CapRule {
 #[derive(Clone, Debug)]
 pub struct CapStatus {
     pub spent: Spend,
-    /// Every matching cap, strictest first: the first binds.
+    /// Every matching cap, strictest first: the first binds (the one that refused, or
+    /// the one with the least headroom left as a fraction of itself; among ε caps
+    /// alone, the smallest).
     pub caps: Vec<CapRule>,
 }
 
@@ -221,13 +388,51 @@ impl CapStatus {
         self.caps.first()
     }
 
-    /// What is left under the binding cap (`None` without a cap, zero when used up).
+    /// What is left under the binding cap, if it is a pure-ε cap (`None` without one,
+    /// zero when used up).
     pub fn remaining(&self) -> Option<Option<Epsilon>> {
-        let cap = &self.binding()?.cap;
+        let cap = self.binding()?.cap.as_epsilon()?;
         Some(match &self.spent.epsilon {
             None => Some(cap.clone()),
             Some(s) => cap.checked_sub(s),
         })
+    }
+
+    /// The unit `coco ledger` shows the spending in: ε under a pure-ε cap (or none)
+    /// while every draw is pure, ρ otherwise.
+    pub fn shown_in_rho(&self) -> bool {
+        !self.spent.all_pure()
+            || self
+                .binding()
+                .is_some_and(|r| !matches!(r.cap, CapLimit::Epsilon(_)))
+    }
+
+    /// The δ the spending is stated at: the binding (ε, δ) cap's, else 10⁻¹⁰.
+    pub fn delta(&self) -> f64 {
+        self.binding()
+            .and_then(|r| r.cap.delta())
+            .unwrap_or(DEFAULT_DELTA)
+    }
+
+    /// The ε of the (ε, δ) statement the spending implies at [`CapStatus::delta`]: the
+    /// pure ε itself while every draw is pure (it holds at δ = 0), else the ρ's
+    /// conversion (rounded up). `None` when nothing was spent.
+    pub fn epsilon_at_delta(&self) -> Option<f64> {
+        match (self.spent.all_pure(), &self.spent.epsilon, &self.spent.rho) {
+            (true, Some(e), _) => Some(e.to_f64()),
+            (_, _, Some(r)) => Some(epsilon_at_delta(r, self.delta())),
+            _ => None,
+        }
+    }
+}
+
+/// Orders caps strictest first: among pure-ε caps alone by value, exactly (as coco
+/// always has); across units by the headroom left as a fraction of each cap.
+fn rank(caps: &mut [CapRule], spent: &Spend) {
+    if caps.iter().all(|c| c.cap.as_epsilon().is_some()) {
+        caps.sort_by(|a, b| a.cap.as_epsilon().cmp(&b.cap.as_epsilon()));
+    } else {
+        caps.sort_by(|a, b| a.cap.headroom(spent).total_cmp(&b.cap.headroom(spent)));
     }
 }
 
@@ -248,13 +453,28 @@ pub struct DatasetSpend {
     #[serde(serialize_with = "ser_opt_fraction")]
     pub lost_exact: Option<Epsilon>,
     pub lost_draws: usize,
+    /// The ρ of every draw (a pure draw's ε²/2), exactly, and as text (`"0"`).
+    pub spent_rho: String,
+    #[serde(serialize_with = "ser_opt_fraction")]
+    pub spent_rho_exact: Option<Rho>,
+    /// How many of `draws` were zCDP draws.
+    pub zcdp_draws: usize,
+    /// The unit the spending is shown in: `epsilon` or `rho`.
+    pub unit: &'static str,
+    /// The ε of the (ε, δ) statement the spending implies (`null`: nothing spent).
+    pub epsilon_at_delta: Option<f64>,
+    /// The δ it is stated at (the binding (ε, δ) cap's, else 10⁻¹⁰).
+    pub delta: f64,
     /// The cap that binds, if any.
     pub cap: Option<CapRule>,
     /// Every cap that matches.
     pub caps: Vec<CapRule>,
 }
 
-fn ser_opt_fraction<S: serde::Serializer>(e: &Option<Epsilon>, s: S) -> Result<S::Ok, S::Error> {
+fn ser_opt_fraction<M: crate::privacy::budget::Unit, S: serde::Serializer>(
+    e: &Option<crate::privacy::Budget<M>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
     e.as_ref().map(fraction::to).serialize(s)
 }
 
@@ -351,46 +571,51 @@ impl Ledger {
                 })
             })
             .collect();
-        if caps.is_empty()
-            && let Some((cap, file)) = config.default_cap
-        {
-            caps.push(CapRule {
-                cap,
-                source: CapSource::Default,
-                file,
-            });
+        if caps.is_empty() {
+            for (cap, file) in config.defaults {
+                caps.push(CapRule {
+                    cap,
+                    source: CapSource::Default,
+                    file,
+                });
+            }
         }
-        caps.sort_by(|a, b| a.cap.cmp(&b.cap));
-        Ok(CapStatus {
-            spent: read.spent(identity),
-            caps,
-        })
+        let spent = read.spent(identity);
+        rank(&mut caps, &spent);
+        Ok(CapStatus { spent, caps })
     }
 
-    /// Refuses a draw of `requested` if it would take the dataset past the strictest
-    /// cap that applies.
+    /// Refuses a draw of `requested` (an ε or a ρ) if any cap that applies would
+    /// refuse it; that cap is then the binding one.
     pub fn check_cap(
         &self,
         read: &LedgerRead,
         identity: &DatasetIdentity,
-        requested: &Epsilon,
+        requested: &Loss,
     ) -> Result<CapStatus, LedgerError> {
-        let status = self.cap_status(read, identity)?;
-        if let Some(rule) = status.binding() {
-            let after = match &status.spent.epsilon {
-                Some(s) => s.add(requested),
-                None => requested.clone(),
-            };
-            if after > rule.cap {
-                return Err(LedgerError::CapExceeded(Box::new(CapRefusal {
-                    spent: status.spent.epsilon.clone(),
-                    draws: status.spent.draws,
-                    requested: requested.clone(),
-                    cap: rule.cap.clone(),
-                    rule: rule.describe(),
-                    config: rule.file.clone(),
-                })));
-            }
+        let mut status = self.cap_status(read, identity)?;
+        let refusal = status
+            .caps
+            .iter()
+            .enumerate()
+            .find_map(|(i, rule)| rule.cap.refuses(&status.spent, requested).map(|r| (i, r)));
+        if let Some((i, why)) = refusal {
+            let rule = status.caps.remove(i);
+            let spent = &status.spent;
+            return Err(LedgerError::CapExceeded(Box::new(CapRefusal {
+                spent: spent.epsilon.clone(),
+                spent_rho: spent.rho.clone(),
+                zcdp_draws: spent.zcdp_draws,
+                draws: spent.draws,
+                requested: requested.clone(),
+                stated: match why {
+                    Refused::Stated(e) => Some(e),
+                    _ => None,
+                },
+                cap: rule.cap.clone(),
+                rule: rule.describe(),
+                config: rule.file.clone(),
+            })));
         }
         Ok(status)
     }
@@ -449,6 +674,20 @@ impl Ledger {
                         .map_or_else(|| "0".into(), Epsilon::to_string),
                     lost_exact: status.spent.lost.clone(),
                     lost_draws: status.spent.lost_draws,
+                    spent_rho: status
+                        .spent
+                        .rho
+                        .as_ref()
+                        .map_or_else(|| "0".into(), Rho::to_string),
+                    spent_rho_exact: status.spent.rho.clone(),
+                    zcdp_draws: status.spent.zcdp_draws,
+                    unit: if status.shown_in_rho() {
+                        "rho"
+                    } else {
+                        "epsilon"
+                    },
+                    epsilon_at_delta: status.epsilon_at_delta(),
+                    delta: status.delta(),
                     cap: status.binding().cloned(),
                     caps: status.caps.clone(),
                 })
@@ -481,10 +720,21 @@ impl Ledger {
             };
             let mut found = Config::parse(&text, &path)?;
             bind_directory_caps(&mut found, &text, &path, read)?;
-            config.default_cap = match (config.default_cap, found.default_cap) {
-                (Some((a, fa)), Some((b, fb))) => Some(if b < a { (b, fb) } else { (a, fa) }),
-                (a, b) => a.or(b),
-            };
+            // Every default found applies; of two pure-ε defaults the smaller binds.
+            for (cap, file) in found.defaults {
+                let same = config
+                    .defaults
+                    .iter_mut()
+                    .find(|(c, _)| c.as_epsilon().is_some() && cap.as_epsilon().is_some());
+                match same {
+                    Some(d) => {
+                        if cap.as_epsilon() < d.0.as_epsilon() {
+                            *d = (cap, file);
+                        }
+                    }
+                    None => config.defaults.push((cap, file)),
+                }
+            }
             config.caps.extend(found.caps);
         }
         Ok(config)
@@ -498,7 +748,7 @@ impl Ledger {
     pub fn set_cap(
         &self,
         key: &CapKey,
-        cap: &Epsilon,
+        cap: &CapLimit,
         data: Option<(&str, &str)>,
     ) -> Result<Coverage, LedgerError> {
         if let CapKey::Digest(k) = key {
@@ -534,7 +784,10 @@ impl Ledger {
             (CapKey::Directory(_), Some((content, population))) => {
                 directory_cap(cap, content, population)
             }
-            _ => toml_edit::value(cap.to_string()),
+            (_, _) => match cap {
+                CapLimit::Epsilon(e) => toml_edit::value(e.to_string()),
+                _ => toml_edit::value(limit_table(cap)),
+            },
         };
         write_private(&path, doc.to_string().as_bytes())?;
         // The caps now belong to this ledger: its pointer records where they are, so a
@@ -571,8 +824,8 @@ impl Ledger {
 
 #[derive(Clone, Debug, Default)]
 struct Config {
-    /// The default cap and the file it is written in.
-    default_cap: Option<(Epsilon, PathBuf)>,
+    /// The default caps and the files they are written in (one per unit).
+    defaults: Vec<(CapLimit, PathBuf)>,
     caps: Vec<ConfigCap>,
 }
 
@@ -587,7 +840,7 @@ fn bind_directory_caps(
     path: &Path,
     read: &LedgerRead,
 ) -> Result<(), LedgerError> {
-    let mut bound: Vec<(String, Epsilon, String, String)> = Vec::new();
+    let mut bound: Vec<(String, CapLimit, String, String)> = Vec::new();
     let mut recorded: Option<Vec<DatasetRecord>> = None;
     for cap in &mut config.caps {
         let CapKey::Directory(key) = &cap.key else {
@@ -636,10 +889,28 @@ fn bind_directory_caps(
     write_private(path, doc.to_string().as_bytes())
 }
 
-/// A directory cap as `config.toml` records it: `{ epsilon, content, population }`.
-fn directory_cap(cap: &Epsilon, content: &str, population: &str) -> toml_edit::Item {
+/// A cap's limit as an inline table: `{ epsilon }`, `{ rho }` or `{ epsilon, delta }`.
+fn limit_table(cap: &CapLimit) -> toml_edit::InlineTable {
     let mut t = toml_edit::InlineTable::new();
-    t.insert("epsilon", cap.to_string().into());
+    match cap {
+        CapLimit::Epsilon(e) => {
+            t.insert("epsilon", e.to_string().into());
+        }
+        CapLimit::Rho(r) => {
+            t.insert("rho", r.to_string().into());
+        }
+        CapLimit::EpsilonDelta { epsilon, delta } => {
+            t.insert("epsilon", epsilon.to_string().into());
+            t.insert("delta", (*delta).into());
+        }
+    }
+    t
+}
+
+/// A directory cap as `config.toml` records it: `{ epsilon, content, population }`
+/// (or `rho`, or `epsilon` and `delta`, for the limit).
+fn directory_cap(cap: &CapLimit, content: &str, population: &str) -> toml_edit::Item {
+    let mut t = limit_table(cap);
     t.insert("content", content.into());
     t.insert("population", population.into());
     toml_edit::value(t)
@@ -679,8 +950,11 @@ impl Config {
         for (key, item) in doc.as_table().iter() {
             match key {
                 "default_cap" => {
-                    config.default_cap =
-                        Some((eps(item.as_str(), item.span())?, path.to_path_buf()));
+                    let cap = match item.as_inline_table() {
+                        Some(t) => cap_table(None, t, &eps, &err)?.0,
+                        None => CapLimit::Epsilon(eps(item.as_str(), item.span())?),
+                    };
+                    config.defaults.push((cap, path.to_path_buf()));
                 }
                 "caps" => {
                     let Some(table) = item.as_table() else {
@@ -694,8 +968,11 @@ impl Config {
                         let key = CapKey::parse(k)
                             .map_err(|why| err(span.clone(), format!("[caps] key {k:?}: {why}")))?;
                         let (cap, data) = match v.as_inline_table() {
-                            Some(t) => cap_table(&key, t, &eps, &err)?,
-                            None => (eps(v.as_str(), v.span())?, CapData::default()),
+                            Some(t) => cap_table(Some(&key), t, &eps, &err)?,
+                            None => (
+                                CapLimit::Epsilon(eps(v.as_str(), v.span())?),
+                                CapData::default(),
+                            ),
                         };
                         let line = line_of(span);
                         config.caps.push(ConfigCap {
@@ -725,25 +1002,31 @@ type Span = Option<std::ops::Range<usize>>;
 /// Reads an ε from a value's text (or its quoted string), naming its line.
 type ReadEpsilon<'a> = &'a dyn Fn(Option<&str>, Span) -> Result<Epsilon, LedgerError>;
 
-/// A directory cap written as `{ epsilon = …, content = …, population = … }`.
+/// A cap written as an inline table: `{ epsilon = … }`, `{ rho = … }` or `{ epsilon = …,
+/// delta = … }`, a directory's with its `content` and `population` (`key` is `None` for
+/// `default_cap`).
 fn cap_table(
-    key: &CapKey,
+    key: Option<&CapKey>,
     t: &toml_edit::InlineTable,
     eps: ReadEpsilon<'_>,
     err: &dyn Fn(Span, String) -> LedgerError,
-) -> Result<(Epsilon, CapData), LedgerError> {
-    let mut cap = None;
+) -> Result<(CapLimit, CapData), LedgerError> {
+    let name_of = key.map_or_else(
+        || "default_cap".to_string(),
+        |k| format!("[caps] key {:?}", k.as_str()),
+    );
+    let mut epsilon = None;
+    let mut rho = None;
+    let mut delta = None;
     let mut data = CapData::default();
-    if let CapKey::Digest(k) = key {
-        return Err(err(
-            t.span(),
-            format!(
-                "[caps] key {k:?}: a digest's cap is a number or a fraction like \"1/3\", not a table"
-            ),
-        ));
-    }
     for (name, value) in t.iter() {
         let digest = |what: &str| -> Result<String, LedgerError> {
+            if !matches!(key, Some(CapKey::Directory(_))) {
+                return Err(err(
+                    value.span(),
+                    format!("{name_of}: {what} is recorded only for a directory's cap"),
+                ));
+            }
             let text = value
                 .as_str()
                 .ok_or_else(|| err(value.span(), format!("{what}: expected a digest in quotes")))?;
@@ -752,29 +1035,62 @@ fn cap_table(
             Ok(text.to_string())
         };
         match name {
-            "epsilon" => cap = Some(eps(value.as_str(), value.span())?),
+            "epsilon" => epsilon = Some(eps(value.as_str(), value.span())?),
+            "rho" => {
+                let raw = value
+                    .as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| value.to_string().trim().to_string());
+                rho = Some(
+                    Rho::parse(&raw)
+                        .map_err(|e| err(value.span(), format!("{name_of}: rho: {e}")))?,
+                );
+            }
+            "delta" => {
+                let d = value
+                    .as_float()
+                    .filter(|d| *d > 0.0 && *d < 1.0)
+                    .ok_or_else(|| {
+                        err(
+                            value.span(),
+                            format!("{name_of}: delta {}: expected a number between 0 and 1 (exclusive), e.g. 1e-10", value.to_string().trim()),
+                        )
+                    })?;
+                delta = Some(d);
+            }
             "content" => data.content = Some(digest("content")?),
             "population" => data.population = Some(digest("population")?),
             other => {
                 return Err(err(
                     value.span(),
                     format!(
-                        "[caps] key {:?}: unknown field {other:?}: expected epsilon, content and population",
-                        key.as_str()
+                        "{name_of}: unknown field {other:?}: expected epsilon, rho or epsilon with delta{}",
+                        if matches!(key, Some(CapKey::Directory(_))) {
+                            ", and content and population"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }
         }
     }
-    let cap = cap.ok_or_else(|| {
-        err(
-            t.span(),
-            format!(
-                "[caps] key {:?}: no epsilon: expected {{ epsilon = … }}",
-                key.as_str()
-            ),
-        )
-    })?;
+    let cap = match (epsilon, rho, delta) {
+        (Some(e), None, None) => CapLimit::Epsilon(e),
+        (None, Some(r), None) => CapLimit::Rho(r),
+        (Some(e), None, Some(d)) => CapLimit::EpsilonDelta {
+            epsilon: e,
+            delta: d,
+        },
+        _ => {
+            return Err(err(
+                t.span(),
+                format!(
+                    "{name_of}: expected exactly one limit: {{ epsilon = … }} (pure ε), {{ rho = … }} (ρ-zCDP) or {{ epsilon = …, delta = … }} ((ε, δ))"
+                ),
+            ));
+        }
+    };
     Ok((cap, data))
 }
 
@@ -786,7 +1102,7 @@ impl Ledger {
             .unwrap()
             .caps
             .iter()
-            .map(|c| (c.key.as_str().to_string(), c.cap.to_string()))
+            .map(|c| (c.key.as_str().to_string(), c.cap.value()))
             .collect()
     }
 

@@ -95,19 +95,30 @@ impl LedgerRead {
             .filter(|e| identity.matches(&e.dataset))
             .collect();
         let lost: Vec<&KeySpend> = self.lost().filter(|k| k.matches(identity)).collect();
+        let rhos: Vec<Rho> = mine
+            .iter()
+            .map(|e| e.total.to_rho())
+            .chain(lost.iter().filter_map(|k| k.rho_spent()))
+            .collect();
         Spend {
             epsilon: Epsilon::sum(
                 mine.iter()
-                    .map(|e| &e.total_epsilon)
-                    .chain(lost.iter().map(|k| &k.epsilon)),
+                    .filter_map(|e| e.total.as_pure())
+                    .chain(lost.iter().filter_map(|k| k.epsilon.as_ref())),
             ),
+            rho: Rho::sum(rhos.iter()),
             draws: mine.len() + lost.iter().map(|k| k.draws).sum::<usize>(),
+            zcdp_draws: mine
+                .iter()
+                .filter(|e| e.total.definition() == Definition::Zcdp)
+                .count()
+                + lost.iter().map(|k| k.zcdp_draws).sum::<usize>(),
             pending: Epsilon::sum(
                 mine.iter()
                     .filter(|e| e.status == Status::Pending)
-                    .map(|e| &e.total_epsilon),
+                    .filter_map(|e| e.total.as_pure()),
             ),
-            lost: Epsilon::sum(lost.iter().map(|k| &k.epsilon)),
+            lost: Epsilon::sum(lost.iter().filter_map(|k| k.epsilon.as_ref())),
             lost_draws: lost.iter().map(|k| k.draws).sum(),
         }
     }
@@ -262,12 +273,12 @@ pub(crate) fn parse_ledger(bytes: &[u8]) -> LedgerRead {
                     entry.id,
                     latest.status.label()
                 )));
-            } else if earlier.total_epsilon != entry.total_epsilon
+            } else if earlier.total != entry.total
                 || earlier.dataset.content != entry.dataset.content
                 || earlier.dataset.fingerprint != entry.dataset.fingerprint
             {
                 read.problems.push(problem(format!(
-                    "draw {} has lines that disagree on its dataset or its ε",
+                    "draw {} has lines that disagree on its dataset or its loss (ε or ρ)",
                     entry.id
                 )));
             }
@@ -326,9 +337,9 @@ pub(crate) fn parse_line(raw: &[u8]) -> Result<Line, String> {
             .map_err(|e| format!("not a ledger entry: {}", cut_long(&e.to_string())))?
             .convert()?,
     };
-    if entry.v == 0 || entry.v > LEDGER_VERSION {
+    if entry.v == 0 || entry.v > ZCDP_LEDGER_VERSION {
         return Err(format!(
-            "format version {} is not known to this coco (expected 1 to {LEDGER_VERSION})",
+            "format version {} is not known to this coco (expected 1 to {ZCDP_LEDGER_VERSION})",
             entry.v
         ));
     }

@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 
 use super::format_time;
 use super::quote::{cut, cut_long};
-use super::spending::{KeySpend, total};
+use super::spending::{KeySpend, total, total_rho};
 use crate::privacy::Rounding;
 
 /// The format version of event lines.
@@ -151,14 +151,21 @@ impl LedgerEvent {
         };
         match self {
             LedgerEvent::LossAccepted(l) => {
-                let lost = match total(&l.lost) {
-                    Some(eps) => format!(
+                let zcdp = l.lost.iter().any(|k| k.zcdp_draws > 0);
+                let lost = match (total(&l.lost), total_rho(&l.lost)) {
+                    (_, Some(rho)) if zcdp => format!(
+                        "ρ {} of {} lost draw(s) on {} dataset(s) still counts as spent",
+                        rho.short(Rounding::Up),
+                        l.lost.iter().map(|k| k.draws).sum::<usize>(),
+                        l.lost.len()
+                    ),
+                    (Some(eps), _) => format!(
                         "ε {} of {} lost draw(s) on {} dataset(s) still counts as spent",
                         eps.short(Rounding::Up),
                         l.lost.iter().map(|k| k.draws).sum::<usize>(),
                         l.lost.len()
                     ),
-                    None => "no ε was lost with them (they were decisions of draws the ledger still holds)".into(),
+                    _ => "no ε was lost with them (they were decisions of draws the ledger still holds)".into(),
                 };
                 format!(
                     "loss accepted on {}{}: the ledger held {} line(s) where its anchor recorded {}; {lost}{}; the old anchor is kept in {}",
@@ -216,6 +223,9 @@ pub(crate) fn parse_event(value: serde_json::Value) -> Result<LedgerEvent, Strin
         LedgerEvent::LossAccepted(l) => (l.v, &l.id),
         LedgerEvent::Adopted(a) => (a.v, &a.id),
     };
+    if let Some(problem) = event.lost().iter().find_map(|k| k.check().err()) {
+        return Err(format!("a loss line: {problem}"));
+    }
     if v != EVENT_VERSION {
         return Err(format!(
             "an event line of format version {v}: expected {EVENT_VERSION}"

@@ -67,7 +67,7 @@ impl LegacyEntry {
                 };
                 Ok(LevelRecord {
                     name: l.name.clone(),
-                    epsilon: eps("level ε", &l.epsilon)?,
+                    budget: Loss::Pure(eps("level ε", &l.epsilon)?),
                     method,
                     tail,
                 })
@@ -101,11 +101,11 @@ impl LegacyEntry {
                 population: None,
             },
             levels,
-            max_size_epsilon: self
+            max_size: self
                 .max_size_epsilon
-                .map(|e| eps("max_size_epsilon", &e))
+                .map(|e| eps("max_size_epsilon", &e).map(Loss::Pure))
                 .transpose()?,
-            total_epsilon: eps("total_epsilon", &self.total_epsilon)?,
+            total: Loss::Pure(eps("total_epsilon", &self.total_epsilon)?),
             status: match (self.pending, self.written) {
                 (true, _) => Status::Pending,
                 (false, true) => Status::Written,

@@ -6,8 +6,8 @@
 //! live in the user's configuration directory (`~/.config/coco/` on Linux; also
 //! `$COCO_HOME` when set) — the one the ledger's pointer names once it has one (`place`),
 //! so a run whose environment names another configuration directory still finds them:
-//! `config.toml` there caps the total ε spent on a dataset (`coco ledger set-cap` writes
-//! it). A `config.toml` left in the data directory by older versions, or in the
+//! `config.toml` there caps what is spent on a dataset, in ε, in ρ or in (ε, δ) (`coco
+//! ledger set-cap` writes it). A `config.toml` left in the data directory by older versions, or in the
 //! configuration directory the environment names, is still read, and its caps still bind
 //! (every cap found applies):
 //!
@@ -19,7 +19,8 @@
 //! ```
 //!
 //! # Records
-//! Every line is a typed [`LedgerEntry`]: ε as an exact fraction (`{"num": "1", "den":
+//! Every line is a typed [`LedgerEntry`]: ε (or, in a zCDP draw's line of version 3, ρ)
+//! as an exact fraction (`{"num": "1", "den":
 //! "3"}`, no size limit), one spelling per method, status, randomness and tool, an RFC 3339
 //! time. A draw has a `pending` line, written and synced before anyone sees it, then one
 //! decision line under the same id (`written`, `not_written` or `discarded`); readers
@@ -87,7 +88,9 @@ mod recover;
 mod spending;
 
 pub use anchor::{ANCHOR_FILE, Anchor, AnchorCheck, AnchorReport, AnchorState};
-pub use caps::{CapKey, CapRule, CapSource, CapStatus, Coverage, DatasetSpend, directory_data};
+pub use caps::{
+    CapKey, CapLimit, CapRule, CapSource, CapStatus, Coverage, DatasetSpend, directory_data,
+};
 pub use events::{AdoptedLine, EVENT_VERSION, LedgerEvent, LossLine, Trusted, operator_name};
 pub use files::{RECENT_FILE, Tightened, write_private};
 pub use keys::{DatasetIdentity, PopulationRecord};
@@ -108,7 +111,7 @@ use crate::data::{Dataset, hex};
 use crate::estimate::TailLength;
 use crate::histogram::Size;
 use crate::noise::Randomness;
-use crate::privacy::Epsilon;
+use crate::privacy::{Budget, Definition, Epsilon, Loss, Rho};
 use num_bigint::BigUint;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -123,6 +126,10 @@ pub const TORN_FILE: &str = "ledger.jsonl.torn";
 /// The format of the draws' lines this coco writes (lines about the ledger itself are
 /// of [`EVENT_VERSION`]).
 pub const LEDGER_VERSION: u32 = 2;
+/// The format of a zCDP draw's line: `"definition": "zcdp"` and every budget a ρ. A coco
+/// that reads only versions 1 and 2 refuses a ledger holding one (fail closed). Event
+/// lines share the number 3 ([`EVENT_VERSION`]) and are told apart by their `event`.
+pub const ZCDP_LEDGER_VERSION: u32 = 3;
 /// `prev` of the first chained line.
 pub const GENESIS: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -209,29 +216,78 @@ pub enum LedgerError {
 /// Why a draw was refused by a cap: what was spent, what was asked, which cap binds.
 #[derive(Debug, Clone)]
 pub struct CapRefusal {
-    /// Spent before this draw (`None`: nothing).
+    /// The ε of the pure draws spent before this draw (`None`: none).
     pub spent: Option<Epsilon>,
+    /// The ρ of every draw spent before this one (`None`: nothing).
+    pub spent_rho: Option<Rho>,
+    /// How many of `draws` were zCDP.
+    pub zcdp_draws: usize,
     pub draws: usize,
-    pub requested: Epsilon,
-    pub cap: Epsilon,
+    pub requested: Loss,
+    /// For an (ε, δ) cap: the ε the spending with this draw would be stated at.
+    pub stated: Option<f64>,
+    pub cap: CapLimit,
     pub rule: String,
     pub config: PathBuf,
 }
 
 impl std::fmt::Display for CapRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} already spent in {} draw(s) + {} for this one > cap {} ({}, set in {})",
-            self.spent
+        let rho = || {
+            self.spent_rho
                 .as_ref()
-                .map_or_else(|| "0".into(), Epsilon::to_string),
-            self.draws,
-            self.requested,
-            self.cap,
-            self.rule,
-            self.config.display()
-        )
+                .map_or_else(|| "0".into(), Rho::to_string)
+        };
+        let set = format!("{}, set in {}", self.rule, self.config.display());
+        match (&self.cap, &self.requested) {
+            (CapLimit::Epsilon(cap), Loss::Pure(e)) if self.zcdp_draws == 0 => write!(
+                f,
+                "{} already spent in {} draw(s) + {} for this one > cap {} ({set})",
+                self.spent
+                    .as_ref()
+                    .map_or_else(|| "0".into(), Epsilon::to_string),
+                self.draws,
+                e,
+                cap,
+            ),
+            (CapLimit::Epsilon(cap), requested) => write!(
+                f,
+                "a pure-ε cap cannot account a ρ-zCDP draw: the discrete Gaussian is not ε-DP for any ε; {} ({} of the {} draw(s) spent on this dataset were zCDP) and the cap is ε = {cap} ({set}); set a ρ cap (coco ledger set-cap DATASET --rho R) or an (ε, δ) cap (coco ledger set-cap DATASET --epsilon E --delta D)",
+                match requested {
+                    Loss::Zcdp(r) => format!("this draw is ρ = {r}"),
+                    Loss::Pure(e) => format!("this draw is ε = {e}"),
+                },
+                self.zcdp_draws,
+                self.draws,
+            ),
+            (CapLimit::Rho(cap), requested) => write!(
+                f,
+                "ρ {} already spent in {} draw(s) (a pure draw counted as ρ = ε²/2) + ρ {} for this one{} > ρ cap {cap} ({set})",
+                rho(),
+                self.draws,
+                requested.to_rho(),
+                match requested {
+                    Loss::Pure(e) => format!(" (ε = {e})"),
+                    Loss::Zcdp(_) => String::new(),
+                },
+            ),
+            (CapLimit::EpsilonDelta { epsilon, delta }, requested) => write!(
+                f,
+                "ρ {} already spent in {} draw(s) + ρ {} for this one is ({}, δ = {delta:e})-DP{} > cap (ε = {epsilon}, δ = {delta:e}) ({set})",
+                rho(),
+                self.draws,
+                requested.to_rho(),
+                self.stated
+                    .map_or_else(|| "ε = ?".into(), |e| format!("ε = {e:.4}")),
+                match (&self.spent, requested, self.zcdp_draws) {
+                    (s, Loss::Pure(e), 0) => format!(
+                        ", and ε {} as pure draws",
+                        s.as_ref().map_or_else(|| e.clone(), |s| s.add(e))
+                    ),
+                    _ => String::new(),
+                },
+            ),
+        }
     }
 }
 
@@ -261,13 +317,18 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> LedgerError + '_ {
     }
 }
 
-/// The ε spent on a dataset.
+/// What was spent on a dataset: the ε of its pure draws, and the ρ of all its draws.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spend {
-    /// `None` when nothing was spent.
+    /// The ε of the pure draws; `None` when no pure draw was made.
     pub epsilon: Option<Epsilon>,
+    /// The ρ of every draw, exactly: a zCDP draw's ρ, a pure draw's ε²/2 (per draw);
+    /// `None` when nothing was spent.
+    pub rho: Option<Rho>,
     /// The draws that spent it, lost ones included.
     pub draws: usize,
+    /// How many of `draws` were zCDP draws (which no ε accounts).
+    pub zcdp_draws: usize,
     /// The part of `epsilon` drawn and not yet decided (pending: counted as spent).
     pub pending: Option<Epsilon>,
     /// The part of `epsilon` spent by draws whose lines were lost, as accepted losses
@@ -278,6 +339,11 @@ pub struct Spend {
 }
 
 impl Spend {
+    /// Whether every draw was pure (so the ε is all of the spending).
+    pub fn all_pure(&self) -> bool {
+        self.zcdp_draws == 0
+    }
+
     pub fn text(&self) -> String {
         self.epsilon
             .as_ref()
@@ -550,7 +616,7 @@ impl Ledger {
     ) -> Result<LedgerEntry, LedgerError> {
         self.ensure_home()?;
         let read = self.read_strict()?;
-        entry.v = LEDGER_VERSION;
+        entry.v = version_of(entry.total.definition());
         self.append_line(lock, &read, &mut entry)?;
         Ok(entry)
     }

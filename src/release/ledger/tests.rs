@@ -38,7 +38,7 @@ fn entry(d: &Dataset, eps: &str, status: Status) -> LedgerEntry {
         &plan,
         DrawSpend {
             id: &id,
-            epsilon: &plan.total_epsilon().unwrap(),
+            loss: &Loss::Pure(plan.total_epsilon().unwrap()),
             randomness: Randomness::Os,
             levels: true,
         },
@@ -273,14 +273,14 @@ fn the_strictest_matching_cap_binds() {
     ledger
         .set_cap(
             &CapKey::Digest(id.content.clone()),
-            &Epsilon::parse("4").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("4").unwrap()),
             None,
         )
         .unwrap();
     ledger
         .set_cap(
             &CapKey::Directory(id.dir.clone()),
-            &Epsilon::parse("0.5").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("0.5").unwrap()),
             Some((&id.content, &d.population_keys().key)),
         )
         .unwrap();
@@ -299,13 +299,13 @@ fn the_strictest_matching_cap_binds() {
         2,
         "the default does not apply: {status:?}"
     );
-    assert_eq!(status.binding().unwrap().cap.to_string(), "0.5");
+    assert_eq!(status.binding().unwrap().cap.value(), "0.5");
     assert!(matches!(
         status.binding().unwrap().source,
         CapSource::Directory { .. }
     ));
     let e = ledger
-        .check_cap(&read, &id, &Epsilon::parse("1").unwrap())
+        .check_cap(&read, &id, &Loss::Pure(Epsilon::parse("1").unwrap()))
         .unwrap_err();
     assert!(
         e.to_string().contains("cap 0.5 (the cap on directory"),
@@ -337,7 +337,7 @@ fn caps_in_an_older_versions_place_still_bind_and_move_on_the_next_set() {
             .cap_status(&read, id)
             .unwrap()
             .binding()
-            .map(|r| r.cap.to_string())
+            .map(|r| r.cap.value())
     };
     assert_eq!(cap(&a).as_deref(), Some("0.5"));
     assert_eq!(cap(&b).as_deref(), Some("3"));
@@ -345,7 +345,7 @@ fn caps_in_an_older_versions_place_still_bind_and_move_on_the_next_set() {
     ledger
         .set_cap(
             &CapKey::Digest(b.content.clone()),
-            &Epsilon::parse("2").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("2").unwrap()),
             None,
         )
         .unwrap();
@@ -361,7 +361,7 @@ fn caps_in_an_older_versions_place_still_bind_and_move_on_the_next_set() {
     ledger
         .set_cap(
             &CapKey::Digest(a.content.clone()),
-            &Epsilon::parse("9").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("9").unwrap()),
             None,
         )
         .unwrap();
@@ -383,8 +383,8 @@ fn older_lines_are_read_exactly() {
     assert!(read.problems.is_empty());
     let e = &read.lines[0];
     assert_eq!(
-        e.total_epsilon,
-        Epsilon::parse_unbounded("1.00000000000000004").unwrap()
+        e.total,
+        Loss::Pure(Epsilon::parse_unbounded("1.00000000000000004").unwrap())
     );
     assert_eq!(e.status, Status::Written);
     assert_eq!(e.randomness, Randomness::Seeded { seed: 7 });
@@ -432,7 +432,7 @@ fn tails_are_recorded_as_numbers_and_checked_on_reading() {
         &plan,
         DrawSpend {
             id: &id,
-            epsilon: &plan.total_epsilon().unwrap(),
+            loss: &Loss::Pure(plan.total_epsilon().unwrap()),
             randomness: Randomness::Os,
             levels: true,
         },
@@ -489,7 +489,7 @@ fn files_are_private() {
     ledger
         .set_cap(
             &CapKey::Digest("ab".repeat(32)),
-            &Epsilon::parse("1").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("1").unwrap()),
             None,
         )
         .unwrap();
@@ -519,10 +519,18 @@ fn config_caps() {
     let key = "ab".repeat(32);
     let digest = CapKey::Digest(key.clone());
     ledger
-        .set_cap(&digest, &Epsilon::parse("1/2").unwrap(), None)
+        .set_cap(
+            &digest,
+            &CapLimit::Epsilon(Epsilon::parse("1/2").unwrap()),
+            None,
+        )
         .unwrap();
     ledger
-        .set_cap(&digest, &Epsilon::parse("2").unwrap(), None)
+        .set_cap(
+            &digest,
+            &CapLimit::Epsilon(Epsilon::parse("2").unwrap()),
+            None,
+        )
         .unwrap();
     let config = ledger.config_text_caps();
     assert_eq!(config, vec![(key.clone(), "2".to_string())]);
@@ -631,7 +639,7 @@ fn a_directory_cap_follows_its_data() {
     ledger
         .set_cap(
             &CapKey::Directory(ia.dir.clone()),
-            &Epsilon::parse("0.5").unwrap(),
+            &CapLimit::Epsilon(Epsilon::parse("0.5").unwrap()),
             Some((&ia.content, &keys.key)),
         )
         .unwrap();
@@ -716,7 +724,7 @@ fn a_directory_cap_follows_its_data() {
         .check_cap(
             &read,
             &DatasetIdentity::of(&elsewhere),
-            &Epsilon::parse("0.2").unwrap(),
+            &Loss::Pure(Epsilon::parse("0.2").unwrap()),
         )
         .unwrap_err();
     assert!(e.is_policy(), "{e}");
@@ -899,7 +907,10 @@ fn a_lost_ledger_is_noticed_by_its_anchor() {
     assert_eq!(loss.ledger_lines, 2);
     assert_eq!(loss.lost.len(), 1);
     assert_eq!(
-        (loss.lost[0].epsilon.to_string(), loss.lost[0].draws),
+        (
+            loss.lost[0].epsilon.clone().unwrap().to_string(),
+            loss.lost[0].draws
+        ),
         ("1".to_string(), 1)
     );
     let read = ledger.read_strict().unwrap();
@@ -920,7 +931,7 @@ fn a_lost_ledger_is_noticed_by_its_anchor() {
     let Reanchored::Replaced { loss, .. } = ledger.reanchor(true).unwrap() else {
         panic!("replaced")
     };
-    assert_eq!(loss.lost[0].epsilon.to_string(), "1");
+    assert_eq!(loss.lost[0].epsilon.clone().unwrap().to_string(), "1");
     assert_eq!(
         ledger
             .read_strict()
@@ -1050,7 +1061,11 @@ fn the_ledger_finds_its_own_caps_and_anchor() {
     let first = Ledger::with_config(&data, &c1);
     assert_eq!(first.place(), &Place::Environment);
     first
-        .set_cap(&CapKey::Digest(id.content.clone()), &eps("1.5"), None)
+        .set_cap(
+            &CapKey::Digest(id.content.clone()),
+            &CapLimit::Epsilon(eps("1.5")),
+            None,
+        )
         .unwrap();
     // Setting a cap records where the caps are: the pointer, and an anchor of no lines.
     assert!(first.pointer_path().exists() && first.anchor_path().exists());
@@ -1072,12 +1087,15 @@ fn the_ledger_finds_its_own_caps_and_anchor() {
     assert_eq!(second.config_home(), c1.as_path());
     assert!(second.place_note().unwrap().contains("config2"));
     let read = second.read_strict().unwrap();
-    assert!(second.check_cap(&read, &id, &eps("1")).is_err());
+    assert!(second.check_cap(&read, &id, &Loss::Pure(eps("1"))).is_err());
     std::fs::create_dir_all(&c2).unwrap();
     std::fs::write(c2.join(CONFIG_FILE), "default_cap = 0.25\n").unwrap();
     let other = DatasetIdentity::of(&dataset(&[7]));
     let status = second.cap_status(&read, &other).unwrap();
-    assert_eq!(status.binding().unwrap().cap, eps("0.25"));
+    assert_eq!(
+        status.binding().unwrap().cap,
+        CapLimit::Epsilon(eps("0.25"))
+    );
     assert_eq!(status.binding().unwrap().file, c2.join(CONFIG_FILE));
     // Another data directory beside the same configuration: the anchor is another
     // ledger's.
@@ -1145,8 +1163,11 @@ fn older_anchors_are_read_and_event_lines_strictly() {
         .append(&lock, entry(&d, "1", Status::Written))
         .unwrap();
     let anchor = ledger.read_anchor().unwrap().unwrap();
-    assert_eq!(anchor.v, 2);
-    assert_eq!(anchor.spent.unwrap()[0].epsilon.to_string(), "2");
+    // Anchors are now written in version 3, with the ρ of every key (ε²/2 per draw).
+    assert_eq!(anchor.v, 3);
+    let spent = anchor.spent.unwrap();
+    assert_eq!(spent[0].epsilon.clone().unwrap().to_string(), "2");
+    assert_eq!(spent[0].rho.clone().unwrap().to_string(), "1");
     // A version 2 anchor without its spending is not one coco wrote.
     std::fs::write(
         ledger.anchor_path(),
@@ -1190,5 +1211,203 @@ fn older_anchors_are_read_and_event_lines_strictly() {
             "{says}: {:?}",
             read.problems
         );
+    }
+}
+
+/// A zCDP draw's line on `d`, of total ρ = `rho`.
+fn zcdp_entry(d: &Dataset, rho: &str, status: Status) -> LedgerEntry {
+    let plan = ReleasePlan::uniform(
+        &d.hierarchy,
+        Epsilon::parse("1").unwrap(),
+        Method::Hc,
+        crate::release::plan::MaxSize::Fixed(100),
+    )
+    .unwrap();
+    let mut e = LedgerEntry::for_draw(
+        d,
+        &plan,
+        DrawSpend {
+            id: &new_id(),
+            loss: &Loss::Zcdp(Rho::parse(rho).unwrap()),
+            randomness: Randomness::Os,
+            levels: false,
+        },
+        status,
+        Tool::Release,
+    );
+    e.levels = vec![LevelRecord {
+        name: "nation".into(),
+        budget: Loss::Zcdp(Rho::parse(rho).unwrap()),
+        method: MethodKind::Hc,
+        tail: None,
+    }];
+    e
+}
+
+#[test]
+fn zcdp_lines_are_version_3_in_rho_and_pure_lines_stay_version_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path());
+    let d = dataset(&[1]);
+    let lock = ledger.lock().unwrap();
+    let pure = ledger
+        .append(&lock, entry(&d, "1", Status::Written))
+        .unwrap();
+    let zcdp = ledger
+        .append(&lock, zcdp_entry(&d, "1/4", Status::Written))
+        .unwrap();
+    drop(lock);
+    assert_eq!((pure.v, zcdp.v), (LEDGER_VERSION, ZCDP_LEDGER_VERSION));
+    let text = std::fs::read_to_string(ledger.path()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].contains(r#""v":2,"id""#) && !lines[0].contains("rho"));
+    assert!(!lines[0].contains("definition"));
+    assert!(lines[1].contains(r#""v":3,"definition":"zcdp""#));
+    assert!(lines[1].contains(r#""total_rho":{"num":"1","den":"4"}"#));
+    assert!(!lines[1].contains("epsilon"));
+    let read = ledger.read_strict().unwrap();
+    assert_eq!(read.lines[1].loss(), Loss::Zcdp(Rho::parse("1/4").unwrap()));
+    // Spending: the pure ε alone, and ρ = 1/2 (ε = 1) + 1/4.
+    let spent = read.spent(&DatasetIdentity::of(&d));
+    assert_eq!(spent.epsilon.unwrap().to_string(), "1");
+    assert_eq!(spent.rho.unwrap().to_string(), "0.75");
+    assert_eq!((spent.draws, spent.zcdp_draws), (2, 1));
+}
+
+#[test]
+fn lines_that_mix_measures_are_refused_with_their_line() {
+    let d = dataset(&[1]);
+    let mut pure = serde_json::to_string(&entry(&d, "1", Status::Written)).unwrap();
+    let zcdp = serde_json::to_string(&zcdp_entry(&d, "1/4", Status::Written)).unwrap();
+    let bad = [
+        (
+            zcdp.replace(r#""definition":"zcdp","#, ""),
+            "without \"definition\"",
+        ),
+        (
+            zcdp.replace(
+                r#""total_rho":"#,
+                r#""total_epsilon":{"num":"1","den":"1"},"total_rho":"#,
+            ),
+            "both an ε and a ρ",
+        ),
+        (
+            zcdp.replace(r#""total_rho":{"num":"1","den":"4"},"#, ""),
+            "neither an ε nor a ρ",
+        ),
+        (
+            zcdp.replace(r#""v":3"#, r#""v":2"#),
+            "version 2 with \"definition\"",
+        ),
+        (
+            pure.replace(r#""total_epsilon":"#, r#""total_rho":"#),
+            "version 2 with a ρ",
+        ),
+        (
+            zcdp.replace(
+                r#""rho":{"num":"1","den":"4"},"method""#,
+                r#""epsilon":{"num":"1","den":"4"},"method""#,
+            ),
+            "with an ε",
+        ),
+        (
+            zcdp.replace(r#""v":3"#, r#""v":4"#),
+            "format version 4 is not known",
+        ),
+    ];
+    pure.push('\n');
+    for (line, says) in bad {
+        let read = parse_ledger(format!("{pure}{line}\n").as_bytes());
+        let p = read
+            .problems
+            .iter()
+            .find(|p| p.line == 2)
+            .unwrap_or_else(|| panic!("{line}: {:?}", read.problems));
+        assert!(p.message.contains(says), "{says}: {}", p.message);
+    }
+}
+
+#[test]
+fn a_version_2_anchor_counts_rho_as_the_square_of_the_sum() {
+    let k: KeySpend =
+        serde_json::from_str(r#"{"content":"ab","epsilon":{"num":"3","den":"2"},"draws":2}"#)
+            .unwrap();
+    // Two draws whose ε sum to 3/2: at least (3/2)²/2 = 9/8 of ρ, whatever the split.
+    assert_eq!(k.rho_spent().unwrap().to_string(), "1.125");
+    let lost = spending::lost_between(std::slice::from_ref(&k), &[]);
+    assert_eq!(lost[0].rho.clone().unwrap().to_string(), "1.125");
+    let none: KeySpend = serde_json::from_str(r#"{"content":"ab","draws":2}"#).unwrap();
+    assert!(none.check().is_err());
+}
+
+#[test]
+fn caps_in_rho_and_epsilon_delta_refuse_what_their_unit_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let ledger = Ledger::at(dir.path().join("home"));
+    let d = dataset(&[1]);
+    let id = DatasetIdentity::of(&d);
+    let lock = ledger.lock().unwrap();
+    ledger
+        .append(&lock, entry(&d, "1", Status::Written))
+        .unwrap();
+    drop(lock);
+    let read = ledger.read_strict().unwrap();
+    let rho = |t: &str| Loss::Zcdp(Rho::parse(t).unwrap());
+    let pure = |t: &str| Loss::Pure(Epsilon::parse(t).unwrap());
+    let digest = CapKey::Digest(id.content.clone());
+    // ρ cap 3/4: ε = 1 counted as ρ = 1/2; 1/4 more fits, 1/4 + anything does not.
+    ledger
+        .set_cap(&digest, &CapLimit::Rho(Rho::parse("3/4").unwrap()), None)
+        .unwrap();
+    assert!(ledger.check_cap(&read, &id, &rho("1/4")).is_ok());
+    assert!(ledger.check_cap(&read, &id, &rho("0.2500001")).is_err());
+    // ε = 1/√2 would be ρ = 1/4: still a pure draw counted by its ρ.
+    assert!(ledger.check_cap(&read, &id, &pure("0.7")).is_ok());
+    assert!(ledger.check_cap(&read, &id, &pure("0.71")).is_err());
+    // An ε cap refuses any zCDP draw, whatever its size.
+    ledger
+        .set_cap(
+            &digest,
+            &CapLimit::Epsilon(Epsilon::parse("100").unwrap()),
+            None,
+        )
+        .unwrap();
+    let e = ledger
+        .check_cap(&read, &id, &rho("1/1000000"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("a pure-ε cap cannot account a ρ-zCDP draw"),
+        "{e}"
+    );
+    assert!(ledger.check_cap(&read, &id, &pure("99")).is_ok());
+    // (ε, δ): pure draws by their sum; a ρ by its conversion.
+    ledger
+        .set_cap(
+            &digest,
+            &CapLimit::EpsilonDelta {
+                epsilon: Epsilon::parse("3").unwrap(),
+                delta: 1e-10,
+            },
+            None,
+        )
+        .unwrap();
+    assert!(ledger.check_cap(&read, &id, &pure("2")).is_ok());
+    assert!(ledger.check_cap(&read, &id, &pure("2.01")).is_err());
+    // ρ = 1/2 + 1/100 is stated at ε ≈ 6.9 > 3.
+    assert!(ledger.check_cap(&read, &id, &rho("1/100")).is_err());
+    // A config by hand: a ρ default and a table that is not one limit.
+    std::fs::write(ledger.config_path(), "default_cap = { rho = \"1/8\" }\n").unwrap();
+    let status = ledger.cap_status(&read, &id).unwrap();
+    assert_eq!(status.binding().unwrap().cap.unit(), "rho");
+    assert!(status.shown_in_rho());
+    for bad in [
+        "default_cap = { rho = \"1\", epsilon = \"1\" }\n",
+        "default_cap = { delta = 1e-10 }\n",
+        "default_cap = { epsilon = \"1\", delta = 2.0 }\n",
+    ] {
+        std::fs::write(ledger.config_path(), bad).unwrap();
+        let e = ledger.config_text_error();
+        assert!(e.contains("config.toml:1:"), "{bad}: {e}");
     }
 }

@@ -37,7 +37,7 @@ use thiserror::Error;
 
 use crate::data::{Dataset, hex};
 use crate::noise::Randomness;
-use crate::privacy::Epsilon;
+use crate::privacy::{Definition, Epsilon, Loss, Rho};
 use crate::release::ledger::{
     DatasetRecord, Ledger, LedgerEntry, LedgerError, Status, canonical_dir,
 };
@@ -114,7 +114,12 @@ pub struct Recorded {
     pub time: String,
     pub status: Status,
     pub output: Option<String>,
-    pub total_epsilon: String,
+    /// A pure draw's total ε (absent for a zCDP draw).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_epsilon: Option<String>,
+    /// A zCDP draw's total ρ (absent for a pure draw).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_rho: Option<String>,
     /// How the draw's noise was keyed, as the ledger recorded it.
     pub randomness: Randomness,
     /// The SHA-256 of `manifest.json` the `written` line recorded (absent in older
@@ -436,18 +441,44 @@ pub fn verify_release(
                     e.id
                 ));
             }
-            match Epsilon::parse_unbounded(&manifest.total_epsilon_exact) {
-                Ok(m) if m == e.total_epsilon => {}
-                _ => problems.push(format!(
-                    "manifest.json says total ε = {} but the ledger recorded {}",
-                    manifest.total_epsilon_exact, e.total_epsilon
-                )),
+            match &e.total {
+                Loss::Pure(recorded) => {
+                    match Epsilon::parse_unbounded(&manifest.total_epsilon_exact) {
+                        Ok(m) if &m == recorded => {}
+                        _ => problems.push(format!(
+                            "manifest.json says total ε = {} but the ledger recorded {recorded}",
+                            manifest.total_epsilon_exact
+                        )),
+                    }
+                }
+                Loss::Zcdp(recorded) => {
+                    let said = |r: &Option<String>| {
+                        r.as_deref()
+                            .and_then(|t| Rho::parse_unbounded(t).ok())
+                            .is_some_and(|m| &m == recorded)
+                    };
+                    if !said(&manifest.total_rho)
+                        || !said(&manifest.privacy.rho)
+                        || manifest.privacy.definition != Definition::Zcdp
+                    {
+                        problems.push(format!(
+                            "manifest.json says {} (total_rho {}, privacy.rho {}) but the ledger recorded a ρ-zCDP draw of ρ = {recorded}",
+                            manifest.privacy.definition,
+                            manifest.total_rho.as_deref().unwrap_or("absent"),
+                            manifest.privacy.rho.as_deref().unwrap_or("absent"),
+                        ));
+                    }
+                }
             }
             Some(Recorded {
                 time: crate::release::ledger::format_time(e.time),
                 status: e.status,
                 output: e.output.clone(),
-                total_epsilon: e.total_epsilon.to_string(),
+                total_epsilon: e.total.as_pure().map(|t| t.to_string()),
+                total_rho: match &e.total {
+                    Loss::Zcdp(r) => Some(r.to_string()),
+                    Loss::Pure(_) => None,
+                },
                 randomness: e.randomness,
                 manifest_sha256: e.manifest_sha256.clone(),
                 dataset: e.dataset.clone(),
@@ -568,7 +599,16 @@ fn against_ledger(e: &LedgerEntry, manifest: &Manifest, sha256: &str) -> Vec<Str
             && e.levels.iter().zip(&manifest.levels).all(|(a, b)| {
                 a.name == b.name
                     && a.method == b.method
-                    && Epsilon::parse_unbounded(&b.epsilon_exact).is_ok_and(|x| x == a.epsilon)
+                    && match a.budget() {
+                        Loss::Pure(e) => {
+                            Epsilon::parse_unbounded(&b.epsilon_exact).is_ok_and(|x| &x == e)
+                        }
+                        Loss::Zcdp(r) => b
+                            .rho
+                            .as_deref()
+                            .and_then(|t| Rho::parse_unbounded(t).ok())
+                            .is_some_and(|x| &x == r),
+                    }
             });
         if !same {
             problems.push(

@@ -281,7 +281,10 @@ pub fn receive(app: &mut App, update: Update) {
                 (Ok(pending), _) if cancelled => {
                     // Cancelled too late: the draw was already recorded as pending. It is
                     // never shown, and is recorded as discarded (its ε stays spent).
-                    let epsilon = app.epsilon_text(&pending.recorded().epsilon);
+                    let epsilon = match &pending.recorded().loss {
+                        crate::privacy::Loss::Pure(e) => app.epsilon_text(e),
+                        other => other.labelled(),
+                    };
                     let slot: PendingSlot = Arc::new(std::sync::Mutex::new(Some(*pending)));
                     app.outbox.push(Command::Start(Job::Discard {
                         pending: slot,
