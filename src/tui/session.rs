@@ -56,9 +56,17 @@ pub struct LedgerStatus {
     /// The part of `spent` drawn and not yet decided (recorded as pending).
     pub pending: Option<Epsilon>,
     pub releases: usize,
+    /// The binding cap when it is an ε cap (the figures the Budget screen adds a pure
+    /// plan's total to).
     pub cap: Option<Epsilon>,
     /// Which cap binds (the strictest that matches), when one does.
     pub cap_rule: Option<String>,
+    /// ρ drawn so far on this dataset: every draw's, a pure draw's as ε²/2.
+    pub spent_rho: Option<crate::privacy::Rho>,
+    /// How many of the draws were zCDP draws (which no ε accounts).
+    pub zcdp_draws: usize,
+    /// The binding cap in its own unit (ε, ρ or (ε, δ)), when one binds.
+    pub binding: Option<crate::release::ledger::CapLimit>,
     /// Why the ledger could not be read, or why it stops every draw (it needs repair).
     pub error: Option<String>,
     /// What the ledger records of losses the operator accepted (`coco ledger reanchor
@@ -92,10 +100,10 @@ impl LedgerStatus {
                 // The TUI's warning speaks ε; a ρ or (ε, δ) cap still binds every draw
                 // (Reservation::open checks it).
                 cap: caps.binding().and_then(|r| r.cap.as_epsilon().cloned()),
-                cap_rule: caps
-                    .binding()
-                    .filter(|r| r.cap.as_epsilon().is_some())
-                    .map(|r| r.kind().to_string()),
+                cap_rule: caps.binding().map(|r| r.kind().to_string()),
+                spent_rho: caps.spent.rho.clone(),
+                zcdp_draws: caps.spent.zcdp_draws,
+                binding: caps.binding().map(|r| r.cap.clone()),
                 error: defect.map(|e| e.to_string()),
                 losses,
             },
@@ -119,18 +127,58 @@ impl LedgerStatus {
         self.cap.as_ref().is_some_and(|cap| &self.after(more) > cap)
     }
 
-    /// The binding cap and which it is, or `none`; a cap reads rounded down.
-    pub fn cap_text(&self, exact: bool) -> String {
-        let cap = |c: &Epsilon| show(c, exact, Rounding::Down);
-        match (&self.cap, &self.cap_rule) {
-            (Some(c), Some(rule)) => format!("{} ({rule})", cap(c)),
-            (Some(c), None) => cap(c),
-            (None, _) => "none".into(),
+    /// Whether the dataset's spending is stated in ρ: a zCDP draw was made, or the
+    /// binding cap is a ρ or an (ε, δ) cap.
+    pub fn in_rho(&self) -> bool {
+        self.zcdp_draws > 0
+            || self
+                .binding
+                .as_ref()
+                .is_some_and(|c| c.as_epsilon().is_none())
+    }
+
+    /// `ε spent` or `ρ spent`, as [`LedgerStatus::spent_text`] states it.
+    pub fn spent_label(&self) -> &'static str {
+        if self.in_rho() {
+            "ρ spent"
+        } else {
+            "ε spent"
         }
     }
 
-    /// ε spent (rounded up), and the part of it pending a decision.
+    /// The binding cap and which it is, or `none`; a cap reads rounded down.
+    pub fn cap_text(&self, exact: bool) -> String {
+        let cap = |c: &Epsilon| show(c, exact, Rounding::Down);
+        let text = match (&self.cap, &self.binding) {
+            (Some(c), _) => cap(c),
+            (None, Some(limit)) => limit.short(Rounding::Down),
+            (None, None) => return "none".into(),
+        };
+        match &self.cap_rule {
+            Some(rule) => format!("{text} ({rule})"),
+            None => text,
+        }
+    }
+
+    /// What was spent: ε (rounded up) and the part of it pending a decision; or, when
+    /// the spending is stated in ρ ([`LedgerStatus::in_rho`]), ρ (rounded up) with the ε
+    /// it implies at δ = 10⁻¹⁰ (or the binding cap's δ).
     pub fn spent_text(&self, exact: bool) -> String {
+        if self.in_rho() {
+            let Some(rho) = &self.spent_rho else {
+                return "0".into();
+            };
+            let delta = self
+                .binding
+                .as_ref()
+                .and_then(|c| c.delta())
+                .unwrap_or(crate::privacy::DEFAULT_DELTA);
+            return format!(
+                "{} (as (ε, δ)-DP: ε = {:.2} at δ = {delta:e})",
+                show(rho, exact, Rounding::Up),
+                crate::privacy::epsilon_at_delta(rho, delta)
+            );
+        }
         let spent = self
             .spent
             .as_ref()

@@ -244,10 +244,15 @@ pub fn status_line(app: &App, width: usize) -> Line<'static> {
     // (spans, how soon the part goes when room is short: higher first).
     let mut parts: Vec<(Vec<Span<'static>>, u8)> = Vec::new();
     parts.push((vec![Span::styled(s.dataset.name(), theme::heading())], 0));
-    let cap = s.ledger.cap.as_ref().map_or(String::new(), |c| {
-        format!(" of cap {}", show(c, exact, Rounding::Down))
-    });
-    let mut spent = widgets::field("ε spent", format!("{}{cap}", s.ledger.spent_text(exact)));
+    let cap = match (&s.ledger.cap, &s.ledger.binding) {
+        (Some(c), _) => format!(" of cap {}", show(c, exact, Rounding::Down)),
+        (None, Some(limit)) => format!(" of cap {}", limit.short(Rounding::Down)),
+        (None, None) => String::new(),
+    };
+    let mut spent = widgets::field(
+        s.ledger.spent_label(),
+        format!("{}{cap}", s.ledger.spent_text(exact)),
+    );
     // The ledger's figures are in ε: a ρ being drawn says its unit.
     let pure_total = s.loss().as_pure().cloned();
     if let Some(release::Busy::Drawing { .. }) = &app.release.busy {

@@ -183,28 +183,9 @@ fn a_rho_plan_previews_and_its_release_speaks_rho() {
     assert!(text.contains("Drawing spends the plan's ρ"), "{text}");
 }
 
-/// Until the ledger records ρ (issue 33, item 5, on its own branch), a zCDP draw is
-/// refused before anything is drawn, and the Release screen says why.
-#[test]
-fn a_rho_draw_is_refused_while_the_ledger_cannot_record_rho() {
-    let home = tempfile::tempdir().unwrap();
-    let mut rt = runtime(home.path());
-    rho_plan(&mut rt);
-    act(&mut rt, &[Action::ScreenRelease, Action::Draw]);
-    assert!(rt.app.release.drawn.is_none());
-    let error = rt.app.release.error.clone().expect("a refusal");
-    assert!(error.contains("ρ-zCDP"), "{error}");
-    assert!(rt.text(100, 30).contains("no release drawn"));
-    let read = Ledger::at(home.path())
-        .read_strict()
-        .expect("an intact ledger");
-    assert!(read.lines.is_empty(), "nothing was drawn");
-}
-
 /// The end of issue 33's "done when" through the TUI: a ρ plan drawn, approved and
 /// exported, with the manifest's privacy block in ρ and one ledger draw.
 #[test]
-#[ignore = "needs the ledger to record ρ (issue 33, item 5, the ledger branch): until then the draw is refused, as the test above checks"]
 fn a_rho_plan_is_drawn_approved_and_exported() {
     let home = tempfile::tempdir().unwrap();
     let out_parent = tempfile::tempdir().unwrap();
@@ -233,12 +214,21 @@ fn a_rho_plan_is_drawn_approved_and_exported() {
     let manifest: coco::release::outputs::manifest::Manifest =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest.privacy.definition, Definition::Zcdp);
-    assert_eq!(manifest.privacy.rho.as_deref(), Some("1/2"));
+    assert_eq!(manifest.privacy.rho.as_deref(), Some("0.5"));
     assert!(manifest.checks.consistent && manifest.checks.integral);
     let read = Ledger::at(home.path())
         .read_strict()
         .expect("an intact ledger");
     assert_eq!(read.draws().len(), 1);
+    // The status line states the dataset's spending in ρ, with its (ε, δ).
+    let status = &rt.app.session.as_ref().unwrap().ledger;
+    assert!(status.in_rho());
+    assert_eq!(
+        status.spent_text(true),
+        "0.5 (as (ε, δ)-DP: ε = 6.84 at δ = 1e-10)"
+    );
+    let text = rt.text(120, 30);
+    assert!(text.contains("ρ spent"), "{text}");
 }
 
 /// A ρ plan saved from the Budget screen is a `rho = …` plan file, and loading it back

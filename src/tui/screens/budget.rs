@@ -606,7 +606,14 @@ fn ledger_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
     let exact = app.exact_epsilon;
     // The ledger accounts in ε: a zCDP plan's ρ is neither added to what it spent nor
     // compared with its cap here (the Release screen says what a draw of it does).
-    let total = session.loss().as_pure().cloned();
+    // The ε arithmetic below (after a release, over the cap) holds for a pure plan on
+    // spending that is all pure ε; otherwise the ledger states ρ and the reservation
+    // checks every cap.
+    let total = session
+        .loss()
+        .as_pure()
+        .cloned()
+        .filter(|_| !status.in_rho());
     let mut lines = Vec::new();
     if let Some(e) = &status.error {
         lines.push(Line::styled(
@@ -618,7 +625,11 @@ fn ledger_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             [
                 vec![Span::styled("Ledger ", theme::heading())],
                 widgets::field(
-                    "ε spent on this dataset",
+                    if status.in_rho() {
+                        "ρ spent on this dataset"
+                    } else {
+                        "ε spent on this dataset"
+                    },
                     format!(
                         "{} in {} draw(s)",
                         status.spent_text(exact),

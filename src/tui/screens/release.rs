@@ -506,7 +506,11 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             [
                 vec![Span::styled("Ledger ", theme::heading())],
                 widgets::field(
-                    "ε spent on this dataset",
+                    if status.in_rho() {
+                        "ρ spent on this dataset"
+                    } else {
+                        "ε spent on this dataset"
+                    },
                     format!(
                         "{} in {} draw(s)",
                         status.spent_text(exact),
