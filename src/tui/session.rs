@@ -896,6 +896,7 @@ mod tests {
             cap_rule: Some("default_cap".into()),
             error: None,
             losses: None,
+            ..LedgerStatus::default()
         };
         assert!(!status.exceeds_cap(&e("0.5")));
         assert!(status.exceeds_cap(&e("0.6")));
@@ -959,6 +960,7 @@ mod tests {
             cap_rule: None,
             error: None,
             losses: None,
+            ..LedgerStatus::default()
         };
         assert_eq!(status.spent_text(false), "≈0.3334 (≈0.3334 pending)");
         assert_eq!(status.spent_text(true), "1/3 (1/3 pending)");
