@@ -103,7 +103,7 @@ fn choose_plan(dataset: &Dataset, config: Option<&PathBuf>) -> Result<Chosen> {
             let d = coco::release::plan::defaults::public_default(
                 &dataset.hierarchy,
                 |id| dataset.groups(id),
-                &coco::privacy::Loss::Pure(one),
+                coco::privacy::Loss::Pure(one),
                 MaxSize::Fixed(coco::release::plan::defaults::DEFAULT_MAX_SIZE),
             )?;
             Ok(Chosen {

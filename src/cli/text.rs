@@ -421,6 +421,11 @@ pub fn summary(summary: &Summary) -> String {
     out
 }
 
+/// A budget (an ε or a ρ) as a short decimal for reading (`≈` when rounded); `--json` keeps the exact text.
+fn short_epsilon<U: coco::privacy::Unit>(e: &coco::privacy::Budget<U>) -> String {
+    e.short(Rounding::Nearest)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,9 +462,4 @@ mod tests {
             text.contains("  level     nodes  empty  groups  entities  max size  distinct sizes\n")
         );
     }
-}
-
-/// A budget (an ε or a ρ) as a short decimal for reading (`≈` when rounded); `--json` keeps the exact text.
-fn short_epsilon<U: coco::privacy::Unit>(e: &coco::privacy::Budget<U>) -> String {
-    e.short(Rounding::Nearest)
 }

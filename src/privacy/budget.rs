@@ -457,7 +457,7 @@ fn parse_term(s: &str) -> Result<BigUint, BudgetProblem> {
     if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
         return Err(BudgetProblem::NotANumber);
     }
-    let v = BigUint::parse_bytes(s.as_bytes(), 10).ok_or_else(|| BudgetProblem::NotANumber)?;
+    let v = BigUint::parse_bytes(s.as_bytes(), 10).ok_or(BudgetProblem::NotANumber)?;
     if v > BigUint::from(MAX_TERM) {
         return Err(BudgetProblem::OutOfRange);
     }

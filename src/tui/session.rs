@@ -305,7 +305,7 @@ impl Session {
         let plan = crate::release::plan::defaults::public_default(
             &dataset.hierarchy,
             |id| dataset.groups(id),
-            &Loss::Pure(one()),
+            Loss::Pure(one()),
             MaxSize::Fixed(DEFAULT_MAX_SIZE),
         )
         .expect("ε = 1 split over the levels, the default methods, K = 10000 keep every plan rule")

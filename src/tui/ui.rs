@@ -87,7 +87,7 @@ fn render_body(frame: &mut Frame, area: Rect, app: &App) {
         (LoadState::Failed { dir, message }, None) => {
             let lines = vec![
                 Line::styled(
-                    format!("Could not open {}", crate::tui::widgets::path_text(&dir)),
+                    format!("Could not open {}", crate::tui::widgets::path_text(dir)),
                     theme::error(),
                 ),
                 Line::raw(""),
@@ -172,7 +172,7 @@ pub fn loading_text(
 ) -> String {
     let mut text = format!(
         "Loading {} … {}",
-        crate::tui::widgets::path_text(&dir),
+        crate::tui::widgets::path_text(dir),
         widgets::duration(elapsed)
     );
     if matches!(step, LoadStep::Reading { .. }) && read.total > 0 {
@@ -755,7 +755,7 @@ fn render_picker(frame: &mut Frame, area: Rect, app: &App, picker: &Picker) {
     for (i, p) in app.recent.iter().enumerate() {
         let text = format!(
             "  {}",
-            widgets::fit(&crate::tui::widgets::path_text(&p), list.width as usize - 2)
+            widgets::fit(&crate::tui::widgets::path_text(p), list.width as usize - 2)
         );
         lines.push(if picker.selected == Some(i) {
             Line::styled(text, theme::selected())
@@ -787,7 +787,7 @@ pub fn question(app: &App, question: &Confirm) -> String {
         Confirm::OverwritePlan(path) => format!(
             "{} exists. Save the plan over it (its contents are replaced)? No goes back to the \
              file name.",
-            crate::tui::widgets::path_text(&path)
+            crate::tui::widgets::path_text(path)
         ),
         Confirm::ApplyConfidentialRecommendation => "This recommendation was computed from \
              the CONFIDENTIAL data: a plan tuned on it publishes a function of the data \

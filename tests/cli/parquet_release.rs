@@ -27,7 +27,7 @@ fn release(home: &Path, out: &Path, format: OutputFormat) -> Arc<Dataset> {
     let dataset = Arc::new(Dataset::load(&common::cli::sample()).unwrap());
     let plan = ReleasePlan::uniform(
         &dataset.hierarchy,
-        &Epsilon::parse("1").unwrap(),
+        Epsilon::parse("1").unwrap(),
         coco::estimate::Method::Hc,
         MaxSize::Fixed(1000),
     )

@@ -404,13 +404,12 @@ impl Uncertainty {
         if self.few_regions.get(level).copied().unwrap_or(false) {
             let cells = self.region(level, hist, groups);
             for (stat, interval) in summary::stats(self.max_size).into_iter().zip(&mut out) {
-                if let Some(iv) = interval {
-                    if let Some((lower, upper)) =
+                if let Some(iv) = interval
+                    && let Some((lower, upper)) =
                         summary::from_cells(stat, &cells, groups, iv.estimate)
-                    {
-                        iv.lower = iv.lower.min(lower);
-                        iv.upper = iv.upper.max(upper);
-                    }
+                {
+                    iv.lower = iv.lower.min(lower);
+                    iv.upper = iv.upper.max(upper);
                 }
             }
         }

@@ -313,13 +313,13 @@ pub fn save(app: &mut App, path: &Path) {
             session.plan_file = Some(path.to_path_buf());
             app.info(format!(
                 "plan saved to {}",
-                crate::tui::widgets::path_text(&path)
+                crate::tui::widgets::path_text(path)
             ));
         }
         Err(e) => {
             ask_save(app, &path.display().to_string());
             if let Some(Overlay::Input(i)) = &mut app.overlay {
-                i.error = Some(format!("{}: {e}", crate::tui::widgets::path_text(&path)));
+                i.error = Some(format!("{}: {e}", crate::tui::widgets::path_text(path)));
             }
         }
     }

@@ -615,7 +615,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
     let line = match (&state.busy, &state.drawn) {
         (Some(Busy::Exporting { out }), _) => Line::raw(format!(
             "exporting to {} and recording in the ledger…",
-            crate::tui::widgets::path_text(&out)
+            crate::tui::widgets::path_text(out)
         )),
         (Some(Busy::Discarding), _) => Line::raw("recording the discard in the ledger…"),
         (_, None) => match &state.error {
@@ -639,7 +639,7 @@ fn status_line(app: &App) -> Option<Line<'static>> {
                 Span::styled("EXPORTED ", theme::ok()),
                 Span::raw(format!(
                     "to {} in {} · manifest checks {} · recorded in the ledger",
-                    crate::tui::widgets::path_text(&out),
+                    crate::tui::widgets::path_text(out),
                     exported_format(manifest).label(),
                     if manifest.checks.passed() {
                         "all passed"
