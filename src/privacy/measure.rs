@@ -184,6 +184,14 @@ impl Loss {
         }
     }
 
+    /// The ρ of a zCDP loss (not a pure ε's conversion: see [`Loss::to_rho`]).
+    pub fn as_zcdp(&self) -> Option<&Rho> {
+        match self {
+            Loss::Zcdp(r) => Some(r),
+            Loss::Pure(_) => None,
+        }
+    }
+
     /// This loss times a positive factor, in the same measure.
     pub fn scaled<V: Unit>(&self, by: &Budget<V>) -> Loss {
         match self {

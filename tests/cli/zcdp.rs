@@ -44,6 +44,21 @@ fn plan_rho_writes_a_zcdp_plan_that_reads_back_exactly() {
     assert!(!stdout.contains("epsilon"), "{stdout}");
 }
 
+/// `coco preview` of the sample under `plan`, one trial.
+fn preview_once(plan: &std::path::Path, home: &std::path::Path) -> std::process::Output {
+    coco(
+        &[
+            "preview",
+            &s(&sample()),
+            "--config",
+            &s(plan),
+            "--trials",
+            "1",
+        ],
+        home,
+    )
+}
+
 #[test]
 fn a_plan_mixing_epsilon_and_rho_is_refused_with_its_line() {
     let tmp = tempfile::tempdir().unwrap();
@@ -55,17 +70,7 @@ fn a_plan_mixing_epsilon_and_rho_is_refused_with_its_line() {
          [[level]]\nname = \"district\"\nrho = \"1/8\"\nmethod = \"hc\"\n",
     )
     .unwrap();
-    let o = coco(
-        &[
-            "preview",
-            &s(&sample()),
-            "--config",
-            &s(&plan),
-            "--trials",
-            "1",
-        ],
-        &tmp.path().join("home"),
-    );
+    let o = preview_once(&plan, &tmp.path().join("home"));
     assert!(!o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("mixed.toml"), "{}", text(&o));
     assert!(text(&o).contains("mixed.toml:6"), "{}", text(&o));
@@ -77,17 +82,7 @@ fn a_plan_mixing_epsilon_and_rho_is_refused_with_its_line() {
         "max_size = 100\n[[level]]\nname = \"country\"\nepsilon = 0.5\nrho = 0.5\nmethod = \"hc\"\n",
     )
     .unwrap();
-    let o = coco(
-        &[
-            "preview",
-            &s(&sample()),
-            "--config",
-            &s(&plan),
-            "--trials",
-            "1",
-        ],
-        &tmp.path().join("home"),
-    );
+    let o = preview_once(&plan, &tmp.path().join("home"));
     assert!(!o.status.success());
     assert!(text(&o).contains("mixed.toml:5"), "{}", text(&o));
     assert!(text(&o).contains("not both"), "{}", text(&o));

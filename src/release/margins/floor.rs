@@ -322,6 +322,20 @@ mod tests {
     }
 
     /// The quantiles agree with coco's exact sampler's draws.
+    /// `n` draws' `|x|` and `n` pairs' `|x − y|` of one noise, each sorted: a raw cell's
+    /// error and the error of a difference of two cells.
+    fn sorted_errors(n: usize, mut sample: impl FnMut() -> i64) -> (Vec<i64>, Vec<i64>) {
+        let (mut single, mut diff) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for _ in 0..n {
+            let (x, y) = (sample(), sample());
+            single.push(x.abs());
+            diff.push((x - y).abs());
+        }
+        single.sort_unstable();
+        diff.sort_unstable();
+        (single, diff)
+    }
+
     #[test]
     fn gaussian_quantiles_match_the_sampler() {
         use crate::noise::{DiscreteGaussian, Sigma2};
@@ -331,14 +345,7 @@ mod tests {
             let var = noise.variance();
             let mut rng = NoiseSource::seeded(9).stream(Purpose::Measure.index(0));
             let n = 200_000;
-            let (mut single, mut diff): (Vec<i64>, Vec<i64>) = (Vec::new(), Vec::new());
-            for _ in 0..n {
-                let (x, y) = (noise.sample(&mut rng), noise.sample(&mut rng));
-                single.push(x.abs());
-                diff.push((x - y).abs());
-            }
-            single.sort_unstable();
-            diff.sort_unstable();
+            let (single, diff) = sorted_errors(n, || noise.sample(&mut rng));
             let at = |v: &[i64], p: f64| v[(p * n as f64) as usize];
             for p in [0.5, 0.9, 0.95] {
                 let (s, d) = (gaussian_quantile(var, p), gaussian_quantile(2.0 * var, p));
@@ -371,15 +378,7 @@ mod tests {
         let noise = DiscreteLaplace::new(1, &eps).unwrap();
         let mut rng = NoiseSource::seeded(7).stream(Purpose::Measure.index(0));
         let n = 200_000;
-        let (mut single, mut diff): (Vec<i64>, Vec<i64>) = (Vec::new(), Vec::new());
-        for _ in 0..n {
-            let x = noise.sample(&mut rng);
-            let y = noise.sample(&mut rng);
-            single.push(x.abs());
-            diff.push((x - y).abs());
-        }
-        single.sort_unstable();
-        diff.sort_unstable();
+        let (single, diff) = sorted_errors(n, || noise.sample(&mut rng));
         let at = |v: &[i64], p: f64| v[(p * n as f64) as usize];
         for p in [0.5, 0.9, 0.95] {
             let (s, d) = (laplace_quantile(0.2, p), difference_quantile(0.2, p));

@@ -134,10 +134,7 @@ impl PrivacyLevel {
         PrivacyLevel {
             name: name.to_string(),
             epsilon: budget.as_pure().map(|e| e.to_string()),
-            rho: match budget {
-                Loss::Zcdp(r) => Some(r.to_string()),
-                Loss::Pure(_) => None,
-            },
+            rho: budget.as_zcdp().map(|r| r.to_string()),
         }
     }
 }
@@ -241,10 +238,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
                 .as_pure()
                 .map(|e| e.to_string())
                 .unwrap_or_default(),
-            rho: match l.budget() {
-                Loss::Zcdp(r) => Some(r.to_string()),
-                Loss::Pure(_) => None,
-            },
+            rho: l.budget().as_zcdp().map(|r| r.to_string()),
             method: MethodKind::of(l.method()),
             tail: l.method().tail().map(|t| ManifestTail {
                 above: t.above,
@@ -274,10 +268,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         created: crate::release::ledger::format_time(crate::release::ledger::now()),
         total_epsilon: guarantee.epsilon_at(DEFAULT_DELTA),
         total_epsilon_exact: guarantee.as_pure().map(|e| e.to_string()).unwrap_or_default(),
-        total_rho: match guarantee {
-            Loss::Zcdp(r) => Some(r.to_string()),
-            Loss::Pure(_) => None,
-        },
+        total_rho: guarantee.as_zcdp().map(|r| r.to_string()),
         privacy: ManifestPrivacy {
             definition: guarantee.definition(),
             description: match guarantee.definition() {
@@ -287,10 +278,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
             unit: "one entity: neighbouring datasets differ by one entity added to or removed from one group".into(),
             public: "the hierarchy and the number of groups in each region".into(),
             epsilon: guarantee.as_pure().map(|e| e.to_string()),
-            rho: match guarantee {
-                Loss::Zcdp(r) => Some(r.to_string()),
-                Loss::Pure(_) => None,
-            },
+            rho: guarantee.as_zcdp().map(|r| r.to_string()),
             levels: plan
                 .levels()
                 .iter()

@@ -475,10 +475,7 @@ pub fn verify_release(
                 status: e.status,
                 output: e.output.clone(),
                 total_epsilon: e.total.as_pure().map(|t| t.to_string()),
-                total_rho: match &e.total {
-                    Loss::Zcdp(r) => Some(r.to_string()),
-                    Loss::Pure(_) => None,
-                },
+                total_rho: e.total.as_zcdp().map(|r| r.to_string()),
                 randomness: e.randomness,
                 manifest_sha256: e.manifest_sha256.clone(),
                 dataset: e.dataset.clone(),
