@@ -183,6 +183,8 @@ mod tests {
             "heavy-tail",
             "many-tiny",
             "sparse",
+            "deep",
+            "threshold",
         ]);
     }
 }

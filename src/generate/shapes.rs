@@ -16,6 +16,8 @@
 //! | `heavy-tail` | Pareto sizes (α = 1.2): groups at every scale up to 100,000 |
 //! | `many-tiny` | thousands of regions of 0 to 3 groups under one parent |
 //! | `sparse` | most regions empty, the others small: fits bounded by small `G` |
+//! | `deep` | six levels, 2 to 4 children each, about 20,000 groups: households with a Pareto tail across `L = 20` and a few groups of 500 to 3,000 |
+//! | `threshold` | seven levels, 1 to 5 children each: lognormal sizes (median 12) whose mass lies around `L = 20`, so the head and the tail split one bulk |
 
 use crate::wire::Named;
 use libm::{exp, log as ln};
@@ -39,6 +41,8 @@ pub enum Shape {
     HeavyTail,
     ManyTiny,
     Sparse,
+    Deep,
+    Threshold,
 }
 
 impl Shape {
@@ -157,6 +161,36 @@ impl Shape {
                     }
                 }
             }
+            Shape::Deep => {
+                let mut path = Vec::new();
+                branches(&mut b, &mut path, 5, (2, 4), &mut |b| {
+                    let n = poisson(&mut b.rng, 85.0 * scale);
+                    let mut sizes: Vec<Size> = (0..n)
+                        .map(|_| {
+                            if b.rng.unit() < 0.06 {
+                                // Pareto(α = 1.5) from 8: groups across L = 20.
+                                let x = 8.0 * exp(-ln(1.0 - b.rng.unit()) / 1.5);
+                                (x.floor() as Size).min(400)
+                            } else {
+                                households(&mut b.rng, 2.5, 12)
+                            }
+                        })
+                        .collect();
+                    if b.rng.unit() < 0.03 {
+                        sizes.push(b.rng.between(500, 3_000) as Size);
+                    }
+                    sizes
+                });
+            }
+            Shape::Threshold => {
+                let mut path = Vec::new();
+                branches(&mut b, &mut path, 6, (1, 5), &mut |b| {
+                    let n = poisson(&mut b.rng, 12.0 * scale);
+                    (0..n)
+                        .map(|_| lognormal(&mut b.rng, 12.0, 0.6).min(2_000))
+                        .collect()
+                });
+            }
         }
         Ok(b.finish())
     }
@@ -171,6 +205,8 @@ fn levels(shape: Shape) -> &'static [&'static str] {
         Shape::Chain => &["l0", "l1", "l2", "l3", "l4", "l5", "l6", "l7"],
         Shape::Giant | Shape::HeavyTail | Shape::Sparse => &["nation", "state", "county"],
         Shape::ManyTiny => &["nation", "area"],
+        Shape::Deep => &["nation", "region", "state", "county", "tract", "block"],
+        Shape::Threshold => &["l0", "l1", "l2", "l3", "l4", "l5", "l6"],
     }
 }
 
@@ -238,6 +274,29 @@ fn chain(b: &mut Builder, path: &mut Vec<usize>, depth: usize, town: f64) {
     for i in 0..children {
         path.push(i);
         chain(b, path, depth - 1, town);
+        path.pop();
+    }
+}
+
+/// A tree below `path` with `depth` more levels, each region with a uniform number of
+/// children in `children` (inclusive); each leaf's groups drawn by `leaf`.
+fn branches(
+    b: &mut Builder,
+    path: &mut Vec<usize>,
+    depth: usize,
+    children: (u64, u64),
+    leaf: &mut impl FnMut(&mut Builder) -> Vec<Size>,
+) {
+    if depth == 0 {
+        let sizes = leaf(b);
+        let p = path.clone();
+        b.leaf(&p, sizes);
+        return;
+    }
+    let n = b.rng.between(children.0, children.1);
+    for i in 0..n as usize {
+        path.push(i);
+        branches(b, path, depth - 1, children, leaf);
         path.pop();
     }
 }

@@ -27,15 +27,82 @@ struct LevelScore {
     /// The cells whose true or released count is above 0, and those covered.
     occupied: u64,
     occupied_covered: u64,
+    /// The occupied cells of the tail (sizes at or above the level's `L`, or 20 for a
+    /// level without a tail), and those covered: the rest are the head's.
+    tail: u64,
+    tail_covered: u64,
+}
+
+impl LevelScore {
+    fn add(&mut self, b: &LevelScore) {
+        self.cells += b.cells;
+        self.covered += b.covered;
+        self.width += b.width;
+        self.error += b.error;
+        self.stats += b.stats;
+        self.stats_covered += b.stats_covered;
+        self.occupied += b.occupied;
+        self.occupied_covered += b.occupied_covered;
+        self.tail += b.tail;
+        self.tail_covered += b.tail_covered;
+    }
+
+    /// The occupied cells' coverage: all, the head's, the tail's.
+    fn occupied_shares(&self) -> (f64, f64, f64) {
+        let share = |a: u64, n: u64| a as f64 / n.max(1) as f64;
+        (
+            share(self.occupied_covered, self.occupied),
+            share(
+                self.occupied_covered - self.tail_covered,
+                self.occupied - self.tail,
+            ),
+            share(self.tail_covered, self.tail),
+        )
+    }
+}
+
+/// The plans measured: coco's default, or every level `hc`, `hg`, or `hg` at the
+/// leaves below the default's tails (`PLAN=default|hc|hg|mixed` for the table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    Default,
+    Hc,
+    Hg,
+    Mixed,
+}
+
+/// Where a level's tail begins: its `L`, or 20 for a level without a tail.
+fn tail_start(plan: &ReleasePlan, level: usize) -> Size {
+    match plan.level(coco::data::LevelId(level)).method() {
+        coco::estimate::Method::HcTail(t) => t.above,
+        _ => 20,
+    }
 }
 
 /// coco's default plan at ε = 1, or under ρ-zCDP at the ρ of similar accuracy
 /// ([`crate::robustness::budget`]).
 fn plan(d: &Dataset, k: Size, definition: Definition) -> ReleasePlan {
+    family_plan(d, k, definition, Family::Default)
+}
+
+fn family_plan(d: &Dataset, k: Size, definition: Definition, family: Family) -> ReleasePlan {
+    use coco::estimate::Method;
+    let h = &d.hierarchy;
     let total = crate::robustness::budget(d, definition);
-    defaults::public_default(&d.hierarchy, |id| d.groups(id), total, MaxSize::Fixed(k))
+    let mut p = defaults::public_default(h, |id| d.groups(id), total, MaxSize::Fixed(k))
         .unwrap()
-        .plan
+        .plan;
+    for l in h.levels() {
+        let method = match family {
+            Family::Default => continue,
+            Family::Hc => Method::Hc,
+            Family::Hg => Method::Hg,
+            Family::Mixed if l == h.leaf_level() => Method::Hg,
+            Family::Mixed => Method::HcTail(defaults::default_tail(Some(k))),
+        };
+        p.set_method(l, method).unwrap();
+    }
+    p
 }
 
 fn score(
@@ -73,8 +140,20 @@ fn score(
             s.cells += 1;
             s.covered += u64::from(lower <= truth && truth <= upper);
             if truth > 0 || count > 0 {
+                let hit = u64::from(lower <= truth && truth <= upper);
                 s.occupied += 1;
-                s.occupied_covered += u64::from(lower <= truth && truth <= upper);
+                s.occupied_covered += hit;
+                if size >= tail_start(plan, level) {
+                    s.tail += 1;
+                    s.tail_covered += hit;
+                    if hit == 0 && std::env::var_os("MISSES").is_some() {
+                        println!(
+                            "MISS level {level} size {size} (L {}) truth {truth} count {count} [{lower}, {upper}] region G {}",
+                            tail_start(plan, level),
+                            d.groups(id)
+                        );
+                    }
+                }
             }
             s.width += (upper - lower) as f64;
             s.error += (count as f64 - truth as f64).abs();
@@ -113,6 +192,8 @@ fn datasets() -> Vec<(String, Dataset, Size)> {
         (Shape::HeavyTail, 0.5, 10_000),
         (Shape::ManyTiny, 0.5, 100),
         (Shape::Sparse, 0.5, 100),
+        (Shape::Deep, 0.5, 10_000),
+        (Shape::Threshold, 0.5, 2_000),
     ] {
         let g = shape.build(7, scale).unwrap();
         out.push((shape.name().to_string(), g.to_dataset().unwrap(), k));
@@ -141,12 +222,12 @@ fn real_datasets(keep: &tempfile::TempDir) -> Vec<(String, Dataset, Size)> {
 fn measure(
     d: &Dataset,
     k: Size,
-    definition: Definition,
+    (definition, family): (Definition, Family),
     trials: u64,
     replicates: Replicates,
     rule: Rule,
 ) -> Vec<LevelScore> {
-    let p = plan(d, k, definition);
+    let p = family_plan(d, k, definition, family);
     let mut total = vec![LevelScore::default(); d.hierarchy.depth()];
     for t in 0..trials {
         let o = UncertaintyOptions {
@@ -156,14 +237,7 @@ fn measure(
             ..Default::default()
         };
         for (a, b) in total.iter_mut().zip(score(d, &p, 1 + t, &o)) {
-            a.cells += b.cells;
-            a.covered += b.covered;
-            a.width += b.width;
-            a.error += b.error;
-            a.stats += b.stats;
-            a.stats_covered += b.stats_covered;
-            a.occupied += b.occupied;
-            a.occupied_covered += b.occupied_covered;
+            a.add(&b);
         }
     }
     total
@@ -192,7 +266,14 @@ const MAX_WIDTH_RATIO: f64 = 9.2;
 fn coverage_failures(definition: Definition) -> Vec<String> {
     let mut failures = Vec::new();
     for (name, d, k) in datasets() {
-        let scores = measure(&d, k, definition, TRIALS, Replicates::Auto, Rule::default());
+        let scores = measure(
+            &d,
+            k,
+            (definition, Family::Default),
+            TRIALS,
+            Replicates::Auto,
+            Rule::default(),
+        );
         for (level, s) in scores.iter().enumerate() {
             let coverage = s.covered as f64 / s.cells.max(1) as f64;
             let ratio = s.width / s.error.max(1.0);
@@ -269,10 +350,16 @@ fn table() {
         Ok("zcdp") => Definition::Zcdp,
         _ => Definition::Pure,
     };
+    let family = match std::env::var("PLAN").as_deref() {
+        Ok("hc") => Family::Hc,
+        Ok("hg") => Family::Hg,
+        Ok("mixed") => Family::Mixed,
+        _ => Family::Default,
+    };
     println!(
-        "| dataset | level | cells | coverage | mean width | mean abs. error | occupied cells | their coverage | statistics | their coverage |"
+        "| dataset | level | cells | coverage | mean width | mean abs. error | occupied cells | their coverage | head | tail cells | tail | statistics | their coverage |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let keep = tempfile::tempdir().unwrap();
     let mut all = datasets();
     if std::env::var_os("EXTRA").is_some() {
@@ -291,18 +378,19 @@ fn table() {
         {
             continue;
         }
-        let scores = measure(&d, k, definition, trials, reps, rule);
+        let scores = measure(&d, k, (definition, family), trials, reps, rule);
         for (level, s) in scores.iter().enumerate() {
             let n = s.cells.max(1) as f64;
+            let (occupied, head, tail) = s.occupied_shares();
             println!(
-                "| {name} | {} | {} | {:.3} | {:.2} | {:.2} | {} | {:.3} | {} | {:.3} |",
+                "| {name} | {} | {} | {:.3} | {:.2} | {:.2} | {} | {occupied:.3} | {head:.3} | {} | {tail:.3} | {} | {:.3} |",
                 d.hierarchy.level_name(coco::data::LevelId(level)),
                 s.cells,
                 s.covered as f64 / n,
                 s.width / n,
                 s.error / n,
                 s.occupied,
-                s.occupied_covered as f64 / s.occupied.max(1) as f64,
+                s.tail,
                 s.stats,
                 s.stats_covered as f64 / s.stats.max(1) as f64
             );

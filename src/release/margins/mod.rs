@@ -74,6 +74,7 @@ pub mod floor;
 pub mod pool;
 pub mod reach;
 pub mod summary;
+pub mod zone;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -294,6 +295,8 @@ pub struct Uncertainty {
     /// Per level: whether it has fewer than [`FEW_REGIONS`] regions, whose summary
     /// statistics also take the interval their cells imply ([`Uncertainty::summary`]).
     few_regions: Vec<bool>,
+    /// Per level: its tail's unresolved zone ([`zone`]).
+    zones: Vec<Option<zone::Zone>>,
 }
 
 /// A level of fewer regions than this pools each summary statistic's errors over too
@@ -331,6 +334,7 @@ impl Uncertainty {
         if groups == 0 {
             return out;
         }
+        let zone = self.zones.get(level).copied().flatten();
         let level = level as u16;
         let pairs = hist.pairs();
         let mut push = |s: Size, c: Count, o: Offsets| {
@@ -354,19 +358,23 @@ impl Uncertainty {
             // Every far cell is listed too (a release whose replicates moved groups
             // far from where it put them).
             let mut near = HashMap::default();
-            pool::for_each_near_cell(hist, self.max_size, |s, c| {
+            pool::for_each_near_cell(hist, self.max_size, zone, |s, c| {
                 near.insert(s, c);
             });
             for s in 0..=self.max_size {
                 let o = match near.get(&s) {
-                    Some(&c) => self.offsets_of(pool::class_of(level, pairs, s, c)),
+                    Some(&c) => self.offsets_of(pool::class_of(level, pairs, s, c, zone)),
                     None => far,
                 };
                 push(s, near.get(&s).copied().unwrap_or(0), o);
             }
         } else {
-            pool::for_each_near_cell(hist, self.max_size, |s, c| {
-                push(s, c, self.offsets_of(pool::class_of(level, pairs, s, c)))
+            pool::for_each_near_cell(hist, self.max_size, zone, |s, c| {
+                push(
+                    s,
+                    c,
+                    self.offsets_of(pool::class_of(level, pairs, s, c, zone)),
+                )
             });
         }
         // The released-0 cells a released group's true position may be in.
@@ -504,20 +512,22 @@ const CHUNK: usize = 1024;
 
 /// Adds one replicate to `pools`: each of its cells, classed by the replicate's own
 /// histogram (the observed value in the bootstrap world), with the error `e = c − c*`
-/// of the replicate's count `c*` from the released count `c` (the truth in the
-/// bootstrap world).
+/// of the replicate's count `c*` from the bootstrap world's truth `c` (`truth`: the
+/// released counts, with the tails' zones spread, [`zone::world`]).
 ///
 /// With `register`, every class of the released histograms' own cells (those
 /// [`Uncertainty::region`] looks up) gets a pool, empty if no replicate cell falls in it,
 /// so that it borrows a coarser class's quantiles ([`offsets_table`]) instead of having
 /// none.
+#[allow(clippy::too_many_arguments)]
 fn add_replicate(
     pools: &mut Pools,
     reach: &mut reach::ReachPools,
-    released: &HistogramSet,
+    (released, truth): (&HistogramSet, &HistogramSet),
     replicate: &HistogramSet,
     public: PublicData<'_>,
     k: Size,
+    zones: &[Option<zone::Zone>],
     register: bool,
 ) {
     let h = public.hierarchy;
@@ -538,19 +548,23 @@ fn add_replicate(
                     continue;
                 }
                 let level = h.node(id).level.0 as u16;
-                let p = released.get(i).pairs();
+                let zone = zones.get(usize::from(level)).copied().flatten();
                 if register {
-                    pool::for_each_near_cell(released.get(i), k, |s, c| {
-                        out.entry(pool::class_of(level, p, s, c)).or_default();
+                    let p = released.get(i).pairs();
+                    pool::for_each_near_cell(released.get(i), k, zone, |s, c| {
+                        out.entry(pool::class_of(level, p, s, c, zone)).or_default();
                     });
                 }
+                let p = truth.get(i).pairs();
                 let observed = replicate.get(i);
                 let q = observed.pairs();
                 if i % strides[usize::from(level)] == 0 {
-                    moved.add_region(level, p, q, k);
+                    moved.add_region(level, p, q, k, zone);
                 }
-                let far = pool::for_each_near_cell(observed, k, |s, r| {
-                    out.entry(pool::class_of(level, q, s, r)).or_default().cells += 1;
+                let far = pool::for_each_near_cell(observed, k, zone, |s, r| {
+                    out.entry(pool::class_of(level, q, s, r, zone))
+                        .or_default()
+                        .cells += 1;
                 });
                 out.entry(Class {
                     level,
@@ -562,7 +576,7 @@ fn add_replicate(
                 let mut record = |s: Size, c: Count, r: Count| {
                     if c != r {
                         let e = c as i64 - r as i64;
-                        *out.entry(pool::class_of(level, q, s, r))
+                        *out.entry(pool::class_of(level, q, s, r, zone))
                             .or_default()
                             .nonzero
                             .entry(e)
@@ -721,6 +735,13 @@ pub fn intervals<'a>(
     let k = release.max_size();
     let source = source_of(options)?;
     let released = release.histograms();
+    // The bootstrap's truth: the release with its tails' zones spread ([`zone`]).
+    let zones = zone::zones(plan, public.hierarchy.depth(), k);
+    let spread = zone::world(released, public, &zones);
+    let world = Released {
+        histograms: spread.as_ref().unwrap_or(released),
+        ..release
+    };
     let consistency = crate::release::pipeline::draw::consistency_options(plan, public.hierarchy);
     let mut pools = Pools::default();
     let mut moved = reach::ReachPools::default();
@@ -735,7 +756,7 @@ pub fn intervals<'a>(
     while r < replicates {
         let phase = crate::timing::phase("    replicate: measure, estimate, consistency");
         let replicate = bootstrap::replicate(
-            release,
+            world,
             plan,
             public,
             &source.derive(Subkey::Replicate(r)),
@@ -765,13 +786,14 @@ pub fn intervals<'a>(
         add_replicate(
             &mut pools,
             &mut moved,
-            released,
+            (released, world.histograms),
             &replicate.histograms,
             public,
             k,
+            &zones,
             r == 0,
         );
-        summary.add(released, &replicate.histograms, public, k);
+        summary.add(world.histograms, &replicate.histograms, public, k);
         phase.done();
         r += 1;
     }
@@ -797,6 +819,7 @@ pub fn intervals<'a>(
             }
             regions.into_iter().map(|n| n < FEW_REGIONS).collect()
         },
+        zones,
     };
     phase.done();
     Ok(u)

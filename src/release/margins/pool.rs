@@ -19,6 +19,8 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::histogram::{Count, HistRef, Size};
 
+use super::zone::Zone;
+
 /// The nearest released size a released-0 cell may be from to be listed on its own
 /// account: farther cells form one class per level (`far`).
 pub const NEAR: Size = 16;
@@ -43,6 +45,8 @@ pub const ANY: u16 = u16::MAX;
 /// Released-0 cells: `ZERO + distance bucket` (1..=5 near, 6 far).
 pub const ZERO: u16 = 1000;
 const FAR: u16 = ZERO + 6;
+/// Released-0 cells of a tail zone farther than [`NEAR`] from a released size.
+const ZONE: u16 = ZERO + 7;
 
 /// Sizes up to 16 on their own, then four buckets per doubling.
 pub fn size_bucket(s: Size) -> u16 {
@@ -113,8 +117,17 @@ pub fn distance(sizes: &[(Size, Count)], s: Size) -> Size {
 }
 
 /// The class of the cell of size `s` with released count `c` in a region of `level`
-/// whose released sizes are `released`.
-pub fn class_of(level: u16, released: &[(Size, Count)], s: Size, c: Count) -> Class {
+/// whose released sizes are `released`, the level's tail zone being `zone`
+/// ([`super::zone`]): a released 0 in the zone farther than [`NEAR`] from a released
+/// size is not far (a group the estimator put at `L` may be there) but in a class of
+/// its own per size bucket.
+pub fn class_of(
+    level: u16,
+    released: &[(Size, Count)],
+    s: Size,
+    c: Count,
+    zone: Option<Zone>,
+) -> Class {
     if c > 0 {
         return Class {
             level,
@@ -122,7 +135,10 @@ pub fn class_of(level: u16, released: &[(Size, Count)], s: Size, c: Count) -> Cl
             count: count_bucket(c),
         };
     }
-    let count = distance_bucket(distance(released, s));
+    let mut count = distance_bucket(distance(released, s));
+    if count == FAR && zone.is_some_and(|z| z.holds(s)) {
+        count = ZONE;
+    }
     Class {
         level,
         size: if count == FAR { ANY } else { size_bucket(s) },
@@ -131,30 +147,65 @@ pub fn class_of(level: u16, released: &[(Size, Count)], s: Size, c: Count) -> Cl
 }
 
 /// Calls `f(size, released count)` for every cell of a region that has a class of its
-/// own: the released sizes and the released-0 sizes within [`NEAR`] of one, ascending.
-/// Returns the number of the region's other cells (sizes `0..=K`), which are far.
-pub fn for_each_near_cell(hist: HistRef<'_>, k: Size, mut f: impl FnMut(Size, Count)) -> u64 {
+/// own, ascending: the released sizes, the released-0 sizes within [`NEAR`] of one, and
+/// the sizes of the level's tail `zone`. Returns the number of the region's other cells
+/// (sizes `0..=K`), which are far.
+pub fn for_each_near_cell(
+    hist: HistRef<'_>,
+    k: Size,
+    zone: Option<Zone>,
+    mut f: impl FnMut(Size, Count),
+) -> u64 {
     let pairs = hist.pairs();
     let (k, near) = (u64::from(k), u64::from(NEAR));
-    let mut listed = 0u64;
-    let mut next = 0u64; // the first size not yet visited
-    for (i, &(s, c)) in pairs.iter().enumerate() {
+    let mut visit = Visit {
+        pairs,
+        at: 0,
+        next: 0,
+        listed: 0,
+    };
+    let mut zone = zone.map(|z| (u64::from(z.above) + 1, u64::from(z.last).min(k)));
+    for &(s, _) in pairs {
         let s = u64::from(s);
-        for z in s.saturating_sub(near).max(next)..s {
-            f(z as Size, 0);
-            listed += 1;
+        let lo = s.saturating_sub(near);
+        if let Some((a, b)) = zone.filter(|&(a, _)| a <= lo) {
+            visit.range(a, b, &mut f);
+            zone = None;
         }
-        f(s as Size, c);
-        listed += 1;
-        let following = pairs.get(i + 1).map_or(u64::MAX, |&(t, _)| u64::from(t));
-        let end = (s + near + 1).min(k + 1).min(following);
-        for z in s + 1..end {
-            f(z as Size, 0);
-            listed += 1;
-        }
-        next = end.max(s + 1);
+        visit.range(lo, (s + near).min(k).max(s), &mut f);
     }
-    (k + 1).saturating_sub(listed)
+    if let Some((a, b)) = zone {
+        visit.range(a, b, &mut f);
+    }
+    (k + 1).saturating_sub(visit.listed)
+}
+
+/// A walk over a region's cells in ascending order of size, each visited once.
+struct Visit<'a> {
+    pairs: &'a [(Size, Count)],
+    /// The first released pair not below the sizes visited.
+    at: usize,
+    /// The first size not yet visited.
+    next: u64,
+    listed: u64,
+}
+
+impl Visit<'_> {
+    /// Visits the sizes `lo..=hi` not visited yet, with their released counts.
+    fn range(&mut self, lo: u64, hi: u64, f: &mut impl FnMut(Size, Count)) {
+        for z in lo.max(self.next)..=hi {
+            while self.at < self.pairs.len() && u64::from(self.pairs[self.at].0) < z {
+                self.at += 1;
+            }
+            let c = match self.pairs.get(self.at) {
+                Some(&(s, c)) if u64::from(s) == z => c,
+                _ => 0,
+            };
+            f(z as Size, c);
+            self.listed += 1;
+        }
+        self.next = self.next.max(hi + 1);
+    }
 }
 
 /// The differences of one class over the replicates.
@@ -245,7 +296,7 @@ mod tests {
     fn near_cells_are_each_visited_once_in_order() {
         let h = CountOfCounts::from_pairs([(3, 5), (10, 1), (60, 2)]).unwrap();
         let mut seen = Vec::new();
-        let far = for_each_near_cell(h.as_ref(), 100, |s, c| seen.push((s, c)));
+        let far = for_each_near_cell(h.as_ref(), 100, None, |s, c| seen.push((s, c)));
         let sizes: Vec<Size> = seen.iter().map(|&(s, _)| s).collect();
         let mut sorted = sizes.clone();
         sorted.dedup();
@@ -257,6 +308,25 @@ mod tests {
         assert_eq!(sizes, expect);
         assert_eq!(far, 101 - expect.len() as u64);
         assert!(seen.contains(&(10, 1)) && seen.contains(&(11, 0)));
+
+        // With a tail zone (20, 50]: its sizes too, still once each and in order, and
+        // its released 0 far from a released size has the zone's class.
+        let zone = Zone {
+            above: 20,
+            last: 50,
+        };
+        let mut seen = Vec::new();
+        let far = for_each_near_cell(h.as_ref(), 100, Some(zone), |s, c| seen.push((s, c)));
+        let sizes: Vec<Size> = seen.iter().map(|&(s, _)| s).collect();
+        let expect: Vec<Size> = (0..=100)
+            .filter(|&s| distance(h.pairs(), s) <= NEAR || zone.holds(s))
+            .collect();
+        assert_eq!(sizes, expect);
+        assert_eq!(far, 101 - expect.len() as u64);
+        assert!(seen.contains(&(60, 2)) && seen.contains(&(30, 0)));
+        assert_eq!(class_of(0, h.pairs(), 30, 0, Some(zone)).count, ZONE);
+        assert_eq!(class_of(0, h.pairs(), 30, 0, None).count, FAR);
+        assert_eq!(class_of(0, h.pairs(), 70, 0, Some(zone)).count, ZERO + 5);
     }
 
     #[test]

@@ -26,6 +26,7 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::histogram::{Count, Size};
 
 use super::pool::{Class, MIN_SAMPLES, class_of, distance, size_bucket};
+use super::zone::Zone;
 use super::{Confidence, Offsets};
 
 /// The regions of a level whose true cells the tally records, at most about this many
@@ -128,6 +129,7 @@ impl ReachPools {
         truth: &[(Size, Count)],
         observed: &[(Size, Count)],
         k: Size,
+        zone: Option<Zone>,
     ) {
         for &(s, c) in truth {
             if c == 0 {
@@ -141,7 +143,7 @@ impl ReachPools {
             } else {
                 distance(observed, s).min(k.saturating_add(1))
             };
-            let class = class_of(level, observed, s, r);
+            let class = class_of(level, observed, s, r, zone);
             let tally = self.0.entry((level, size_bucket(s))).or_default();
             tally.cells += 1;
             *tally
@@ -310,11 +312,11 @@ mod tests {
         let mut pools = ReachPools::default();
         // Level 0: a group at 40 that the replicates put 3 sizes away, every time.
         for _ in 0..200 {
-            pools.add_region(0, &[(2, 50), (40, 1)], &[(2, 48), (43, 1)], 100);
+            pools.add_region(0, &[(2, 50), (40, 1)], &[(2, 48), (43, 1)], 100, None);
         }
         // Level 1: every size released where it was.
         for _ in 0..200 {
-            pools.add_region(1, &[(2, 50), (40, 1)], &[(2, 50), (40, 1)], 100);
+            pools.add_region(1, &[(2, 50), (40, 1)], &[(2, 50), (40, 1)], 100, None);
         }
         // Classes that cover nothing.
         let reach = pools.table(&HashMap::default(), Confidence::DEFAULT);
@@ -335,12 +337,12 @@ mod tests {
     fn no_reach_where_the_classes_already_cover_the_true_groups() {
         let mut pools = ReachPools::default();
         for _ in 0..200 {
-            pools.add_region(0, &[(2, 50), (40, 1)], &[(2, 48), (43, 1)], 100);
+            pools.add_region(0, &[(2, 50), (40, 1)], &[(2, 48), (43, 1)], 100, None);
         }
         // The released-0 class at distance 3 already reaches 1 (and the class of
         // size 2 covers its error of 2).
-        let far = class_of(0, &[(2, 48), (43, 1)], 40, 0);
-        let two = class_of(0, &[(2, 48), (43, 1)], 2, 48);
+        let far = class_of(0, &[(2, 48), (43, 1)], 40, 0, None);
+        let two = class_of(0, &[(2, 48), (43, 1)], 2, 48, None);
         let offsets: HashMap<Class, Offsets> = [
             (far, Offsets { low: 0, high: 1 }),
             (two, Offsets { low: -3, high: 3 }),
@@ -355,7 +357,7 @@ mod tests {
         let mut pools = ReachPools::default();
         for i in 0..200 {
             let moved = if i % 2 == 0 { 43 } else { 49 };
-            pools.add_region(0, &[(40, 1)], &[(moved, 1)], 100);
+            pools.add_region(0, &[(40, 1)], &[(moved, 1)], 100, None);
         }
         assert_eq!(
             pools
