@@ -209,6 +209,10 @@ pub struct UncertaintyOptions {
     /// seeded run gets reproducible margins that never replay its own noise. `None`: a
     /// fresh key from the operating system.
     pub key: Option<NoiseSource>,
+    /// Keep every replicate's consistent histograms ([`Uncertainty::replicate_tables`]),
+    /// for `coco release --replicate-tables`: `R` copies of the release in memory, so
+    /// only when asked.
+    pub keep_replicates: bool,
 }
 
 /// The work the automatic choice of `R` spends on all replicates together, in the
@@ -294,6 +298,10 @@ pub struct Uncertainty {
     /// Per level: whether it has fewer than [`FEW_REGIONS`] regions, whose summary
     /// statistics also take the interval their cells imply ([`Uncertainty::summary`]).
     few_regions: Vec<bool>,
+    /// The replicates' consistent histograms, in the order drawn, when
+    /// [`UncertaintyOptions::keep_replicates`] asked for them (post-processing of the
+    /// published tables, like everything here); empty otherwise.
+    pub replicate_tables: Vec<HistogramSet>,
 }
 
 /// A level of fewer regions than this pools each summary statistic's errors over too
@@ -731,6 +739,7 @@ pub fn intervals<'a>(
         Replicates::Fixed(n) => n.max(1),
         Replicates::Auto | Replicates::Within(_) => 1,
     };
+    let mut kept = Vec::new();
     let mut r = 0;
     while r < replicates {
         let phase = crate::timing::phase("    replicate: measure, estimate, consistency");
@@ -772,6 +781,9 @@ pub fn intervals<'a>(
             r == 0,
         );
         summary.add(released, &replicate.histograms, public, k);
+        if options.keep_replicates {
+            kept.push(replicate.histograms);
+        }
         phase.done();
         r += 1;
     }
@@ -797,6 +809,7 @@ pub fn intervals<'a>(
             }
             regions.into_iter().map(|n| n < FEW_REGIONS).collect()
         },
+        replicate_tables: kept,
     };
     phase.done();
     Ok(u)
