@@ -134,17 +134,16 @@ fn every_release_has_a_codebook_of_exactly_its_files() {
             present,
             "{name}: the codebook's files are not the directory's:\n{codebook}"
         );
-        // The privacy statement as the manifest states it, size 0, the docs, the version.
+        // The privacy statement as the manifest states it, size 0, the docs, the version
+        // (words wrap at 88 columns: the text is compared with line breaks as spaces).
+        let flat = codebook.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            codebook
-                .contains("Pure ε-differential privacy, total ε = 1 (each level: country ε = 1/3"),
+            flat.contains("Pure ε-differential privacy, total ε = 1 (each level: country ε = 1/3"),
             "{codebook}"
         );
-        assert!(codebook.contains("A group of size 0 is a group with no members"));
-        assert!(
-            codebook.contains("docs/uncertainty.md") && codebook.contains("docs/data-contract.md")
-        );
-        assert!(codebook.contains(&format!("coco {}", m["coco_version"].as_str().unwrap())));
+        assert!(flat.contains("A group of size 0 is a group with no members"));
+        assert!(flat.contains("docs/uncertainty.md") && flat.contains("docs/data-contract.md"));
+        assert!(flat.contains(&format!("coco {}", m["coco_version"].as_str().unwrap())));
         assert_eq!(
             codebook.contains("Reading an interval"),
             name != "bare",
@@ -406,4 +405,47 @@ fn the_wide_tables_margins_agree_with_uncertainty_and_summary() {
     let o = coco(&["verify", &s(&out)], &home);
     refused(&o, 6, &format!("{file}: line 2"));
     assert!(text(&o).contains("size_1: ["), "{}", text(&o));
+}
+
+#[test]
+fn a_zcdp_release_states_its_rho_and_the_epsilon_delta_it_implies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let plan = tmp.path().join("rho.toml");
+    ok(&coco(
+        &["plan", &s(&sample()), "--rho", "1/2", "--out", &s(&plan)],
+        &home,
+    ));
+    let out = tmp.path().join("rel");
+    ok(&coco(
+        &[
+            "release",
+            &s(&sample()),
+            "--config",
+            &s(&plan),
+            "--out",
+            &s(&out),
+            "--replicates",
+            "2",
+        ],
+        &home,
+    ));
+    let m = manifest(&out);
+    let codebook = std::fs::read_to_string(out.join("README.txt")).unwrap();
+    let eps = (m["privacy"]["epsilon_at_delta"].as_f64().unwrap() * 100.0).ceil() / 100.0;
+    let said = format!("total ρ = {}", m["privacy"]["rho"].as_str().unwrap());
+    // Words wrap at 88 columns: compare the text with its line breaks as spaces.
+    let flat = codebook.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("ρ-zero-concentrated differential privacy (zCDP)"),
+        "{codebook}"
+    );
+    assert!(flat.contains(&said), "{said}: {codebook}");
+    assert!(
+        flat.contains(&format!(
+            "which implies (ε = {eps}, δ = 1e-10)-differential privacy"
+        )),
+        "{codebook}"
+    );
+    ok(&coco(&["verify", &s(&out)], &home));
 }

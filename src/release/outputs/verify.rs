@@ -575,10 +575,15 @@ pub fn verify_release(
 
 /// `README.txt`, where the manifest lists it: exactly the codebook coco writes for this
 /// manifest ([`crate::release::outputs::codebook::render`]), so that an edited codebook
-/// is found even where the ledger cannot vouch for the manifest's digests.
+/// is found even where the ledger cannot vouch for the manifest's digests. Only a
+/// release written by this version of coco is compared (another version words its
+/// codebook otherwise); its digest is checked either way.
 fn check_codebook(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -> Vec<String> {
     use crate::release::outputs::codebook::{FILE, render};
-    if !manifest.outputs.iter().any(|f| f.path == FILE) || !readable(FILE) {
+    if !manifest.outputs.iter().any(|f| f.path == FILE)
+        || !readable(FILE)
+        || manifest.coco_version != env!("CARGO_PKG_VERSION")
+    {
         return Vec::new();
     }
     match std::fs::read(out.join(FILE)) {
