@@ -18,6 +18,10 @@ use crate::release::outputs::rows::table_file;
 /// The codebook's file name.
 pub const FILE: &str = "README.txt";
 
+/// The marker of a seeded release (`export::NOT_PRIVATE_FILE`, which the writer, a
+/// layer above, names; the test below holds them equal).
+const NOT_PRIVATE_FILE: &str = "NOT-PRIVATE-SEEDED-RELEASE.txt";
+
 /// The kinds of file a release holds, in the order the codebook describes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Kind {
@@ -38,7 +42,7 @@ fn kind_of(manifest: &Manifest, path: &str) -> Kind {
     let levels = || manifest.levels.iter().enumerate();
     let any_ext = |f: &dyn Fn(&str) -> String| ["csv", "parquet"].iter().any(|e| f(e) == path);
     match path {
-        crate::release::outputs::export::NOT_PRIVATE_FILE => Kind::NotPrivate,
+        NOT_PRIVATE_FILE => Kind::NotPrivate,
         "counts.csv" | "counts.parquet" => Kind::Counts,
         "uncertainty.csv" | "uncertainty.parquet" => Kind::Uncertainty,
         "summary.csv" | "summary.parquet" => Kind::Summary,
@@ -242,4 +246,15 @@ pub fn render(manifest: &Manifest) -> String {
         ),
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_seeded_marker_is_the_writers() {
+        assert_eq!(
+            super::NOT_PRIVATE_FILE,
+            crate::release::outputs::export::NOT_PRIVATE_FILE
+        );
+    }
 }
