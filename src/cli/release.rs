@@ -71,6 +71,12 @@ pub struct ReleaseArgs {
     /// docs/uncertainty.md.
     #[arg(long)]
     pub measurements: bool,
+    /// Also write the bootstrap replicates of the margins of error (replicates.csv or
+    /// .parquet: level,region,size,replicate,count), as the ACS publishes replicate
+    /// weights: the standard error of any statistic is computed from them. Computed
+    /// from the published tables alone: no ε. See docs/uncertainty.md.
+    #[arg(long)]
+    pub replicate_tables: bool,
 }
 
 /// `--uncertainty`: a confidence, or none.
@@ -131,7 +137,16 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         uncertainty,
         replicates,
         measurements,
+        replicate_tables,
     } = args;
+    if uncertainty.0.is_none() && replicate_tables {
+        return Err(FlagError {
+            flag: "--replicate-tables".into(),
+            message: "publishes the margins' replicates, and --uncertainty none computes none"
+                .into(),
+        }
+        .into());
+    }
     if uncertainty.0.is_none() && !matches!(replicates.0, coco::release::margins::Replicates::Auto)
     {
         return Err(FlagError {
@@ -209,6 +224,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
                 coco::release::margins::UncertaintyOptions {
                     confidence,
                     replicates: replicates.0,
+                    keep_replicates: replicate_tables,
                     ..Default::default()
                 }
             }),
@@ -327,7 +343,11 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             .outputs
             .iter()
             .map(|f| f.path.as_str())
-            .filter(|p| p.starts_with("uncertainty.") || p.starts_with("summary."))
+            .filter(|p| {
+                p.starts_with("uncertainty.")
+                    || p.starts_with("summary.")
+                    || p.starts_with("replicates.")
+            })
             .collect();
         println!(
             "margins of error: {}, {}% intervals from {} bootstrap replicate{} of the release (computed from the published tables only; docs/uncertainty.md)",

@@ -9,6 +9,7 @@ mod common;
 mod accounting;
 mod bad_inputs;
 mod cli_conventions;
+mod codebook;
 mod crash_safety;
 mod exit_codes;
 mod first_plan;

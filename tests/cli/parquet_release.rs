@@ -151,10 +151,24 @@ fn both_formats_hold_the_same_rows() {
             "uncertainty.parquet",
             "summary.csv",
             "summary.parquet",
+            // The wide tables' margins, in the formats asked for, and the codebook.
+            "tables/0-country-margins.csv",
+            "tables/1-province-margins.csv",
+            "tables/2-district-margins.csv",
+            "tables/0-country-margins.parquet",
+            "tables/1-province-margins.parquet",
+            "tables/2-district-margins.parquet",
+            "README.txt",
         ]
     );
     // The margins' files hold the same rows in both formats.
-    for file in ["uncertainty", "summary"] {
+    for file in [
+        "uncertainty",
+        "summary",
+        "tables/0-country-margins",
+        "tables/1-province-margins",
+        "tables/2-district-margins",
+    ] {
         assert_eq!(
             parquet_rows(&out.join(format!("{file}.parquet"))),
             csv_rows(&out.join(format!("{file}.csv"))),
@@ -179,6 +193,10 @@ fn a_parquet_release_verifies_and_tampering_is_caught() {
             "tables/2-district.parquet",
             "uncertainty.parquet",
             "summary.parquet",
+            "tables/0-country-margins.parquet",
+            "tables/1-province-margins.parquet",
+            "tables/2-district-margins.parquet",
+            "README.txt",
         ]
     );
     let ledger = Ledger::at(&home);

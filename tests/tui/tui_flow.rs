@@ -1308,6 +1308,7 @@ fn the_export_format_is_chosen_on_the_release_screen() {
     assert_eq!(
         files(&out),
         [
+            "README.txt",
             "counts.parquet",
             "manifest.json",
             "summary.parquet",
@@ -1318,14 +1319,23 @@ fn the_export_format_is_chosen_on_the_release_screen() {
     assert_eq!(
         files(&out.join("tables")),
         [
+            "0-country-margins.parquet",
             "0-country.parquet",
+            "1-province-margins.parquet",
             "1-province.parquet",
+            "2-district-margins.parquet",
             "2-district.parquet"
         ]
     );
     let manifest: Manifest =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert!(manifest.outputs.iter().any(|f| f.path == "counts.parquet"));
+    // The export writes the codebook too: the one `coco verify` expects for its manifest.
+    assert!(manifest.outputs.iter().any(|f| f.path == "README.txt"));
+    assert_eq!(
+        std::fs::read_to_string(out.join("README.txt")).unwrap(),
+        coco::release::outputs::codebook::render(&manifest)
+    );
     assert!(
         rt.text(120, 40)
             .contains("in Parquet · manifest checks all passed")
@@ -1341,7 +1351,8 @@ fn the_export_format_is_chosen_on_the_release_screen() {
         names.contains(&"counts.csv".to_string()) && names.contains(&"counts.parquet".to_string()),
         "{names:?}"
     );
-    assert_eq!(files(&out.join("tables")).len(), 6);
+    // Each level's table and its margins, in both formats.
+    assert_eq!(files(&out.join("tables")).len(), 12);
     assert!(rt.text(120, 40).contains("in CSV and Parquet"));
     // And round to CSV again.
     act(&mut rt, &[Action::ToggleFormat]);

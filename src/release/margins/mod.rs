@@ -210,6 +210,10 @@ pub struct UncertaintyOptions {
     /// seeded run gets reproducible margins that never replay its own noise. `None`: a
     /// fresh key from the operating system.
     pub key: Option<NoiseSource>,
+    /// Keep every replicate's consistent histograms ([`Uncertainty::replicate_tables`]),
+    /// for `coco release --replicate-tables`: `R` copies of the release in memory, so
+    /// only when asked.
+    pub keep_replicates: bool,
 }
 
 /// The work the automatic choice of `R` spends on all replicates together, in the
@@ -297,6 +301,10 @@ pub struct Uncertainty {
     few_regions: Vec<bool>,
     /// Per level: its tail's unresolved zone ([`zone`]).
     zones: Vec<Option<zone::Zone>>,
+    /// The replicates' consistent histograms, in the order drawn, when
+    /// [`UncertaintyOptions::keep_replicates`] asked for them (post-processing of the
+    /// published tables, like everything here); empty otherwise.
+    pub replicate_tables: Vec<HistogramSet>,
 }
 
 /// A level of fewer regions than this pools each summary statistic's errors over too
@@ -752,6 +760,7 @@ pub fn intervals<'a>(
         Replicates::Fixed(n) => n.max(1),
         Replicates::Auto | Replicates::Within(_) => 1,
     };
+    let mut kept = Vec::new();
     let mut r = 0;
     while r < replicates {
         let phase = crate::timing::phase("    replicate: measure, estimate, consistency");
@@ -794,6 +803,9 @@ pub fn intervals<'a>(
             r == 0,
         );
         summary.add(world.histograms, &replicate.histograms, public, k);
+        if options.keep_replicates {
+            kept.push(replicate.histograms);
+        }
         phase.done();
         r += 1;
     }
@@ -820,6 +832,7 @@ pub fn intervals<'a>(
             regions.into_iter().map(|n| n < FEW_REGIONS).collect()
         },
         zones,
+        replicate_tables: kept,
     };
     phase.done();
     Ok(u)

@@ -420,3 +420,30 @@ mod writer_tests {
         }
     }
 }
+
+/// Writes a numeric table ([`crate::release::outputs::numeric`]): its header, then its
+/// rows chunk by chunk, byte for byte what `csv::Writer` writes for these records.
+pub(crate) fn write_numeric<W: Write + Send>(
+    w: &mut W,
+    table: &crate::release::outputs::numeric::NumericTable<'_>,
+) -> std::io::Result<()> {
+    w.write_all(table.header().as_bytes())?;
+    w.write_all(b"\n")?;
+    let columns = table.number_columns();
+    write_chunks(w, table.chunks, |i, buf| {
+        let mut rows = crate::release::outputs::numeric::NumericRows::new(columns);
+        (table.fill)(i, &mut rows)?;
+        let mut itoa = itoa::Buffer::new();
+        for r in 0..rows.len() {
+            push_field(buf, rows.first[r].as_bytes());
+            buf.push(b',');
+            push_field(buf, rows.second[r].as_bytes());
+            for column in &rows.numbers {
+                buf.push(b',');
+                push_number(buf, &mut itoa, column[r]);
+            }
+            buf.push(b'\n');
+        }
+        Ok(())
+    })
+}

@@ -273,12 +273,77 @@ fn fill_release_dir(
         )?;
         manifest.outputs.extend(files);
         manifest.uncertainty = described;
+        // The wide tables' margins and the replicate tables, when computed and asked
+        // for: post-processing of the draw with public data only.
+        if let Some(u) = margins.as_deref() {
+            manifest
+                .outputs
+                .extend(write_margin_tables(tmp, dataset, draw, &levels, format, u)?);
+        }
+        // Last before the manifest: the codebook says what every other file holds.
+        let codebook = crate::release::outputs::codebook::render(&manifest);
+        manifest.outputs.push(write_file(
+            tmp,
+            crate::release::outputs::codebook::FILE,
+            |w| w.write_all(codebook.as_bytes()),
+        )?);
         let json = serde_json::to_string_pretty(&manifest).expect("manifests serialise");
         write_file(tmp, "manifest.json", |w| {
             w.write_all(json.as_bytes())?;
             w.write_all(b"\n")
         })?;
         Ok(manifest)
+    })
+}
+
+/// Writes the margins of the wide tables (`tables/<i>-<level>-margins.<ext>`) and, if
+/// `u` kept its replicates, the replicate tables (`replicates.<ext>`), in every format
+/// asked for; returns their digests.
+fn write_margin_tables(
+    tmp: &Path,
+    dataset: &Dataset,
+    draw: &Draw,
+    levels: &[Vec<crate::data::NodeId>],
+    format: OutputFormat,
+    u: &crate::release::margins::Uncertainty,
+) -> Result<Vec<crate::release::outputs::manifest::FileDigest>, ExportError> {
+    use crate::release::outputs::{replicates, wide_margins};
+    let h = &dataset.hierarchy;
+    let public = dataset.public();
+    std::thread::scope(|scope| {
+        let mut syncing = Vec::new();
+        let written = (|| {
+            for table_format in format.tables() {
+                let ext = table_format.extension();
+                for ((level, ids), index) in h.levels().zip(levels).zip(0..) {
+                    let name = wide_margins::file(index, h.level_name(level), ext);
+                    let file = write_unsynced(tmp, &name, |w| {
+                        wide_margins::write(
+                            w,
+                            *table_format,
+                            public,
+                            draw.histograms(),
+                            index,
+                            ids,
+                            u,
+                        )
+                    })?;
+                    syncing.push(scope.spawn(move || file.sync()));
+                }
+                if !u.replicate_tables.is_empty() {
+                    let name = replicates::file(ext);
+                    let file = write_unsynced(tmp, &name, |w| {
+                        replicates::write(w, *table_format, public, levels, &u.replicate_tables)
+                    })?;
+                    syncing.push(scope.spawn(move || file.sync()));
+                }
+            }
+            let tables = tmp.join("tables");
+            sync_dir(&tables).map_err(io(&tables))
+        })();
+        let synced = join_synced(tmp, syncing);
+        written?;
+        synced
     })
 }
 

@@ -522,3 +522,29 @@ impl WideRows {
         }))
     }
 }
+
+/// Writes a numeric table ([`crate::release::outputs::numeric`]): the schema's two
+/// string columns and 64-bit integer columns, the rows of its CSV form.
+pub(crate) fn write_numeric<W: Write + Send>(
+    w: W,
+    table: &crate::release::outputs::numeric::NumericTable<'_>,
+) -> std::io::Result<()> {
+    let schema = table.schema.clone();
+    let columns = table.number_columns();
+    write_batches(w, schema.clone(), table.chunks, |i| {
+        let mut rows = crate::release::outputs::numeric::NumericRows::new(columns);
+        (table.fill)(i, &mut rows)?;
+        let mut arrays: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from_iter_values(&rows.first)),
+            Arc::new(StringArray::from_iter_values(&rows.second)),
+        ];
+        for column in &rows.numbers {
+            let values = column
+                .iter()
+                .map(|&v| int64(v))
+                .collect::<std::io::Result<Vec<i64>>>()?;
+            arrays.push(Arc::new(Int64Array::from(values)));
+        }
+        RecordBatch::try_new(schema.clone(), arrays).map_err(arrow_error)
+    })
+}

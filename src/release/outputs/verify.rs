@@ -18,6 +18,10 @@
 //!   the counts, `measurements.jsonl` against the manifest's plan and the tables'
 //!   regions ([`crate::release::outputs::margins::verify`]), so that none of the
 //!   published files is checked by its digest alone;
+//! - `README.txt` (the codebook) against what coco writes for this manifest;
+//! - the wide tables' margins (`tables/<i>-<level>-margins.*`) against the wide tables,
+//!   and the replicate tables (`replicates.*`) against the tables' regions, `K` and the
+//!   manifest's number of replicates;
 //! - the ledger entry: it exists, says `written` to this directory, with the manifest's
 //!   ε and randomness (a seeded draw never verifies as publishable, whatever the
 //!   manifest says), and the ledger holds what its anchor records;
@@ -382,6 +386,7 @@ pub fn verify_release(
     problems.extend(crate::release::outputs::margins::verify::check(
         out, &manifest, &readable,
     ));
+    problems.extend(check_codebook(out, &manifest, &readable));
 
     // The ledger (the anchor read first: see `Ledger::read_anchored`).
     let (read, anchor) = ledger.read_anchored()?;
@@ -566,6 +571,30 @@ pub fn verify_release(
         dataset,
         problems,
     })
+}
+
+/// `README.txt`, where the manifest lists it: exactly the codebook coco writes for this
+/// manifest ([`crate::release::outputs::codebook::render`]), so that an edited codebook
+/// is found even where the ledger cannot vouch for the manifest's digests. Only a
+/// release written by this version of coco is compared (another version words its
+/// codebook otherwise); its digest is checked either way.
+fn check_codebook(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -> Vec<String> {
+    use crate::release::outputs::codebook::{FILE, render};
+    if !manifest.outputs.iter().any(|f| f.path == FILE)
+        || !readable(FILE)
+        || manifest.coco_version != env!("CARGO_PKG_VERSION")
+    {
+        return Vec::new();
+    }
+    match std::fs::read(out.join(FILE)) {
+        Ok(bytes) if bytes == render(manifest).as_bytes() => Vec::new(),
+        Ok(_) => vec![format!(
+            "{FILE}: not the codebook coco writes for this manifest.json (edited, or written for another release)"
+        )],
+        // Reported as missing with the digests.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => vec![format!("{FILE}: cannot be read: {e}")],
+    }
 }
 
 /// Where the manifest disagrees with the ledger's line of its draw: its digest (when

@@ -14,6 +14,7 @@ use thiserror::Error;
 use crate::data::{Dataset, Hierarchy, NodeId, hex};
 use crate::histogram::HistogramSet;
 use crate::release::outputs::manifest::FileDigest;
+use crate::release::outputs::numeric::NumericTable;
 use crate::release::outputs::read_back::read_counts;
 use crate::release::outputs::{csv, parquet};
 use crate::release::pipeline::checks::Checks;
@@ -170,6 +171,10 @@ pub(crate) trait TableFormat: Sync {
         draw: &Draw,
     ) -> Result<Checks, ExportError>;
 
+    /// Writes a numeric table ([`super::numeric`]: the replicate tables, the wide
+    /// tables' margins) in this format.
+    fn write_numeric(&self, w: &mut Out, table: &NumericTable<'_>) -> std::io::Result<()>;
+
     /// Reads a written wide table back, where the format needs it (a binary format is
     /// compared with what it should hold; CSV rows are formatted by the code that
     /// `counts.csv`'s read-back checks).
@@ -212,6 +217,10 @@ impl TableFormat for Csv {
         csv::write_wide(w, h, hists, ids)
     }
 
+    fn write_numeric(&self, w: &mut Out, table: &NumericTable<'_>) -> std::io::Result<()> {
+        csv::write_numeric(w, table)
+    }
+
     fn read_back_counts(
         &self,
         path: &Path,
@@ -251,6 +260,10 @@ impl TableFormat for Parquet {
         ids: &[NodeId],
     ) -> std::io::Result<()> {
         parquet::write_wide(w, h, hists, ids)
+    }
+
+    fn write_numeric(&self, w: &mut Out, table: &NumericTable<'_>) -> std::io::Result<()> {
+        parquet::write_numeric(w, table)
     }
 
     /// The checks of `counts.csv`, and its rows must describe exactly the histograms

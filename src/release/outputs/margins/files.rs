@@ -54,7 +54,10 @@ pub fn margins(
     let Some(options) = extras.uncertainty else {
         return Ok(None);
     };
-    if let Some(u) = &extras.computed {
+    // Margins computed for review kept no replicates: asked for, they are drawn again.
+    if let Some(u) = &extras.computed
+        && (!options.keep_replicates || !u.replicate_tables.is_empty())
+    {
         return Ok(Some(u.clone()));
     }
     let options = UncertaintyOptions {

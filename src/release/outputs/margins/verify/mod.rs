@@ -7,15 +7,21 @@
 //! - `summary.csv` / `summary.parquet`: each estimate recomputed from the counts, each
 //!   interval around it and within its range ([`summary`]);
 //! - `measurements.jsonl` against the manifest's plan and the regions of the tables
-//!   ([`measurements`]).
+//!   ([`measurements`]);
+//! - the wide tables' margins `tables/<i>-<level>-margins.*` against the wide tables
+//!   ([`wide`]);
+//! - `replicates.csv` / `replicates.parquet` against the tables' regions, `K` and the
+//!   manifest's number of replicates ([`replicates`]).
 //!
 //! The CSV and Parquet forms of a file go through one comparison ([`rows`]).
 
 mod measurements;
 mod regions;
+mod replicates;
 mod rows;
 mod summary;
 mod uncertainty;
+mod wide;
 
 use std::path::Path;
 
@@ -31,5 +37,7 @@ pub fn check(out: &Path, manifest: &Manifest, readable: &dyn Fn(&str) -> bool) -
     let mut problems = uncertainty::check(out, manifest, &lists);
     problems.extend(summary::check(out, manifest, &lists));
     problems.extend(measurements::check(out, manifest, &lists));
+    problems.extend(wide::check(out, manifest, &lists));
+    problems.extend(replicates::check(out, manifest, &lists));
     problems
 }

@@ -93,7 +93,7 @@ fn parse_number(text: &str, number: Number) -> Option<u64> {
 
 /// Rows of a CSV file coco wrote, numbers checked against its schema.
 pub(super) struct CsvRows {
-    file: &'static str,
+    file: String,
     reader: csv::Reader<std::fs::File>,
     record: csv::StringRecord,
     columns: Vec<Column>,
@@ -101,11 +101,7 @@ pub(super) struct CsvRows {
 
 impl CsvRows {
     /// Opens `path` (shown as `file`) and checks that its header names `schema`'s columns.
-    pub(super) fn open(
-        path: &Path,
-        file: &'static str,
-        schema: &SchemaRef,
-    ) -> Result<CsvRows, String> {
+    pub(super) fn open(path: &Path, file: &str, schema: &SchemaRef) -> Result<CsvRows, String> {
         let header = schema
             .fields()
             .iter()
@@ -129,7 +125,7 @@ impl CsvRows {
             ));
         }
         Ok(CsvRows {
-            file,
+            file: file.to_string(),
             reader,
             record: csv::StringRecord::new(),
             columns: number_columns(schema),
@@ -197,7 +193,7 @@ impl Rows for CsvRows {
 /// Rows of a Parquet file coco wrote (`level`, `region`, then 64-bit integers or
 /// decimals), its columns checked against the schema when it is opened.
 pub(super) struct ParquetRows {
-    file: &'static str,
+    file: String,
     batches: Box<dyn Iterator<Item = std::io::Result<arrow_array::RecordBatch>>>,
     batch: Option<arrow_array::RecordBatch>,
     columns: Vec<Column>,
@@ -206,15 +202,11 @@ pub(super) struct ParquetRows {
 }
 
 impl ParquetRows {
-    pub(super) fn open(
-        path: &Path,
-        file: &'static str,
-        schema: &SchemaRef,
-    ) -> Result<ParquetRows, String> {
+    pub(super) fn open(path: &Path, file: &str, schema: &SchemaRef) -> Result<ParquetRows, String> {
         let batches = crate::release::outputs::parquet::open_batches(path, schema)
             .map_err(|e| format!("{file}: cannot be read as coco's Parquet: {e}"))?;
         Ok(ParquetRows {
-            file,
+            file: file.to_string(),
             batches: Box::new(batches),
             batch: None,
             columns: number_columns(schema),
@@ -243,7 +235,7 @@ impl Rows for ParquetRows {
             }
         }
         let batch = self.batch.as_ref()?;
-        let (i, file) = (self.index, self.file);
+        let (i, file) = (self.index, self.file.as_str());
         self.index += 1;
         self.row += 1;
         let row = self.row;
@@ -298,11 +290,7 @@ impl Rows for ParquetRows {
 
 /// Opens `file` in release `out` as the rows of `schema`: Parquet by its extension,
 /// else CSV.
-pub(super) fn open(
-    out: &Path,
-    file: &'static str,
-    schema: &SchemaRef,
-) -> Result<Box<dyn Rows>, String> {
+pub(super) fn open(out: &Path, file: &str, schema: &SchemaRef) -> Result<Box<dyn Rows>, String> {
     let path = out.join(file);
     if file.ends_with(".parquet") {
         ParquetRows::open(&path, file, schema).map(|r| Box::new(r) as Box<dyn Rows>)
