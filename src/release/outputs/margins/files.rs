@@ -142,6 +142,7 @@ pub fn write(
             method: u.method(),
             replicates: u.replicates,
             rule: u.rule,
+            seed: Some(u.key.to_hex()),
         }),
     ))
 }

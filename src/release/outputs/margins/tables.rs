@@ -133,7 +133,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 pub fn summary_header(k: crate::histogram::Size) -> String {
     let mut fields = vec!["level".to_string(), "region".into(), "groups".into()];
     for stat in crate::release::margins::summary::stats(k) {
-        let name = stat.name();
+        let name = stat.name(k);
         fields.push(name.clone());
         fields.push(format!("{name}_lower"));
         fields.push(format!("{name}_upper"));
@@ -181,7 +181,7 @@ pub fn write_summary<W: Write + Send>(
                 {
                     buf.push(b',');
                     match stat {
-                        crate::release::margins::summary::Stat::AtLeast(_) => {
+                        crate::release::margins::summary::Stat::Groups(_) => {
                             push_number(buf, &mut itoa, v)
                         }
                         _ => push_fixed(buf, v),
@@ -209,9 +209,9 @@ pub fn summary_schema(k: crate::histogram::Size) -> SchemaRef {
         Field::new("groups", DataType::Int64, false),
     ];
     for stat in crate::release::margins::summary::stats(k) {
-        let name = stat.name();
+        let name = stat.name(k);
         let kind = match stat {
-            crate::release::margins::summary::Stat::AtLeast(_) => DataType::Int64,
+            crate::release::margins::summary::Stat::Groups(_) => DataType::Int64,
             _ => DataType::Decimal128(SUMMARY_PRECISION, SUMMARY_SCALE),
         };
         for column in [
@@ -271,7 +271,7 @@ pub fn write_summary_parquet<W: Write + Send>(
         for (j, stat) in stats.iter().enumerate() {
             for column in &values[3 * j..3 * j + 3] {
                 columns.push(match stat {
-                    crate::release::margins::summary::Stat::AtLeast(_) => {
+                    crate::release::margins::summary::Stat::Groups(_) => {
                         Arc::new(Int64Array::from(column.clone()))
                     }
                     _ => Arc::new(

@@ -124,7 +124,7 @@ impl Counts {
 /// A statistic's value as the summary writes it: a count, or four decimals.
 fn shown(stat: Stat, v: i128) -> String {
     match stat {
-        Stat::AtLeast(_) => v.to_string(),
+        Stat::Groups(_) => v.to_string(),
         _ => {
             let scale = SCALE as i128;
             format!("{}.{:04}", v / scale, v % scale)
@@ -208,7 +208,7 @@ fn compare(
             };
             // The schema holds an estimate and two bounds per statistic.
             for (stat, found) in stats.iter().zip(values.chunks_exact(3)) {
-                let name = stat.name();
+                let name = stat.name(k);
                 // Compared as i128: a written value beyond i64 is shown as written.
                 let expected = stat.of(hist.as_ref(), groups).map(i128::from);
                 let found: Vec<Option<i128>> = found.iter().map(|v| v.map(i128::from)).collect();
