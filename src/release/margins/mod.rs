@@ -606,6 +606,18 @@ impl BootstrapKey {
         Ok(BootstrapKey(key))
     }
 
+    /// The bootstrap key of a run keyed by `run` (a seeded release, a preview trial):
+    /// derived through a one-way step ([`Subkey::Margins`]), so that publishing it
+    /// reveals nothing of the run's own key.
+    pub fn of_run(run: &NoiseSource) -> BootstrapKey {
+        BootstrapKey(run.derive(Subkey::Margins).key_bytes())
+    }
+
+    /// A fresh key from the operating system (a release keyed from it).
+    pub fn fresh() -> Result<BootstrapKey, UncertaintyError> {
+        Ok(BootstrapKey::of_run(&NoiseSource::from_os()?))
+    }
+
     fn source(self) -> NoiseSource {
         NoiseSource::from_key(self.0, crate::noise::Randomness::Os)
     }
@@ -614,10 +626,10 @@ impl BootstrapKey {
 /// The key of the bootstrap: derived from its run's, or fresh from the operating
 /// system's.
 fn source_of(options: &UncertaintyOptions) -> Result<BootstrapKey, UncertaintyError> {
-    Ok(BootstrapKey(match &options.key {
-        Some(key) => key.derive(Subkey::Margins).key_bytes(),
-        None => NoiseSource::from_os()?.derive(Subkey::Margins).key_bytes(),
-    }))
+    match &options.key {
+        Some(key) => Ok(BootstrapKey::of_run(key)),
+        None => BootstrapKey::fresh(),
+    }
 }
 
 /// The groups of `hist` whose size is in `range`.

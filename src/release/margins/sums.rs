@@ -23,7 +23,9 @@ use rustc_hash::FxHashMap as HashMap;
 use crate::data::{Hierarchy, LevelId, NodeId, PublicData};
 use crate::release::plan::ReleasePlan;
 
-use super::summary::{RegionSet, Request, SCALE, Stat, StatInterval};
+use crate::histogram::{Count, HistRef, HistogramSet};
+
+use super::summary::{Denominator, RegionSet, Request, SCALE, Stat, StatInterval};
 use super::{
     BootstrapKey, Confidence, Released, Replicates, Rule, Uncertainty, UncertaintyError,
     UncertaintyOptions,
@@ -132,9 +134,10 @@ fn answers(
                     ),
                 })
                 .collect(),
-            Regions::Set(_) => {
+            Regions::Set(members) => {
                 let (hist, groups) = request.sets[set].histogram(released, public);
-                let interval = u.set_statistic(set, q.stat, hist.as_ref(), groups);
+                let interval =
+                    set_interval(u, q, set, members, (hist.as_ref(), groups), release, public);
                 set += 1;
                 vec![Answer {
                     region: None,
@@ -143,6 +146,94 @@ fn answers(
             }
         })
         .collect()
+}
+
+/// The interval of a set's statistic: its own errors over the replicates
+/// ([`Uncertainty::set_statistic`]), widened to cover what its regions' own intervals
+/// imply ([`members_imply`]). The replicates are centred on the released tables, so
+/// they miss the estimator's bias, which a set's single value cannot average out as a
+/// level's pool of regions does; the regions' intervals hold it.
+fn set_interval(
+    u: &Uncertainty,
+    q: &Query,
+    set: usize,
+    members: &[NodeId],
+    (hist, groups): (HistRef<'_>, Count),
+    release: Released<'_>,
+    public: PublicData<'_>,
+) -> Option<StatInterval> {
+    let level = q.level.0;
+    let released = release.histograms();
+    let widen = |stat: Stat, mut iv: StatInterval| {
+        if let Some((lower, upper)) =
+            members_imply(u, level, stat, members, released, public, iv.estimate)
+        {
+            let (min, max) = stat.range(groups, u.max_size());
+            iv.lower = iv.lower.min(lower.clamp(min, iv.estimate));
+            iv.upper = iv.upper.max(upper.clamp(iv.estimate, max.max(iv.estimate)));
+        }
+        iv
+    };
+    match q.stat {
+        // A share over G: its count's interval over G.
+        Stat::Share(range, Denominator::All) => {
+            let count = Stat::Groups(range);
+            widen(count, u.set_statistic(set, count, hist, groups)?).over(groups)
+        }
+        stat => Some(widen(stat, u.set_statistic(set, stat, hist, groups)?)),
+    }
+}
+
+/// The interval around a set's value `x` that its regions' intervals imply: the set's
+/// value is the sum of its regions' (a count), or their mean weighted by their
+/// denominators (a share or mean: `Σ (D_i / D) v_i`), so its distance to each bound is
+/// taken as the root sum of squares of the regions' weighted distances — their errors
+/// as independent (regions are measured apart; the consistency step couples them
+/// through their parents). `None` where the set's denominator is 0.
+fn members_imply(
+    u: &Uncertainty,
+    level: usize,
+    stat: Stat,
+    members: &[NodeId],
+    released: &HistogramSet,
+    public: PublicData<'_>,
+    x: i64,
+) -> Option<(i64, i64)> {
+    let denominator = |hist: HistRef<'_>, groups: Count| -> f64 {
+        match stat {
+            Stat::Groups(_) => 1.0,
+            Stat::Share(_, d) | Stat::MeanSize(d) => match d {
+                Denominator::All => groups as f64,
+                Denominator::Occupied => hist
+                    .pairs()
+                    .iter()
+                    .filter(|&&(s, _)| s >= 1)
+                    .map(|&(_, c)| c as f64)
+                    .sum(),
+            },
+        }
+    };
+    let total: f64 = match stat {
+        Stat::Groups(_) => 1.0,
+        _ => members
+            .iter()
+            .map(|&id| denominator(released.get(id.index()), public.groups(id)))
+            .sum(),
+    };
+    if total <= 0.0 {
+        return None;
+    }
+    let (mut down, mut up) = (0f64, 0f64);
+    for &id in members {
+        let (hist, g) = (released.get(id.index()), public.groups(id));
+        let Some(iv) = u.statistic(level, stat, hist, g) else {
+            continue;
+        };
+        let w = denominator(hist, g) / total;
+        down += (w * (iv.estimate - iv.lower) as f64).powi(2);
+        up += (w * (iv.upper - iv.estimate) as f64).powi(2);
+    }
+    Some((x - down.sqrt().ceil() as i64, x + up.sqrt().ceil() as i64))
 }
 
 /// A value of `stat` as `summary.csv` and `coco margins` write it: a count, or a
