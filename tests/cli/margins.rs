@@ -266,6 +266,29 @@ fn margins_answer_sums_and_shares_with_the_release_s_own_intervals() {
         lo <= both as f64 && both as f64 <= up && lo < up,
         "{found:?}"
     );
+    // It takes in what the two regions' own intervals imply (root sum of squares of
+    // their distances to their bounds), asked for alone.
+    let each = answered(&margins(
+        &release,
+        &["--level", "district", "--sizes", "3..5"],
+        tmp.path(),
+    ));
+    let (mut down, mut upward) = (0f64, 0f64);
+    for r in each
+        .iter()
+        .filter(|r| ["ARV/01/0101", "ARV/01/0102"].contains(&r["region"].as_str()))
+    {
+        let (e, l, u) = (
+            number(&r["estimate"]),
+            number(&r["lower"]),
+            number(&r["upper"]),
+        );
+        down += (e - l).powi(2);
+        upward += (u - e).powi(2);
+    }
+    assert!(down > 0.0 && upward > 0.0, "{each:?}");
+    assert!(lo <= both as f64 - down.sqrt().ceil(), "{found:?}");
+    assert!(up >= both as f64 + upward.sqrt().ceil(), "{found:?}");
     let share = answered(&margins(
         &release,
         &[

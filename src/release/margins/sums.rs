@@ -85,12 +85,13 @@ pub fn margins(
 ) -> Result<Vec<Vec<Answer>>, UncertaintyError> {
     let mut request = Request::default();
     for q in queries {
-        match &q.regions {
-            Regions::Each => request.stats.push(q.stat),
-            Regions::Set(regions) => request.sets.push(RegionSet {
+        // A set's interval also takes in its regions' own ([`set_interval`]).
+        request.stats.push(q.stat);
+        if let Regions::Set(regions) = &q.regions {
+            request.sets.push(RegionSet {
                 regions: regions.clone(),
                 stats: vec![q.stat],
-            }),
+            });
         }
     }
     let u = super::bootstrap(
