@@ -396,3 +396,64 @@ fn the_command_is_listed_in_help_and_completions() {
     ok(&bash);
     assert!(text(&bash).contains("margins"));
 }
+
+/// `coco verify` checks summary.csv's new columns like the others, and reads a summary
+/// written before them (a manifest without `uncertainty.seed`) with the first columns.
+#[test]
+fn verify_checks_the_occupied_columns_and_reads_older_summaries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("operator");
+    let plan = tmp.path().join("plan.toml");
+    ok(&coco(
+        &["plan", &s(&sample()), "--total", "1", "--out", &s(&plan)],
+        &home,
+    ));
+    let out = tmp.path().join("release");
+    ok(&crate::common::cli::release_quick(
+        &sample(),
+        &plan,
+        &out,
+        &home,
+    ));
+    ok(&coco(&["verify", &s(&out)], &home));
+
+    // An occupied_groups estimate changed: named, with the value its histogram gives.
+    let summary = out.join("summary.csv");
+    let original = std::fs::read_to_string(&summary).unwrap();
+    let mut lines: Vec<String> = original.lines().map(str::to_string).collect();
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let column = header.iter().position(|&c| c == "occupied_groups").unwrap();
+    let mut fields: Vec<String> = lines[1].split(',').map(str::to_string).collect();
+    let value: u64 = fields[column].parse().unwrap();
+    fields[column] = (value + 1).to_string();
+    lines[1] = fields.join(",");
+    std::fs::write(&summary, lines.join("\n") + "\n").unwrap();
+    refused(
+        &coco(&["verify", &s(&out)], &home),
+        6,
+        &format!("occupied_groups is {}, expected {value}", value + 1),
+    );
+
+    // A summary of the first columns, under a manifest without the bootstrap key: no
+    // problem with its header or rows (the edited manifest is found by its digest).
+    let first: Vec<String> = original
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            f[..f.len() - 9].join(",")
+        })
+        .collect();
+    std::fs::write(&summary, first.join("\n") + "\n").unwrap();
+    let manifest = out.join("manifest.json");
+    let mut m: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    m["uncertainty"]
+        .as_object_mut()
+        .unwrap()
+        .remove("seed")
+        .unwrap();
+    std::fs::write(&manifest, serde_json::to_vec_pretty(&m).unwrap()).unwrap();
+    let o = coco(&["verify", &s(&out)], &home);
+    assert!(!text(&o).contains("summary.csv: line"), "{}", text(&o));
+    assert!(!text(&o).contains("occupied"), "{}", text(&o));
+}

@@ -57,11 +57,11 @@ pub struct SizeRange {
 impl SizeRange {
     /// `lower..=upper`, its upper end cut at `K` (no group is larger).
     pub fn new(lower: Size, upper: Size, k: Size) -> Result<SizeRange, RangeError> {
-        if lower > upper {
-            return Err(RangeError::Reversed { lower, upper });
-        }
         if lower > k {
             return Err(RangeError::AboveK { lower, k });
+        }
+        if lower > upper {
+            return Err(RangeError::Reversed { lower, upper });
         }
         Ok(SizeRange {
             lower,
@@ -138,28 +138,45 @@ pub enum Stat {
     MeanSize(Denominator),
 }
 
-/// The statistics `summary.csv` writes for a release with bound `k`, in column order:
-/// the columns of the first releases, then those over occupied groups (appended, so
-/// that the first columns keep their places).
+/// The statistics `summary.csv` writes for a release with bound `k`, in column order.
 pub fn stats(k: Size) -> Vec<Stat> {
-    let range = |lower, upper| SizeRange::new(lower, upper, k).expect("a size range up to K");
-    let mut out: Vec<Stat> = THRESHOLDS
-        .iter()
-        .filter(|&&s| s <= k)
-        .map(|&s| Stat::Groups(range(s, k)))
-        .collect();
-    out.extend([
-        Stat::MeanSize(Denominator::All),
-        Stat::Share(range(1, 1), Denominator::All),
-    ]);
-    if k >= 1 {
+    Columns::WithOccupied.stats(k)
+}
+
+/// Which statistics a `summary.csv` holds: the columns are only ever appended to, so a
+/// release's file is read with the columns of the coco that wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Columns {
+    /// The first releases' (before issue 34): the groups of size at least `S`, the mean
+    /// size and the share of one-member groups.
+    First,
+    /// Those, then the statistics over occupied groups (written since issue 34, by the
+    /// releases whose manifest holds `uncertainty.seed`).
+    WithOccupied,
+}
+
+impl Columns {
+    /// The statistics, in column order, for a release with bound `k`.
+    pub fn stats(self, k: Size) -> Vec<Stat> {
+        let range = |lower, upper| SizeRange::new(lower, upper, k).expect("a size range up to K");
+        let mut out: Vec<Stat> = THRESHOLDS
+            .iter()
+            .filter(|&&s| s <= k)
+            .map(|&s| Stat::Groups(range(s, k)))
+            .collect();
         out.extend([
-            Stat::Groups(range(1, k)),
-            Stat::MeanSize(Denominator::Occupied),
-            Stat::Share(range(1, 1), Denominator::Occupied),
+            Stat::MeanSize(Denominator::All),
+            Stat::Share(range(1, 1), Denominator::All),
         ]);
+        if self == Columns::WithOccupied && k >= 1 {
+            out.extend([
+                Stat::Groups(range(1, k)),
+                Stat::MeanSize(Denominator::Occupied),
+                Stat::Share(range(1, 1), Denominator::Occupied),
+            ]);
+        }
+        out
     }
-    out
 }
 
 impl Stat {

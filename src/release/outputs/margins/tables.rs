@@ -201,14 +201,18 @@ pub const SUMMARY_PARQUET_FILE: &str = "summary.parquet";
 
 /// The columns of `summary.parquet`: those of `summary.csv`, the counts as 64-bit
 /// integers and the means and shares as decimals with four places (exactly the values
-/// `summary.csv` writes); a statistic undefined for a region is null.
-pub fn summary_schema(k: crate::histogram::Size) -> SchemaRef {
+/// `summary.csv` writes); a statistic undefined for a region is null. `columns`: those
+/// of the coco that wrote the file (a release is written with the current ones).
+pub fn summary_schema(
+    k: crate::histogram::Size,
+    columns: crate::release::margins::summary::Columns,
+) -> SchemaRef {
     let mut fields = vec![
         Field::new("level", DataType::Utf8, false),
         Field::new("region", DataType::Utf8, false),
         Field::new("groups", DataType::Int64, false),
     ];
-    for stat in crate::release::margins::summary::stats(k) {
+    for stat in columns.stats(k) {
         let name = stat.name(k);
         let kind = match stat {
             crate::release::margins::summary::Stat::Groups(_) => DataType::Int64,
@@ -240,7 +244,10 @@ pub fn write_summary_parquet<W: Write + Send>(
 ) -> std::io::Result<()> {
     let h = public.hierarchy;
     let stats = crate::release::margins::summary::stats(u.max_size());
-    let schema = summary_schema(u.max_size());
+    let schema = summary_schema(
+        u.max_size(),
+        crate::release::margins::summary::Columns::WithOccupied,
+    );
     let chunks = chunks_of(levels);
     write_batches(w, schema.clone(), chunks.len(), |i| {
         let (l, range) = &chunks[i];
