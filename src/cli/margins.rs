@@ -82,10 +82,6 @@ pub fn run(args: MarginsArgs) -> Result<()> {
         None => Regions::Each,
         Some(file) => Regions::Set(sums::read_regions(file, h, level)?),
     };
-    let set_size = match &regions {
-        Regions::Set(r) => Some(r.len()),
-        Regions::Each => None,
-    };
     let answers = sums::margins(
         release.released(),
         &release.plan,
@@ -105,13 +101,7 @@ pub fn run(args: MarginsArgs) -> Result<()> {
     let mut rows: Vec<(String, Option<_>)> = answers
         .into_iter()
         .flatten()
-        .map(|a| {
-            let region = match (a.region, set_size) {
-                (Some(id), _) => h.display_id(id),
-                (None, n) => sums::set_label(n.unwrap_or(0)),
-            };
-            (region, a.interval)
-        })
+        .map(|a| (a.subject.label(h), a.interval))
         .collect();
     // The order of counts.csv: by display id.
     rows.sort_by(|a, b| a.0.cmp(&b.0));

@@ -14,7 +14,7 @@ use coco::histogram::{CountOfCounts, Size};
 use coco::noise::NoiseSource;
 use coco::privacy::{Definition, Diagnostic};
 use coco::release::margins::summary::{Denominator, SizeRange, Stat};
-use coco::release::margins::sums::{self, Query, Regions, SumsOptions};
+use coco::release::margins::sums::{self, Query, Regions, Subject, SumsOptions};
 use coco::release::margins::{BootstrapKey, Confidence, Rule};
 use coco::release::pipeline::draw as run;
 use coco::release::plan::defaults;
@@ -160,9 +160,9 @@ fn measure(d: &Dataset, k: Size) -> Vec<(Score, Score)> {
                 Regions::Set(ids) => (&mut scores[level].1, ids.clone()),
             };
             for a in answers {
-                let members = match a.region {
-                    Some(id) => vec![id],
-                    None => ids.clone(),
+                let members = match a.subject {
+                    Subject::Region(id) => vec![id],
+                    Subject::Set { .. } => ids.clone(),
                 };
                 let true_hist = CountOfCounts::sum(
                     members

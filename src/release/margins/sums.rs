@@ -58,20 +58,34 @@ pub struct SumsOptions {
     pub key: BootstrapKey,
 }
 
+/// What an answer is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Subject {
+    Region(NodeId),
+    /// The regions of a [`Regions::Set`] taken together.
+    Set {
+        regions: usize,
+    },
+}
+
+impl Subject {
+    /// The region's display id, or a set's label in `coco margins`'s output:
+    /// `(5 regions)`.
+    pub fn label(self, hierarchy: &Hierarchy) -> String {
+        match self {
+            Subject::Region(id) => hierarchy.display_id(id),
+            Subject::Set { regions: 1 } => "(1 region)".to_string(),
+            Subject::Set { regions } => format!("({regions} regions)"),
+        }
+    }
+}
+
 /// One answer: a region (or a set of regions) and its statistic with its interval
 /// (`None` where a share or mean of no groups is undefined).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Answer {
-    pub region: Option<NodeId>,
+    pub subject: Subject,
     pub interval: Option<StatInterval>,
-}
-
-/// The label of a set's row in `coco margins`'s output: `(5 regions)`.
-pub fn set_label(regions: usize) -> String {
-    match regions {
-        1 => "(1 region)".to_string(),
-        n => format!("({n} regions)"),
-    }
 }
 
 /// Answers `queries` about `release`: per query, one [`Answer`] per region of the level
@@ -126,7 +140,7 @@ fn answers(
             Regions::Each => h
                 .level_nodes(q.level)
                 .map(|id| Answer {
-                    region: Some(id),
+                    subject: Subject::Region(id),
                     interval: u.statistic(
                         q.level.0,
                         q.stat,
@@ -141,7 +155,9 @@ fn answers(
                     set_interval(u, q, set, members, (hist.as_ref(), groups), release, public);
                 set += 1;
                 vec![Answer {
-                    region: None,
+                    subject: Subject::Set {
+                        regions: members.len(),
+                    },
                     interval,
                 }]
             }

@@ -268,7 +268,11 @@ fn read_counts(
     Ok(histograms)
 }
 
-/// The plan the manifest records, as the plan file would have said it.
+/// The plan the manifest records, as the plan file would have said it, read by the plan
+/// file's own reader: one plan model (`ReleasePlan::check_rules`) builds it, as every
+/// plan coco runs. The consistency step is the one the plan asked for
+/// (`consistency_planned`, else `consistency`); the one that ran is the
+/// [`Released`]'s, as for the release's own bootstrap.
 fn plan_of(manifest: &Manifest) -> Result<ReleasePlan, String> {
     let mut text = format!("max_size = {}\n", manifest.max_size);
     let consistency = manifest.consistency_planned.unwrap_or(manifest.consistency);
