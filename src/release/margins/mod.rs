@@ -432,7 +432,7 @@ impl Uncertainty {
         use summary::{Denominator, Stat, StatInterval};
         let count = |range: summary::SizeRange| -> StatInterval {
             let x = range_count(hist, range);
-            match Stat::Groups(range).pooled(true) {
+            match Stat::Groups(range).pooled(summary::Scope::Region) {
                 None => {
                     let cells = self.region(level, hist, groups);
                     let (lower, upper) = cells

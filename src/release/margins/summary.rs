@@ -127,6 +127,15 @@ pub enum Denominator {
     Occupied,
 }
 
+/// What a statistic is asked of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// One region.
+    Region,
+    /// A set of regions taken together.
+    Set,
+}
+
 /// A statistic of a region, or of a set of regions taken together.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stat {
@@ -245,13 +254,13 @@ impl Stat {
         }
     }
 
-    /// The statistic whose errors are pooled for this one's interval: a share over `G`
-    /// takes its count's; the groups of one size in one region are a cell (`None`: the
-    /// cell's interval); every other statistic its own.
-    pub fn pooled(self, one_region: bool) -> Option<Stat> {
+    /// The statistic whose errors are pooled for this one's interval, asked of `of`: a
+    /// share over `G` takes its count's; the groups of one size in one region are a
+    /// cell (`None`: the cell's interval); every other statistic its own.
+    pub fn pooled(self, of: Scope) -> Option<Stat> {
         match self {
-            Stat::Share(r, Denominator::All) => Stat::Groups(r).pooled(one_region),
-            Stat::Groups(r) if one_region && r.lower == r.upper => None,
+            Stat::Share(r, Denominator::All) => Stat::Groups(r).pooled(of),
+            Stat::Groups(r) if of == Scope::Region && r.lower == r.upper => None,
             s => Some(s),
         }
     }
@@ -292,7 +301,7 @@ impl RegionSet {
     }
 
     fn pooled(&self) -> impl Iterator<Item = Stat> + '_ {
-        self.stats.iter().filter_map(|s| s.pooled(false))
+        self.stats.iter().filter_map(|s| s.pooled(Scope::Set))
     }
 }
 
@@ -324,7 +333,7 @@ impl SummaryPools {
         let mut stats: Vec<Stat> = stats(k)
             .into_iter()
             .chain(request.stats.iter().copied())
-            .filter_map(|s| s.pooled(true))
+            .filter_map(|s| s.pooled(Scope::Region))
             .collect();
         stats.sort_unstable();
         stats.dedup();
