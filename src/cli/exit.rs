@@ -143,6 +143,12 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
             || cause.downcast_ref::<PlanError>().is_some()
             || cause.downcast_ref::<EpsilonError>().is_some()
             || cause.downcast_ref::<coco::proxy::ProxyError>().is_some()
+            || cause
+                .downcast_ref::<coco::release::outputs::margins::published::PublishedError>()
+                .is_some()
+            || cause
+                .downcast_ref::<coco::release::margins::sums::RegionsError>()
+                .is_some()
         {
             return codes::INPUT;
         }

@@ -14,6 +14,7 @@ pub mod exit;
 pub mod generate;
 pub mod inspect;
 pub mod ledger;
+pub mod margins;
 pub mod plan;
 pub mod preview;
 pub mod progress;
@@ -53,6 +54,9 @@ pub enum Command {
     /// Verify a release directory: its files against the manifest, its ledger entry
     /// (written, here, with this ε) and, with --dataset, the data it was drawn from.
     Verify(verify::VerifyArgs),
+    /// Intervals for sums and shares of a published release's counts (any size range,
+    /// per region or over a set of regions), from its published files alone.
+    Margins(margins::MarginsArgs),
     /// Show the privacy-loss ledger: every release drawn, ε spent per dataset and the
     /// cap that binds; verify or repair it.
     Ledger(ledger::LedgerArgs),

@@ -121,6 +121,20 @@ impl NoiseSource {
         self.randomness
     }
 
+    /// The key itself, for the one key coco publishes: the margins' bootstrap key
+    /// ([`crate::release::margins::BootstrapKey`]), a key of its own (derived, or fresh
+    /// from the operating system) whose noise post-processes the published tables. A
+    /// run's own key is never published: anyone holding it could subtract its noise.
+    pub(crate) fn key_bytes(&self) -> [u8; 32] {
+        self.key
+    }
+
+    /// A source from a published key (the margins' bootstrap re-run from a release
+    /// directory, [`crate::release::margins::BootstrapKey`]).
+    pub(crate) fn from_key(key: [u8; 32], randomness: Randomness) -> Self {
+        Self { key, randomness }
+    }
+
     /// The stream for one measurement ([`Purpose::node`]). Distinct ids give
     /// independent streams.
     pub fn stream(&self, id: StreamId) -> NoiseStream {

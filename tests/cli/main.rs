@@ -17,6 +17,7 @@ mod generate;
 mod input_edges;
 mod inspect;
 mod ledger_edges;
+mod margins;
 mod operator_text;
 mod parquet_release;
 mod published;

@@ -16,5 +16,6 @@ mod load_errors;
 mod noise_sampler;
 mod parquet_input;
 mod robustness;
+mod sums;
 mod uncertainty;
 mod zcdp;

@@ -74,6 +74,7 @@ pub mod floor;
 pub mod pool;
 pub mod reach;
 pub mod summary;
+pub mod sums;
 pub mod zone;
 
 use rustc_hash::FxHashMap as HashMap;
@@ -99,6 +100,10 @@ pub enum UncertaintyError {
     Consistency(#[from] ConsistencyError),
     #[error(transparent)]
     Randomness(#[from] OsRandomnessError),
+    #[error(
+        "bootstrap key {found:?}: expected 64 hexadecimal digits (the manifest's uncertainty.seed)"
+    )]
+    BadKey { found: String },
     #[error("confidence {found}: expected a number strictly between 0 and 1, or \"none\"")]
     BadConfidence { found: String },
     #[error(
@@ -291,6 +296,10 @@ pub struct Uncertainty {
     pub confidence: Confidence,
     pub rule: Rule,
     pub replicates: u32,
+    /// The bootstrap's key, published in the manifest (`uncertainty.seed`) so that
+    /// anyone re-running the bootstrap on the published tables (`coco margins`) draws
+    /// the same replicates and gets the same intervals.
+    pub key: BootstrapKey,
     max_size: Size,
     offsets: HashMap<Class, Offsets>,
     summary: summary::SummaryOffsets,
@@ -409,27 +418,93 @@ impl Uncertainty {
         out
     }
 
-    /// The summary statistics of a region ([`summary`]) with their intervals.
+    /// The summary statistics of a region ([`summary::stats`]) with their intervals.
     pub fn summary(
         &self,
         level: usize,
         hist: HistRef<'_>,
         groups: Count,
     ) -> Vec<Option<summary::StatInterval>> {
-        let mut out = self.summary.region(level, hist, groups, self.max_size);
-        if self.few_regions.get(level).copied().unwrap_or(false) {
-            let cells = self.region(level, hist, groups);
-            for (stat, interval) in summary::stats(self.max_size).into_iter().zip(&mut out) {
-                if let Some(iv) = interval
-                    && let Some((lower, upper)) =
-                        summary::from_cells(stat, &cells, groups, iv.estimate)
-                {
-                    iv.lower = iv.lower.min(lower);
-                    iv.upper = iv.upper.max(upper);
+        summary::stats(self.max_size)
+            .into_iter()
+            .map(|stat| self.statistic(level, stat, hist, groups))
+            .collect()
+    }
+
+    /// A statistic of a region of `level` with released `hist` and public `G`, with its
+    /// interval (`None` where a share or mean of no groups is undefined). One rule for
+    /// every file and for `coco margins`: the groups of one size are a cell (its
+    /// interval is the cell's, as in `uncertainty.csv`); a share over `G` is its count's
+    /// interval over `G`; every other statistic reads its pooled errors, and on a level
+    /// of fewer than [`FEW_REGIONS`] regions a range's count also covers what its
+    /// cells' intervals imply ([`summary::from_cells`]).
+    pub fn statistic(
+        &self,
+        level: usize,
+        stat: summary::Stat,
+        hist: HistRef<'_>,
+        groups: Count,
+    ) -> Option<summary::StatInterval> {
+        use summary::{Denominator, Stat, StatInterval};
+        let count = |range: summary::SizeRange| -> StatInterval {
+            let x = range_count(hist, range);
+            match Stat::Groups(range).pooled(summary::Scope::Region) {
+                None => {
+                    let cells = self.region(level, hist, groups);
+                    let (lower, upper) = cells
+                        .iter()
+                        .find(|c| c.size == range.lower())
+                        .map_or((x, x), |c| (c.lower as i64, c.upper as i64));
+                    StatInterval {
+                        estimate: x,
+                        lower,
+                        upper,
+                    }
+                }
+                Some(pooled) => {
+                    let mut iv = self
+                        .summary
+                        .region(level, pooled, hist, groups, self.max_size)
+                        .expect("a count is always defined");
+                    if self.few_regions.get(level).copied().unwrap_or(false) {
+                        let cells = self.region(level, hist, groups);
+                        let (lower, upper) = summary::from_cells(range, &cells, groups, x);
+                        iv.lower = iv.lower.min(lower);
+                        iv.upper = iv.upper.max(upper);
+                    }
+                    iv
                 }
             }
+        };
+        match stat {
+            Stat::Groups(range) => Some(count(range)),
+            Stat::Share(range, Denominator::All) => count(range).over(groups),
+            Stat::Share(_, Denominator::Occupied) | Stat::MeanSize(_) => {
+                self.summary
+                    .region(level, stat, hist, groups, self.max_size)
+            }
         }
-        out
+    }
+
+    /// A statistic of region set `set` (the `set`-th of the [`summary::Request`] the
+    /// margins were computed for), whose released histograms summed are `hist` and
+    /// whose `G` summed is `groups`: read from the set's own errors over the
+    /// replicates; a share over `G`, its count's interval over `G`.
+    pub fn set_statistic(
+        &self,
+        set: usize,
+        stat: summary::Stat,
+        hist: HistRef<'_>,
+        groups: Count,
+    ) -> Option<summary::StatInterval> {
+        use summary::{Denominator, Stat};
+        match stat {
+            Stat::Share(range, Denominator::All) => self
+                .summary
+                .set(set, Stat::Groups(range), hist, groups, self.max_size)?
+                .over(groups),
+            _ => self.summary.set(set, stat, hist, groups, self.max_size),
+        }
     }
 
     /// The bound `K` of the release.
@@ -481,6 +556,23 @@ impl<'a> Released<'a> {
         }
     }
 
+    /// A release read back from its published files (`coco margins`): the histograms
+    /// of `counts.csv` (or `counts.parquet`), the manifest's `K` and the consistency
+    /// step it names. Never the truth: the caller holds them from
+    /// [`crate::release::outputs::margins::published::read`], which reads published
+    /// files only.
+    pub(crate) fn published(
+        histograms: &'a HistogramSet,
+        max_size: Size,
+        consistency: crate::consistency::Consistency,
+    ) -> Released<'a> {
+        Released {
+            histograms,
+            max_size,
+            consistency,
+        }
+    }
+
     pub fn histograms(&self) -> &'a HistogramSet {
         self.histograms
     }
@@ -494,12 +586,73 @@ impl<'a> Released<'a> {
     }
 }
 
-/// The key of the bootstrap: derived from its run's, or the operating system's.
-fn source_of(options: &UncertaintyOptions) -> Result<NoiseSource, UncertaintyError> {
-    Ok(match &options.key {
-        Some(key) => key.derive(Subkey::Margins),
-        None => NoiseSource::from_os()?,
-    })
+/// The key of a release's bootstrap, published in its manifest (`uncertainty.seed`, 64
+/// hexadecimal digits). It keys only the replicates' noise, which post-processes the
+/// published tables: it is a key of its own (derived from the run's through a one-way
+/// step, or fresh from the operating system), never the run's own key, and it reveals
+/// nothing about the confidential data (`docs/privacy.md`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct BootstrapKey([u8; 32]);
+
+impl std::fmt::Debug for BootstrapKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BootstrapKey({})", self.to_hex())
+    }
+}
+
+impl BootstrapKey {
+    /// 64 lowercase hexadecimal digits.
+    pub fn to_hex(self) -> String {
+        crate::data::hex(&self.0)
+    }
+
+    /// The manifest's `uncertainty.seed`.
+    pub fn parse(text: &str) -> Result<BootstrapKey, UncertaintyError> {
+        let bad = || UncertaintyError::BadKey {
+            found: text.to_string(),
+        };
+        let text = text.trim();
+        if text.len() != 64 || !text.is_ascii() {
+            return Err(bad());
+        }
+        let mut key = [0u8; 32];
+        for (i, b) in key.iter_mut().enumerate() {
+            *b = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+        }
+        Ok(BootstrapKey(key))
+    }
+
+    /// The bootstrap key of a run keyed by `run` (a seeded release, a preview trial):
+    /// derived through a one-way step ([`Subkey::Margins`]), so that publishing it
+    /// reveals nothing of the run's own key.
+    pub fn of_run(run: &NoiseSource) -> BootstrapKey {
+        BootstrapKey(run.derive(Subkey::Margins).key_bytes())
+    }
+
+    /// A fresh key from the operating system (a release keyed from it).
+    pub fn fresh() -> Result<BootstrapKey, UncertaintyError> {
+        Ok(BootstrapKey::of_run(&NoiseSource::from_os()?))
+    }
+
+    fn source(self) -> NoiseSource {
+        NoiseSource::from_key(self.0, crate::noise::Randomness::Os)
+    }
+}
+
+/// The key of the bootstrap: derived from its run's, or fresh from the operating
+/// system's.
+fn source_of(options: &UncertaintyOptions) -> Result<BootstrapKey, UncertaintyError> {
+    match &options.key {
+        Some(key) => Ok(BootstrapKey::of_run(key)),
+        None => BootstrapKey::fresh(),
+    }
+}
+
+/// The groups of `hist` whose size is in `range`.
+fn range_count(hist: HistRef<'_>, range: summary::SizeRange) -> i64 {
+    summary::Stat::Groups(range)
+        .of(hist, 0)
+        .expect("a count is always defined")
 }
 
 /// Pools of one replicate's (or the released histograms') cells.
@@ -739,9 +892,29 @@ pub fn intervals<'a>(
     public: PublicData<'_>,
     options: &UncertaintyOptions,
 ) -> Result<Uncertainty, UncertaintyError> {
-    let release = release.into();
+    let key = source_of(options)?;
+    bootstrap(
+        release.into(),
+        plan,
+        public,
+        options,
+        key,
+        &summary::Request::default(),
+    )
+}
+
+/// The bootstrap of [`intervals`] with key `key`, pooling also the statistics
+/// `request` asks for ([`sums`]).
+pub(crate) fn bootstrap(
+    release: Released<'_>,
+    plan: &ReleasePlan,
+    public: PublicData<'_>,
+    options: &UncertaintyOptions,
+    key: BootstrapKey,
+    request: &summary::Request,
+) -> Result<Uncertainty, UncertaintyError> {
     let k = release.max_size();
-    let source = source_of(options)?;
+    let source = key.source();
     let released = release.histograms();
     // The bootstrap's truth: the release with its tails' zones spread ([`zone`]).
     let zones = zone::zones(plan, public.hierarchy.depth(), k);
@@ -753,7 +926,7 @@ pub fn intervals<'a>(
     let consistency = crate::release::pipeline::draw::consistency_options(plan, public.hierarchy);
     let mut pools = Pools::default();
     let mut moved = reach::ReachPools::default();
-    let mut summary = summary::SummaryPools::default();
+    let mut summary = summary::SummaryPools::new(k, request);
     // The first replicate says what one costs (the noisy values it drew and fitted);
     // `auto` sizes `R` from that.
     let mut replicates = match options.replicates {
@@ -802,7 +975,7 @@ pub fn intervals<'a>(
             &zones,
             r == 0,
         );
-        summary.add(world.histograms, &replicate.histograms, public, k);
+        summary.add(world.histograms, &replicate.histograms, public);
         if options.keep_replicates {
             kept.push(replicate.histograms);
         }
@@ -816,6 +989,7 @@ pub fn intervals<'a>(
         confidence: options.confidence,
         rule: options.rule,
         replicates,
+        key,
         max_size: k,
         reach: moved.table(&offsets, options.confidence),
         offsets,

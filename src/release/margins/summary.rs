@@ -1,82 +1,245 @@
-//! `summary.csv`: per region, the statistics data users derive from a count-of-counts
-//! histogram, each with an interval from the same bootstrap replicates as the cells'.
+//! `summary.csv`, and `coco margins`: statistics of a region's count-of-counts
+//! histogram (or of a set of regions' summed histograms) with intervals from the same
+//! bootstrap replicates as the cells'.
 //!
-//! The statistics: the number of groups of size at least `s` for `s` in
-//! [`THRESHOLDS`] (those `≤ K`), the mean group size (entities / `G`; `G` is public),
-//! and the share of single-member groups. Each interval is read as the cells' are: the
-//! errors `f(released) − f(replicate)` of a statistic are pooled over the regions of a
-//! level whose replicate value is alike (`bucket`), and the interval around a
-//! released value `x` is `[x + q_lo, x + q_hi]`, clipped to the statistic's range.
+//! Every statistic is one of three kinds over a [`SizeRange`] ([`Stat`]): the number
+//! of groups whose size is in the range, their share of a denominator, or the mean size
+//! over a denominator, the denominator being all `G` groups (public) or the occupied
+//! groups (size ≥ 1, released). `summary.csv` publishes a fixed list of them
+//! ([`stats`]); `coco margins` answers any ([`crate::release::margins::sums`]). A
+//! statistic has one interval wherever it is published, by one rule
+//! ([`crate::release::margins::Uncertainty::statistic`]):
+//!
+//! - the groups of one size are a cell: its interval is the cell's (`uncertainty.csv`);
+//! - the groups of a range of sizes, a share over occupied groups and a mean: the
+//!   errors `f(released) − f(replicate)` of the statistic are pooled over the regions
+//!   of a level whose replicate value is alike ([`bucket`]), and the interval around a
+//!   released value `x` is `[x + q_lo, x + q_hi]`, clipped to the statistic's range;
+//! - a share over the public `G`: its count's interval divided by `G`, rounded outward.
+//!
 //! Means and shares are kept as fixed-point integers (units of [`SCALE`]⁻¹) and written
 //! with four decimals.
 
 use rustc_hash::FxHashMap as HashMap;
 
 use rayon::prelude::*;
+use thiserror::Error;
 
 use crate::data::{NodeId, PublicData};
-use crate::histogram::{Count, HistRef, HistogramSet, Size};
+use crate::histogram::{Count, CountOfCounts, HistRef, HistogramSet, Size};
 
 use super::pool::{Pool, count_bucket, quantile};
 use super::{Confidence, MIN_SAMPLES_SUMMARY, Offsets};
 
-/// The thresholds `s` of "groups of size at least `s`".
+/// The thresholds `s` of `summary.csv`'s "groups of size at least `s`".
 pub const THRESHOLDS: [Size; 4] = [2, 5, 7, 20];
 /// Fixed-point scale of means and shares.
 pub const SCALE: f64 = 10_000.0;
 
-/// A statistic of a region.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Stat {
-    /// Groups of size at least `THRESHOLDS[i]`.
-    AtLeast(u8),
-    MeanSize,
-    SingleShare,
+/// A size range `A..=B` that is not a range of sizes.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RangeError {
+    #[error("sizes {text:?}: expected A..B (A ≤ B), A.. (A up to K) or A, whole numbers")]
+    Syntax { text: String },
+    #[error("sizes {lower}..{upper}: the lower end is above the upper end: expected A ≤ B")]
+    Reversed { lower: Size, upper: Size },
+    #[error("sizes from {lower}: above the release's largest size K = {k}: expected A ≤ {k}")]
+    AboveK { lower: Size, k: Size },
 }
 
-/// The statistics written for a release with bound `k`, in column order.
+/// Group sizes from `lower` to `upper`, both included (`upper ≤ K`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SizeRange {
+    lower: Size,
+    upper: Size,
+}
+
+impl SizeRange {
+    /// `lower..=upper`, its upper end cut at `K` (no group is larger).
+    pub fn new(lower: Size, upper: Size, k: Size) -> Result<SizeRange, RangeError> {
+        if lower > k {
+            return Err(RangeError::AboveK { lower, k });
+        }
+        if lower > upper {
+            return Err(RangeError::Reversed { lower, upper });
+        }
+        Ok(SizeRange {
+            lower,
+            upper: upper.min(k),
+        })
+    }
+
+    /// `A..B`, `A..` (up to `K`) or `A` (one size).
+    pub fn parse(text: &str, k: Size) -> Result<SizeRange, RangeError> {
+        let syntax = || RangeError::Syntax {
+            text: text.to_string(),
+        };
+        let number = |t: &str| t.trim().parse::<Size>().map_err(|_| syntax());
+        match text.trim().split_once("..") {
+            Some((a, b)) if b.trim().is_empty() => SizeRange::new(number(a)?, k, k),
+            Some((a, b)) => SizeRange::new(number(a)?, number(b)?, k),
+            None => {
+                let a = number(text)?;
+                SizeRange::new(a, a, k)
+            }
+        }
+    }
+
+    pub fn lower(self) -> Size {
+        self.lower
+    }
+
+    pub fn upper(self) -> Size {
+        self.upper
+    }
+
+    fn contains(self, s: Size) -> bool {
+        self.lower <= s && s <= self.upper
+    }
+
+    /// The groups of `hist` in the range.
+    fn count(self, hist: HistRef<'_>) -> Count {
+        hist.pairs()
+            .iter()
+            .filter(|&&(s, _)| self.contains(s))
+            .map(|&(_, c)| c)
+            .sum()
+    }
+
+    /// `3`, `3_to_5`, `3_or_more` (up to `K`).
+    fn name(self, k: Size) -> String {
+        if self.lower == self.upper {
+            self.lower.to_string()
+        } else if self.upper == k {
+            format!("{}_or_more", self.lower)
+        } else {
+            format!("{}_to_{}", self.lower, self.upper)
+        }
+    }
+}
+
+/// What a share or a mean divides by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Denominator {
+    /// Every group of the region, `G` (public): size-0 groups included.
+    All,
+    /// The groups of size 1 or more (released, so noisy itself).
+    Occupied,
+}
+
+/// What a statistic is asked of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// One region.
+    Region,
+    /// A set of regions taken together.
+    Set,
+}
+
+/// A statistic of a region, or of a set of regions taken together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Stat {
+    /// The number of groups whose size is in the range.
+    Groups(SizeRange),
+    /// The share of groups whose size is in the range.
+    Share(SizeRange, Denominator),
+    /// The mean size.
+    MeanSize(Denominator),
+}
+
+/// The statistics `summary.csv` writes for a release with bound `k`, in column order.
 pub fn stats(k: Size) -> Vec<Stat> {
-    let mut out: Vec<Stat> = THRESHOLDS
-        .iter()
-        .enumerate()
-        .filter(|&(_, &s)| s <= k)
-        .map(|(i, _)| Stat::AtLeast(i as u8))
-        .collect();
-    out.extend([Stat::MeanSize, Stat::SingleShare]);
-    out
+    Columns::WithOccupied.stats(k)
+}
+
+/// Which statistics a `summary.csv` holds: the columns are only ever appended to, so a
+/// release's file is read with the columns of the coco that wrote it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Columns {
+    /// The first releases' (before issue 34): the groups of size at least `S`, the mean
+    /// size and the share of one-member groups.
+    First,
+    /// Those, then the statistics over occupied groups (written since issue 34, by the
+    /// releases whose manifest holds `uncertainty.seed`).
+    WithOccupied,
+}
+
+impl Columns {
+    /// The statistics, in column order, for a release with bound `k`.
+    pub fn stats(self, k: Size) -> Vec<Stat> {
+        let range = |lower, upper| SizeRange::new(lower, upper, k).expect("a size range up to K");
+        let mut out: Vec<Stat> = THRESHOLDS
+            .iter()
+            .filter(|&&s| s <= k)
+            .map(|&s| Stat::Groups(range(s, k)))
+            .collect();
+        out.extend([
+            Stat::MeanSize(Denominator::All),
+            Stat::Share(range(1, 1), Denominator::All),
+        ]);
+        if self == Columns::WithOccupied && k >= 1 {
+            out.extend([
+                Stat::Groups(range(1, k)),
+                Stat::MeanSize(Denominator::Occupied),
+                Stat::Share(range(1, 1), Denominator::Occupied),
+            ]);
+        }
+        out
+    }
 }
 
 impl Stat {
-    /// The column name.
-    pub fn name(self) -> String {
+    /// The statistic's name (a column of `summary.csv`, a `statistic` of `coco
+    /// margins`), for a release with bound `k`.
+    pub fn name(self, k: Size) -> String {
+        let single = |r: SizeRange| r.lower == 1 && r.upper == 1;
         match self {
-            Stat::AtLeast(i) => format!("groups_size_{}_or_more", THRESHOLDS[i as usize]),
-            Stat::MeanSize => "mean_size".into(),
-            Stat::SingleShare => "single_share".into(),
+            Stat::Groups(r) if r.lower == 1 && r.upper == k => "occupied_groups".into(),
+            Stat::Groups(r) => format!("groups_size_{}", r.name(k)),
+            Stat::Share(r, Denominator::All) if single(r) => "single_share".into(),
+            Stat::Share(r, Denominator::Occupied) if single(r) => "single_share_of_occupied".into(),
+            Stat::Share(r, Denominator::All) => format!("share_size_{}", r.name(k)),
+            Stat::Share(r, Denominator::Occupied) => {
+                format!("share_size_{}_of_occupied", r.name(k))
+            }
+            Stat::MeanSize(Denominator::All) => "mean_size".into(),
+            Stat::MeanSize(Denominator::Occupied) => "mean_size_of_occupied".into(),
         }
+    }
+
+    /// Whether the statistic is a count of groups (else a fixed-point decimal).
+    pub fn is_count(self) -> bool {
+        matches!(self, Stat::Groups(_))
     }
 
     /// The statistic of `hist` (of `G` groups), fixed point for means and shares;
     /// `None` for a mean or share of no groups.
     pub fn of(self, hist: HistRef<'_>, groups: Count) -> Option<i64> {
-        let pairs = hist.pairs();
+        let over = |d: Denominator| match d {
+            Denominator::All => groups,
+            Denominator::Occupied => hist
+                .pairs()
+                .iter()
+                .filter(|&&(s, _)| s >= 1)
+                .map(|&(_, c)| c)
+                .sum(),
+        };
         match self {
-            Stat::AtLeast(i) => {
-                let s = THRESHOLDS[i as usize];
-                Some(
-                    pairs
-                        .iter()
-                        .filter(|&&(t, _)| t >= s)
-                        .map(|&(_, c)| c as i64)
-                        .sum(),
-                )
+            Stat::Groups(r) => Some(r.count(hist) as i64),
+            Stat::Share(r, d) => {
+                let n = over(d);
+                (n > 0).then(|| (r.count(hist) as f64 / n as f64 * SCALE).round() as i64)
             }
-            Stat::MeanSize => (groups > 0).then(|| {
-                let entities: f64 = pairs.iter().map(|&(s, c)| f64::from(s) * c as f64).sum();
-                (entities / groups as f64 * SCALE).round() as i64
-            }),
-            Stat::SingleShare => {
-                (groups > 0).then(|| (hist.count(1) as f64 / groups as f64 * SCALE).round() as i64)
+            Stat::MeanSize(d) => {
+                let n = over(d);
+                (n > 0).then(|| {
+                    let entities: f64 = hist
+                        .pairs()
+                        .iter()
+                        .map(|&(s, c)| f64::from(s) * c as f64)
+                        .sum();
+                    (entities / n as f64 * SCALE).round() as i64
+                })
             }
         }
     }
@@ -85,9 +248,20 @@ impl Stat {
     /// intervals are clipped to it; `coco verify` checks them against it).
     pub fn range(self, groups: Count, k: Size) -> (i64, i64) {
         match self {
-            Stat::AtLeast(_) => (0, groups as i64),
-            Stat::MeanSize => (0, (f64::from(k) * SCALE) as i64),
-            Stat::SingleShare => (0, SCALE as i64),
+            Stat::Groups(_) => (0, groups as i64),
+            Stat::MeanSize(_) => (0, (f64::from(k) * SCALE) as i64),
+            Stat::Share(..) => (0, SCALE as i64),
+        }
+    }
+
+    /// The statistic whose errors are pooled for this one's interval, asked of `of`: a
+    /// share over `G` takes its count's; the groups of one size in one region are a
+    /// cell (`None`: the cell's interval); every other statistic its own.
+    pub fn pooled(self, of: Scope) -> Option<Stat> {
+        match self {
+            Stat::Share(r, Denominator::All) => Stat::Groups(r).pooled(of),
+            Stat::Groups(r) if of == Scope::Region && r.lower == r.upper => None,
+            s => Some(s),
         }
     }
 }
@@ -97,29 +271,89 @@ impl Stat {
 fn bucket(stat: Stat, value: i64) -> u16 {
     let v = value.max(0) as u64;
     match stat {
-        Stat::AtLeast(_) => count_bucket(v),
-        Stat::MeanSize => count_bucket(v / 1000),
-        Stat::SingleShare => (v / 500) as u16,
+        Stat::Groups(_) => count_bucket(v),
+        Stat::MeanSize(_) => count_bucket(v / 1000),
+        Stat::Share(..) => (v / 500) as u16,
     }
 }
 
 type Key = (u16, Stat, u16);
 
+/// A set of regions of one level whose statistics are asked for together (`coco
+/// margins --regions`): their histograms and their `G` summed.
+#[derive(Clone, Debug)]
+pub struct RegionSet {
+    pub regions: Vec<NodeId>,
+    /// The statistics asked for (each a [`Stat::pooled`] one, or a share over `G`).
+    pub stats: Vec<Stat>,
+}
+
+impl RegionSet {
+    /// The set's histogram in `hists` and its `G`.
+    pub fn histogram(
+        &self,
+        hists: &HistogramSet,
+        public: PublicData<'_>,
+    ) -> (CountOfCounts, Count) {
+        let hist = CountOfCounts::sum(self.regions.iter().map(|id| hists.get(id.index())));
+        let groups = self.regions.iter().map(|&id| public.groups(id)).sum();
+        (hist, groups)
+    }
+
+    fn pooled(&self) -> impl Iterator<Item = Stat> + '_ {
+        self.stats.iter().filter_map(|s| s.pooled(Scope::Set))
+    }
+}
+
+/// What the bootstrap pools besides `summary.csv`'s statistics (what `coco margins`
+/// asks for).
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    /// Statistics of every region.
+    pub stats: Vec<Stat>,
+    /// Statistics of sets of regions.
+    pub sets: Vec<RegionSet>,
+}
+
 /// The pooled errors of every statistic.
 #[derive(Clone, Debug, Default)]
-pub struct SummaryPools(HashMap<Key, Pool>);
+pub struct SummaryPools {
+    /// The statistics pooled per region: `summary.csv`'s and those asked for.
+    stats: Vec<Stat>,
+    pools: HashMap<Key, Pool>,
+    sets: Vec<RegionSet>,
+    /// Per set, per statistic ([`Stat::pooled`]): its errors over the replicates.
+    set_pools: Vec<HashMap<Stat, Pool>>,
+}
 
 impl SummaryPools {
+    /// Pools for `summary.csv`'s statistics of a release with bound `k`, and those of
+    /// `request`.
+    pub fn new(k: Size, request: &Request) -> SummaryPools {
+        let mut stats: Vec<Stat> = stats(k)
+            .into_iter()
+            .chain(request.stats.iter().copied())
+            .filter_map(|s| s.pooled(Scope::Region))
+            .collect();
+        stats.sort_unstable();
+        stats.dedup();
+        SummaryPools {
+            stats,
+            pools: HashMap::default(),
+            set_pools: vec![HashMap::default(); request.sets.len()],
+            sets: request.sets.clone(),
+        }
+    }
+
     /// Adds one replicate's errors `f(released) − f(replicate)`.
     pub fn add(
         &mut self,
         released: &HistogramSet,
         replicate: &HistogramSet,
         public: PublicData<'_>,
-        k: Size,
     ) {
         let h = public.hierarchy;
-        let stats = stats(k);
+        let stats = &self.stats;
         let found = (0..h.len())
             .into_par_iter()
             .chunks(1024)
@@ -132,17 +366,13 @@ impl SummaryPools {
                         continue;
                     }
                     let level = h.node(id).level.0 as u16;
-                    for &stat in &stats {
+                    for &stat in stats {
                         let (Some(x), Some(y)) =
                             (stat.of(released.get(i), g), stat.of(replicate.get(i), g))
                         else {
                             continue;
                         };
-                        let p = out.entry((level, stat, bucket(stat, y))).or_default();
-                        p.cells += 1;
-                        if x != y {
-                            *p.nonzero.entry(x - y).or_default() += 1;
-                        }
+                        record(out.entry((level, stat, bucket(stat, y))).or_default(), x, y);
                     }
                 }
                 out
@@ -154,27 +384,33 @@ impl SummaryPools {
                 a
             });
         for (k, v) in found {
-            self.0.entry(k).or_default().merge(&v);
+            self.pools.entry(k).or_default().merge(&v);
+        }
+        for (set, pools) in self.sets.iter().zip(&mut self.set_pools) {
+            let (x_hist, g) = set.histogram(released, public);
+            let (y_hist, _) = set.histogram(replicate, public);
+            for stat in set.pooled() {
+                if let (Some(x), Some(y)) =
+                    (stat.of(x_hist.as_ref(), g), stat.of(y_hist.as_ref(), g))
+                {
+                    record(pools.entry(stat).or_default(), x, y);
+                }
+            }
         }
     }
 
     /// The offsets of every pool at `confidence`: its own if it holds enough errors,
-    /// else its level and statistic's.
+    /// else its level and statistic's; a set's from its own errors, however few (one
+    /// per replicate).
     pub fn offsets(&self, confidence: Confidence) -> SummaryOffsets {
         let mut whole: HashMap<(u16, Stat), Pool> = HashMap::default();
-        for (&(l, s, _), p) in &self.0 {
+        for (&(l, s, _), p) in &self.pools {
             whole.entry((l, s)).or_default().merge(p);
         }
-        let alpha = 1.0 - confidence.level();
-        let read = |p: &Pool| {
-            let d = p.distribution();
-            Offsets {
-                low: quantile(&d, alpha / 2.0).min(0),
-                high: quantile(&d, 1.0 - alpha / 2.0).max(0),
-            }
-        };
-        SummaryOffsets(
-            self.0
+        let read = |p: &Pool| read_offsets(p, confidence);
+        SummaryOffsets {
+            regions: self
+                .pools
                 .iter()
                 .map(|(&key, p)| {
                     let chosen = if p.cells >= MIN_SAMPLES_SUMMARY {
@@ -185,71 +421,75 @@ impl SummaryPools {
                     (key, read(chosen))
                 })
                 .collect(),
-        )
+            sets: self
+                .set_pools
+                .iter()
+                .map(|pools| pools.iter().map(|(&s, p)| (s, read(p))).collect())
+                .collect(),
+        }
     }
 }
 
-/// The interval of `stat` that a region's cell intervals imply (`cells`: the listed
-/// cells, by size; an unlisted cell is `[0, 0]`), for a region of `G` groups, around
-/// the released value `x`: for the groups of size at least `s`, `x` minus and plus the
-/// root sum of squares of the cells' distances to their bounds over the sizes `≥ s`
-/// (or below `s`, for `G` minus those, whichever is narrower) — the cells' errors
-/// taken as independent; for the share of single-member groups, the size-1 cell's
-/// bounds over `G`. `None` for the mean size, whose sum over sizes weighs the largest
-/// cells' bounds by their sizes.
+fn record(pool: &mut Pool, x: i64, y: i64) {
+    pool.cells += 1;
+    if x != y {
+        *pool.nonzero.entry(x - y).or_default() += 1;
+    }
+}
+
+/// The `α/2` and `1 − α/2` quantiles of a pool's errors, as offsets around a value.
+fn read_offsets(p: &Pool, confidence: Confidence) -> Offsets {
+    let alpha = 1.0 - confidence.level();
+    let d = p.distribution();
+    Offsets {
+        low: quantile(&d, alpha / 2.0).min(0),
+        high: quantile(&d, 1.0 - alpha / 2.0).max(0),
+    }
+}
+
+/// The interval of the groups of `range` that a region's cell intervals imply
+/// (`cells`: the listed cells, by size; an unlisted cell is `[0, 0]`), for a region of
+/// `G` groups, around the released value `x`: `x` minus and plus the root sum of
+/// squares of the cells' distances to their bounds over the sizes in the range (or
+/// outside it, for `G` minus those, whichever is narrower) — the cells' errors taken
+/// as independent.
 pub fn from_cells(
-    stat: Stat,
+    range: SizeRange,
     cells: &[super::CellInterval],
     groups: Count,
     x: i64,
-) -> Option<(i64, i64)> {
+) -> (i64, i64) {
     let g = groups as i64;
-    match stat {
-        Stat::AtLeast(i) => {
-            let s = THRESHOLDS[i as usize];
-            // Sums of squared distances below and above: sizes ≥ s, then sizes < s.
-            let mut sq = [[0f64; 2]; 2];
-            for c in cells {
-                let side = usize::from(c.size < s);
-                let down = (c.count - c.lower) as f64;
-                let up = (c.upper - c.count) as f64;
-                sq[side][0] += down * down;
-                sq[side][1] += up * up;
-            }
-            // Direct: x − √(Σ down²), x + √(Σ up²). Complement (G − the rest): a rest
-            // lower by `down` is a statistic higher by as much.
-            let direct = (sq[0][0].sqrt(), sq[0][1].sqrt());
-            let complement = (sq[1][1].sqrt(), sq[1][0].sqrt());
-            let (down, up) = if direct.0 + direct.1 <= complement.0 + complement.1 {
-                direct
-            } else {
-                complement
-            };
-            Some((
-                (x - down.ceil() as i64).max(0),
-                (x + up.ceil() as i64).min(g),
-            ))
-        }
-        Stat::SingleShare => {
-            if g == 0 {
-                return None;
-            }
-            let (lo, up) = cells
-                .iter()
-                .find(|c| c.size == 1)
-                .map_or((0, 0), |c| (c.lower as i64, c.upper as i64));
-            Some((
-                (lo as f64 / g as f64 * SCALE).floor() as i64,
-                (up as f64 / g as f64 * SCALE).ceil() as i64,
-            ))
-        }
-        Stat::MeanSize => None,
+    // Sums of squared distances below and above: sizes in the range, then outside.
+    let mut sq = [[0f64; 2]; 2];
+    for c in cells {
+        let side = usize::from(!range.contains(c.size));
+        let down = (c.count - c.lower) as f64;
+        let up = (c.upper - c.count) as f64;
+        sq[side][0] += down * down;
+        sq[side][1] += up * up;
     }
+    // Direct: x − √(Σ down²), x + √(Σ up²). Complement (G − the rest): a rest lower by
+    // `down` is a statistic higher by as much.
+    let direct = (sq[0][0].sqrt(), sq[0][1].sqrt());
+    let complement = (sq[1][1].sqrt(), sq[1][0].sqrt());
+    let (down, up) = if direct.0 + direct.1 <= complement.0 + complement.1 {
+        direct
+    } else {
+        complement
+    };
+    (
+        (x - down.ceil() as i64).max(0),
+        (x + up.ceil() as i64).min(g),
+    )
 }
 
-/// The offsets of the statistics' intervals.
+/// The offsets of the statistics' intervals: per level's pool, and per region set.
 #[derive(Clone, Debug, Default)]
-pub struct SummaryOffsets(HashMap<Key, Offsets>);
+pub struct SummaryOffsets {
+    regions: HashMap<Key, Offsets>,
+    sets: Vec<HashMap<Stat, Offsets>>,
+}
 
 /// A statistic with its interval.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,41 +499,79 @@ pub struct StatInterval {
     pub upper: i64,
 }
 
+impl StatInterval {
+    /// `[x + low, x + high]` clipped to `[min, max]`, and around `x`.
+    pub fn around(x: i64, o: Offsets, (min, max): (i64, i64)) -> StatInterval {
+        StatInterval {
+            estimate: x,
+            lower: (x + o.low).clamp(min, x),
+            upper: (x + o.high).clamp(x, max.max(x)),
+        }
+    }
+
+    /// A count's interval as a share of `G` groups (fixed point), rounded outward;
+    /// `None` for no groups.
+    pub fn over(self, groups: Count) -> Option<StatInterval> {
+        if groups == 0 {
+            return None;
+        }
+        let g = groups as f64;
+        let share = |v: i64| v as f64 / g * SCALE;
+        Some(StatInterval {
+            estimate: share(self.estimate).round() as i64,
+            lower: share(self.lower).floor() as i64,
+            upper: (share(self.upper).ceil() as i64).min(SCALE as i64),
+        })
+    }
+}
+
 impl SummaryOffsets {
-    /// The statistics of a region of `level` with released `hist` and `G` groups
-    /// (`None` where a mean or share of no groups is undefined).
+    /// The interval of a pooled statistic `stat` ([`Stat::pooled`]) of a region of
+    /// `level` with released `hist` and `G` groups (`None` where a mean or share of no
+    /// groups is undefined).
     pub fn region(
         &self,
         level: usize,
+        stat: Stat,
         hist: HistRef<'_>,
         groups: Count,
         k: Size,
-    ) -> Vec<Option<StatInterval>> {
-        stats(k)
-            .into_iter()
-            .map(|stat| {
-                let x = stat.of(hist, groups)?;
-                let o = self
-                    .0
-                    .get(&(level as u16, stat, bucket(stat, x)))
-                    .or_else(|| {
-                        // A value no replicate reached: the nearest pool of its level.
-                        self.0
-                            .iter()
-                            .filter(|(k, _)| k.0 == level as u16 && k.1 == stat)
-                            .min_by_key(|(k, _)| k.2.abs_diff(bucket(stat, x)))
-                            .map(|(_, o)| o)
-                    })
-                    .copied()
-                    .unwrap_or(Offsets { low: 0, high: 0 });
-                let (min, max) = stat.range(groups, k);
-                Some(StatInterval {
-                    estimate: x,
-                    lower: (x + o.low).clamp(min, x),
-                    upper: (x + o.high).clamp(x, max.max(x)),
-                })
+    ) -> Option<StatInterval> {
+        let x = stat.of(hist, groups)?;
+        let o = self
+            .regions
+            .get(&(level as u16, stat, bucket(stat, x)))
+            .or_else(|| {
+                // A value no replicate reached: the nearest pool of its level.
+                self.regions
+                    .iter()
+                    .filter(|(k, _)| k.0 == level as u16 && k.1 == stat)
+                    .min_by_key(|(k, _)| k.2.abs_diff(bucket(stat, x)))
+                    .map(|(_, o)| o)
             })
-            .collect()
+            .copied()
+            .unwrap_or(Offsets { low: 0, high: 0 });
+        Some(StatInterval::around(x, o, stat.range(groups, k)))
+    }
+
+    /// The interval of a pooled statistic of region set `set` (of [`Request::sets`]),
+    /// whose summed histogram is `hist` and `G` is `groups`.
+    pub fn set(
+        &self,
+        set: usize,
+        stat: Stat,
+        hist: HistRef<'_>,
+        groups: Count,
+        k: Size,
+    ) -> Option<StatInterval> {
+        let x = stat.of(hist, groups)?;
+        let o = self
+            .sets
+            .get(set)
+            .and_then(|s| s.get(&stat))
+            .copied()
+            .unwrap_or(Offsets { low: 0, high: 0 });
+        Some(StatInterval::around(x, o, stat.range(groups, k)))
     }
 }
 
@@ -312,7 +590,7 @@ mod tests {
     }
 
     #[test]
-    fn the_cells_imply_an_interval_for_sums_and_the_single_share() {
+    fn the_cells_imply_an_interval_for_sums() {
         let cells = [
             cell(1, 50, 46, 53),
             cell(2, 30, 27, 34),
@@ -322,16 +600,78 @@ mod tests {
             cell(23, 0, 0, 1),
         ];
         let g = 83;
+        let k = 30;
+        let range = |a, b| SizeRange::new(a, b, k).unwrap();
         // Size 20 or more: 3 released; down √(2²) = 2, up √(3² + 1 + 1 + 1) = √12 → 4.
-        assert_eq!(from_cells(Stat::AtLeast(3), &cells, g, 3), Some((1, 7)));
+        assert_eq!(from_cells(range(20, k), &cells, g, 3), (1, 7));
         // Size 2 or more: 33 released. Directly: down √(3² + 2²) → 4, up √(4² + 3² + 3) →
         // 6 (width 10); from G minus the size-1 cell: down 3, up 4 (width 7, narrower).
-        assert_eq!(from_cells(Stat::AtLeast(0), &cells, g, 33), Some((30, 37)));
+        assert_eq!(from_cells(range(2, k), &cells, g, 33), (30, 37));
         // The single share: the size-1 cell's bounds over G, outward.
+        let single = StatInterval {
+            estimate: 50,
+            lower: 46,
+            upper: 53,
+        };
         assert_eq!(
-            from_cells(Stat::SingleShare, &cells, g, 6024),
-            Some((5542, 6386))
+            single.over(g),
+            Some(StatInterval {
+                estimate: 6024,
+                lower: 5542,
+                upper: 6386
+            })
         );
-        assert_eq!(from_cells(Stat::MeanSize, &cells, g, 20_000), None);
+    }
+
+    #[test]
+    fn size_ranges_parse_and_name_themselves() {
+        let k = 50;
+        let r = SizeRange::parse("3..5", k).unwrap();
+        assert_eq!((r.lower(), r.upper()), (3, 5));
+        assert_eq!(Stat::Groups(r).name(k), "groups_size_3_to_5");
+        let r = SizeRange::parse("3..", k).unwrap();
+        assert_eq!(Stat::Groups(r).name(k), "groups_size_3_or_more");
+        assert_eq!(
+            Stat::Share(r, Denominator::Occupied).name(k),
+            "share_size_3_or_more_of_occupied"
+        );
+        let r = SizeRange::parse("4", k).unwrap();
+        assert_eq!(Stat::Groups(r).name(k), "groups_size_4");
+        assert_eq!(
+            Stat::Groups(SizeRange::parse("1..", k).unwrap()).name(k),
+            "occupied_groups"
+        );
+        // Beyond K: cut at K.
+        assert_eq!(SizeRange::parse("3..99", k).unwrap().upper(), k);
+        assert_eq!(
+            SizeRange::parse("5..2", k),
+            Err(RangeError::Reversed { lower: 5, upper: 2 })
+        );
+        assert_eq!(
+            SizeRange::parse("51..", k),
+            Err(RangeError::AboveK { lower: 51, k })
+        );
+        for bad in ["", "..", "a..3", "-1..2", "1..2..3", "1.5"] {
+            assert!(
+                matches!(SizeRange::parse(bad, k), Err(RangeError::Syntax { .. })),
+                "{bad}"
+            );
+        }
+        // summary.csv's names are those of the first releases, then the occupied ones.
+        let names: Vec<String> = stats(k).iter().map(|s| s.name(k)).collect();
+        assert_eq!(
+            names,
+            [
+                "groups_size_2_or_more",
+                "groups_size_5_or_more",
+                "groups_size_7_or_more",
+                "groups_size_20_or_more",
+                "mean_size",
+                "single_share",
+                "occupied_groups",
+                "mean_size_of_occupied",
+                "single_share_of_occupied",
+            ]
+        );
     }
 }

@@ -347,4 +347,11 @@ pub struct ManifestUncertainty {
     pub replicates: u32,
     /// How an interval is read from the pooled differences.
     pub rule: crate::release::margins::Rule,
+    /// The bootstrap's key, 64 hexadecimal digits
+    /// ([`crate::release::margins::BootstrapKey`]): `coco margins` re-runs the
+    /// bootstrap with it, so that a statistic it answers has the interval the release's
+    /// files give it. It keys post-processing noise only (`docs/privacy.md`). Absent in
+    /// manifests written before coco published it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<String>,
 }

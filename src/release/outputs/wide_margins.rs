@@ -79,7 +79,7 @@ fn bounds(
         let seven = summary::stats(u.max_size())
             .into_iter()
             .zip(u.summary(level, hist, groups))
-            .find(|(stat, _)| stat.name() == SEVEN_OR_MORE)
+            .find(|(stat, _)| stat.name(u.max_size()) == SEVEN_OR_MORE)
             .and_then(|(_, interval)| interval);
         out[7] = match seven {
             Some(iv) => (iv.lower.max(0) as u64, iv.upper.max(0) as u64),

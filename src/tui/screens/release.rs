@@ -708,14 +708,17 @@ pub fn wide_intervals(
         })
         .collect();
     let seven = wide_cells(hist)[7];
-    let stats = crate::release::margins::summary::stats(u.max_size());
-    // `AtLeast(i)` counts groups of size ≥ THRESHOLDS[i]; THRESHOLDS[2] = 7.
-    debug_assert_eq!(crate::release::margins::summary::THRESHOLDS[2], 7);
-    let at_least_7 = stats
-        .iter()
-        .position(|&s| s == crate::release::margins::summary::Stat::AtLeast(2));
-    let interval =
-        at_least_7.and_then(|i| u.summary(level, hist, groups).get(i).copied().flatten());
+    // The wide table's last column: the groups of size 7 or more (up to K).
+    let interval = crate::release::margins::summary::SizeRange::new(7, u.max_size(), u.max_size())
+        .ok()
+        .and_then(|r| {
+            u.statistic(
+                level,
+                crate::release::margins::summary::Stat::Groups(r),
+                hist,
+                groups,
+            )
+        });
     out.push(match interval {
         Some(v) => shown(seven, v.lower.max(0) as u64, v.upper.max(0) as u64),
         None => int(seven),

@@ -145,6 +145,7 @@ pub fn write(
             method: u.method(),
             replicates: u.replicates,
             rule: u.rule,
+            seed: Some(u.key.to_hex()),
         }),
     ))
 }

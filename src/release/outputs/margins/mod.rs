@@ -6,6 +6,7 @@
 
 pub mod files;
 pub mod measurements;
+pub mod published;
 pub mod tables;
 pub mod verify;
 

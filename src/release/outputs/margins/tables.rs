@@ -133,7 +133,7 @@ pub const SUMMARY_FILE: &str = "summary.csv";
 pub fn summary_header(k: crate::histogram::Size) -> String {
     let mut fields = vec!["level".to_string(), "region".into(), "groups".into()];
     for stat in crate::release::margins::summary::stats(k) {
-        let name = stat.name();
+        let name = stat.name(k);
         fields.push(name.clone());
         fields.push(format!("{name}_lower"));
         fields.push(format!("{name}_upper"));
@@ -181,7 +181,7 @@ pub fn write_summary<W: Write + Send>(
                 {
                     buf.push(b',');
                     match stat {
-                        crate::release::margins::summary::Stat::AtLeast(_) => {
+                        crate::release::margins::summary::Stat::Groups(_) => {
                             push_number(buf, &mut itoa, v)
                         }
                         _ => push_fixed(buf, v),
@@ -201,17 +201,21 @@ pub const SUMMARY_PARQUET_FILE: &str = "summary.parquet";
 
 /// The columns of `summary.parquet`: those of `summary.csv`, the counts as 64-bit
 /// integers and the means and shares as decimals with four places (exactly the values
-/// `summary.csv` writes); a statistic undefined for a region is null.
-pub fn summary_schema(k: crate::histogram::Size) -> SchemaRef {
+/// `summary.csv` writes); a statistic undefined for a region is null. `columns`: those
+/// of the coco that wrote the file (a release is written with the current ones).
+pub fn summary_schema(
+    k: crate::histogram::Size,
+    columns: crate::release::margins::summary::Columns,
+) -> SchemaRef {
     let mut fields = vec![
         Field::new("level", DataType::Utf8, false),
         Field::new("region", DataType::Utf8, false),
         Field::new("groups", DataType::Int64, false),
     ];
-    for stat in crate::release::margins::summary::stats(k) {
-        let name = stat.name();
+    for stat in columns.stats(k) {
+        let name = stat.name(k);
         let kind = match stat {
-            crate::release::margins::summary::Stat::AtLeast(_) => DataType::Int64,
+            crate::release::margins::summary::Stat::Groups(_) => DataType::Int64,
             _ => DataType::Decimal128(SUMMARY_PRECISION, SUMMARY_SCALE),
         };
         for column in [
@@ -240,7 +244,10 @@ pub fn write_summary_parquet<W: Write + Send>(
 ) -> std::io::Result<()> {
     let h = public.hierarchy;
     let stats = crate::release::margins::summary::stats(u.max_size());
-    let schema = summary_schema(u.max_size());
+    let schema = summary_schema(
+        u.max_size(),
+        crate::release::margins::summary::Columns::WithOccupied,
+    );
     let chunks = chunks_of(levels);
     write_batches(w, schema.clone(), chunks.len(), |i| {
         let (l, range) = &chunks[i];
@@ -271,7 +278,7 @@ pub fn write_summary_parquet<W: Write + Send>(
         for (j, stat) in stats.iter().enumerate() {
             for column in &values[3 * j..3 * j + 3] {
                 columns.push(match stat {
-                    crate::release::margins::summary::Stat::AtLeast(_) => {
+                    crate::release::margins::summary::Stat::Groups(_) => {
                         Arc::new(Int64Array::from(column.clone()))
                     }
                     _ => Arc::new(

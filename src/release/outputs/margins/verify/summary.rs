@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use crate::histogram::{Count, CountOfCounts, Size};
-use crate::release::margins::summary::{self, SCALE, Stat};
+use crate::release::margins::summary::{Columns, SCALE, Stat};
 use crate::release::outputs::manifest::Manifest;
 use crate::release::outputs::margins::tables::{
     SUMMARY_FILE, SUMMARY_PARQUET_FILE, summary_schema,
@@ -42,8 +42,12 @@ pub(super) fn check(out: &Path, manifest: &Manifest, lists: &dyn Fn(&str) -> boo
         if !lists(counts_file) {
             continue;
         }
-        let opened = rows::open(out, file, &summary_schema(manifest.max_size))
-            .and_then(|s| Ok((s, rows::open(out, counts_file, &counts_schema())?)));
+        let opened = rows::open(
+            out,
+            file,
+            &summary_schema(manifest.max_size, columns(manifest)),
+        )
+        .and_then(|s| Ok((s, rows::open(out, counts_file, &counts_schema())?)));
         match opened {
             Ok((mut summary, counts)) => problems.extend(compare(
                 out,
@@ -56,6 +60,15 @@ pub(super) fn check(out: &Path, manifest: &Manifest, lists: &dyn Fn(&str) -> boo
         }
     }
     problems
+}
+
+/// The statistics the summary of the release holds: a release written before coco
+/// published the bootstrap's key (`uncertainty.seed`) holds the first columns only.
+fn columns(manifest: &Manifest) -> Columns {
+    match manifest.uncertainty.as_ref().and_then(|u| u.seed.as_ref()) {
+        Some(_) => Columns::WithOccupied,
+        None => Columns::First,
+    }
 }
 
 /// The counts, one region's histogram at a time.
@@ -124,7 +137,7 @@ impl Counts {
 /// A statistic's value as the summary writes it: a count, or four decimals.
 fn shown(stat: Stat, v: i128) -> String {
     match stat {
-        Stat::AtLeast(_) => v.to_string(),
+        Stat::Groups(_) => v.to_string(),
         _ => {
             let scale = SCALE as i128;
             format!("{}.{:04}", v / scale, v % scale)
@@ -142,7 +155,7 @@ fn compare(
     mut counts: Counts,
 ) -> Vec<String> {
     let k = manifest.max_size;
-    let stats = summary::stats(k);
+    let stats = columns(manifest).stats(k);
     let mut problems = Vec::new();
     let mut row = 0u64;
     for (i, level) in manifest.levels.iter().enumerate() {
@@ -208,7 +221,7 @@ fn compare(
             };
             // The schema holds an estimate and two bounds per statistic.
             for (stat, found) in stats.iter().zip(values.chunks_exact(3)) {
-                let name = stat.name();
+                let name = stat.name(k);
                 // Compared as i128: a written value beyond i64 is shown as written.
                 let expected = stat.of(hist.as_ref(), groups).map(i128::from);
                 let found: Vec<Option<i128>> = found.iter().map(|v| v.map(i128::from)).collect();
