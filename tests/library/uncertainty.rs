@@ -252,6 +252,13 @@ const MIN_COVERAGE: f64 = 0.85;
 /// nominal at the top levels of small or sparse data (the figures and why are in
 /// `docs/uncertainty.md`); this floor catches a method that stops covering them.
 const MIN_OCCUPIED_COVERAGE: f64 = 0.75;
+/// The least share of a level's occupied tail cells (sizes at or above its `L`) an
+/// interval at 90% must cover, where the level holds at least [`MIN_TAIL_CELLS`] of
+/// them: without the tail's zone ([`coco::release::margins::zone`]) the tails of
+/// `deep`'s counties and tracts were covered at 0.71–0.74 (`docs/uncertainty.md`).
+const MIN_TAIL_COVERAGE: f64 = 0.8;
+/// Fewer occupied tail cells than this measure a level's tail too coarsely to test.
+const MIN_TAIL_CELLS: u64 = 200;
 /// The least share of a level's `summary.csv` statistics (region × statistic values
 /// defined for the truth) an interval at 90% must cover.
 const MIN_SUMMARY_COVERAGE: f64 = 0.8;
@@ -277,19 +284,21 @@ fn coverage_failures(definition: Definition) -> Vec<String> {
         for (level, s) in scores.iter().enumerate() {
             let coverage = s.covered as f64 / s.cells.max(1) as f64;
             let ratio = s.width / s.error.max(1.0);
-            let occupied = s.occupied_covered as f64 / s.occupied.max(1) as f64;
+            let (occupied, _, tail) = s.occupied_shares();
             let stats = s.stats_covered as f64 / s.stats.max(1) as f64;
             if s.cells == 0
                 || coverage < MIN_COVERAGE
                 || occupied < MIN_OCCUPIED_COVERAGE
+                || (s.tail >= MIN_TAIL_CELLS && tail < MIN_TAIL_COVERAGE)
                 || s.stats == 0
                 || stats < MIN_SUMMARY_COVERAGE
                 || ratio > MAX_WIDTH_RATIO
             {
                 failures.push(format!(
-                    "{name} ({definition}) level {level}: coverage {coverage:.3} of {} cells ({occupied:.3} of {} occupied; {stats:.3} of {} statistics), mean width {:.2} = {ratio:.2} × the mean absolute error",
+                    "{name} ({definition}) level {level}: coverage {coverage:.3} of {} cells ({occupied:.3} of {} occupied, {tail:.3} of their {} in the tail; {stats:.3} of {} statistics), mean width {:.2} = {ratio:.2} × the mean absolute error",
                     s.cells,
                     s.occupied,
+                    s.tail,
                     s.stats,
                     s.width / s.cells.max(1) as f64
                 ));
@@ -313,12 +322,13 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape() {
 /// The same claims for ρ-zCDP plans, at the ρ of similar accuracy
 /// ([`crate::robustness::budget`]). For a Gaussian error the width ratio is
 /// 3.29σ / (σ·√(2/π)) = 4.1, below the Laplace's 4.6, so [`MAX_WIDTH_RATIO`] is no
-/// looser for it. It does not hold yet: the chain shape's levels are covered at
-/// 0.71–0.80 (occupied 0.68–0.79, statistics 0.50–0.83) and the group-quarters
-/// nation's statistics at 0.75, so the test is ignored until the margins of a zCDP
-/// release are fixed (issue 33); run it with `--ignored`.
+/// looser for it. It does not hold yet: with the tail's zone, the chain shape's levels
+/// 0–3 are covered at 0.71–0.80 (occupied 0.68–0.79, statistics 0.50–0.81) and the
+/// nations of group-quarters and giant have statistics at 0.72 and 0.78 (of 18 each);
+/// `deep` and `threshold` hold. The test is ignored until the margins of a zCDP release
+/// are fixed (issues 33 and 34); run it with `--ignored`.
 #[test]
-#[ignore = "zCDP margins under-cover on the chain shape (issue 33): run with --ignored"]
+#[ignore = "zCDP margins under-cover on the chain shape (issues 33, 34): run with --ignored"]
 fn intervals_cover_the_truth_at_every_level_of_every_shape_under_zcdp() {
     let failures = coverage_failures(Definition::Zcdp);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
