@@ -219,22 +219,20 @@ fn real_datasets(keep: &tempfile::TempDir) -> Vec<(String, Dataset, Size)> {
 }
 
 /// Per level, the scores of `trials` seeded releases of `d` and their intervals.
+/// The margins are computed with `options`, each trial's bootstrap keyed apart.
 fn measure(
     d: &Dataset,
     k: Size,
     (definition, family): (Definition, Family),
     trials: u64,
-    replicates: Replicates,
-    rule: Rule,
+    options: &UncertaintyOptions,
 ) -> Vec<LevelScore> {
     let p = family_plan(d, k, definition, family);
     let mut total = vec![LevelScore::default(); d.hierarchy.depth()];
     for t in 0..trials {
         let o = UncertaintyOptions {
-            replicates,
-            rule,
             key: Some(NoiseSource::seeded(100 + t)),
-            ..Default::default()
+            ..*options
         };
         for (a, b) in total.iter_mut().zip(score(d, &p, 1 + t, &o)) {
             a.add(&b);
@@ -278,8 +276,7 @@ fn coverage_failures(definition: Definition) -> Vec<String> {
             k,
             (definition, Family::Default),
             TRIALS,
-            Replicates::Auto,
-            Rule::default(),
+            &UncertaintyOptions::default(),
         );
         for (level, s) in scores.iter().enumerate() {
             let coverage = s.covered as f64 / s.cells.max(1) as f64;
@@ -319,6 +316,37 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The companion of the test above: without the tail's zone (the bootstrap's truth
+/// being the release itself), the occupied tail cells of a deep hierarchy whose sizes
+/// cross the tail's `L` fall below [`MIN_TAIL_COVERAGE`] at some level, and the test
+/// above would fail on it.
+#[test]
+fn without_the_tail_zone_the_tail_is_not_covered() {
+    let (_, d, k) = datasets()
+        .into_iter()
+        .find(|(name, _, _)| name == "deep")
+        .unwrap();
+    let shares = |bias| -> Vec<(u64, f64)> {
+        let options = UncertaintyOptions {
+            bias,
+            ..Default::default()
+        };
+        measure(&d, k, (Definition::Pure, Family::Default), TRIALS, &options)
+            .iter()
+            .map(|s| (s.tail, s.occupied_shares().2))
+            .collect()
+    };
+    let short = |levels: &[(u64, f64)]| {
+        levels
+            .iter()
+            .any(|&(n, share)| n >= MIN_TAIL_CELLS && share < MIN_TAIL_COVERAGE)
+    };
+    let without = shares(uncertainty::Bias::Ignored);
+    assert!(short(&without), "{without:?}");
+    let with = shares(uncertainty::Bias::TailZone);
+    assert!(!short(&with), "{with:?}");
+}
+
 /// The same claims for ρ-zCDP plans, at the ρ of similar accuracy
 /// ([`crate::robustness::budget`]). For a Gaussian error the width ratio is
 /// 3.29σ / (σ·√(2/π)) = 4.1, below the Laplace's 4.6, so [`MAX_WIDTH_RATIO`] is no
@@ -337,7 +365,8 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape_under_zcdp() {
 /// The table of `docs/uncertainty.md`: `cargo test --release --test library
 /// uncertainty::table -- --ignored --nocapture` (`TRIALS=n`, `REPS=n`,
 /// `RULE=basic|percentile|symmetric`, `DATA=sample,dense` to change what is measured,
-/// `EXTRA=1` to add datasets drawn from real figures, `DIRS=name=path,…` datasets on
+/// `EXTRA=1` to add datasets drawn from real figures, `NO_ZONE=1` without the tail's
+/// zone, `DIRS=name=path,…` datasets on
 /// disk, `DEFINITION=zcdp` for ρ-zCDP plans).
 #[test]
 #[ignore]
@@ -388,7 +417,17 @@ fn table() {
         {
             continue;
         }
-        let scores = measure(&d, k, (definition, family), trials, reps, rule);
+        let options = UncertaintyOptions {
+            replicates: reps,
+            rule,
+            bias: if std::env::var_os("NO_ZONE").is_some() {
+                uncertainty::Bias::Ignored
+            } else {
+                uncertainty::Bias::TailZone
+            },
+            ..Default::default()
+        };
+        let scores = measure(&d, k, (definition, family), trials, &options);
         for (level, s) in scores.iter().enumerate() {
             let n = s.cells.max(1) as f64;
             let (occupied, head, tail) = s.occupied_shares();

@@ -219,6 +219,20 @@ pub struct UncertaintyOptions {
     /// for `coco release --replicate-tables`: `R` copies of the release in memory, so
     /// only when asked.
     pub keep_replicates: bool,
+    /// Which known biases of the estimators the bootstrap's truth accounts for.
+    pub bias: Bias,
+}
+
+/// The biases of the estimators the bootstrap's truth undoes before the replicates are
+/// drawn ([`zone`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Bias {
+    /// The tails' groups put at `L` are spread over their zones (the default).
+    #[default]
+    TailZone,
+    /// The release itself is the truth: for comparison only (the coverage test's
+    /// companion shows what the zone is for).
+    Ignored,
 }
 
 /// The work the automatic choice of `R` spends on all replicates together, in the
@@ -917,7 +931,10 @@ pub(crate) fn bootstrap(
     let source = key.source();
     let released = release.histograms();
     // The bootstrap's truth: the release with its tails' zones spread ([`zone`]).
-    let zones = zone::zones(plan, public.hierarchy.depth(), k);
+    let zones = match options.bias {
+        Bias::TailZone => zone::zones(plan, public.hierarchy.depth(), k),
+        Bias::Ignored => vec![None; public.hierarchy.depth()],
+    };
     let spread = zone::world(released, public, &zones);
     let world = Released {
         histograms: spread.as_ref().unwrap_or(released),

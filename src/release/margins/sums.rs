@@ -118,6 +118,7 @@ pub fn margins(
             rule: options.rule,
             key: None,
             keep_replicates: false,
+            bias: super::Bias::default(),
         },
         options.key,
         &request,
