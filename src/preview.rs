@@ -395,7 +395,7 @@ pub fn preview(
             }
         }
         if let Some(confidence) = options.coverage {
-            let released = crate::release::margins::Released::trial(
+            let released = crate::release::margins::Released::new(
                 &kept_consistent,
                 est.max_size,
                 ran[0].consistency,

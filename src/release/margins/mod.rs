@@ -556,26 +556,13 @@ impl<'a> From<&'a Draw> for Released<'a> {
 }
 
 impl<'a> Released<'a> {
-    /// A preview trial's consistent histograms (never the truth: the caller holds
-    /// them from [`crate::consistency::make_consistent`]).
-    pub(crate) fn trial(
-        histograms: &'a HistogramSet,
-        max_size: Size,
-        consistency: crate::consistency::Consistency,
-    ) -> Released<'a> {
-        Released {
-            histograms,
-            max_size,
-            consistency,
-        }
-    }
-
-    /// A release read back from its published files (`coco margins`): the histograms
-    /// of `counts.csv` (or `counts.parquet`), the manifest's `K` and the consistency
-    /// step it names. Never the truth: the caller holds them from
-    /// [`crate::release::outputs::margins::published::read`], which reads published
-    /// files only.
-    pub(crate) fn published(
+    /// Released tables that are not a [`Draw`]: a preview trial's consistent histograms
+    /// (the caller holds them from [`crate::consistency::make_consistent`]), or a
+    /// release read back from its published files for `coco margins` (the caller holds
+    /// them from [`crate::release::outputs::margins::published::read`], which reads
+    /// published files only), with their `K` and the consistency step that made them.
+    /// Never the truth: both are post-processed noisy measurements.
+    pub(crate) fn new(
         histograms: &'a HistogramSet,
         max_size: Size,
         consistency: crate::consistency::Consistency,

@@ -66,7 +66,7 @@ impl Published {
 
     /// The released tables, for the bootstrap.
     pub fn released(&self) -> Released<'_> {
-        Released::published(
+        Released::new(
             &self.histograms,
             self.manifest.max_size,
             self.manifest.consistency,
