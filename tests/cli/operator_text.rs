@@ -337,3 +337,47 @@ fn ctrl_c_stops_a_release_with_status_130_and_leaves_no_release() {
     let verified = coco(&["ledger", "verify"], &home);
     assert!(verified.status.success(), "{}", text(&verified));
 }
+
+/// Long work whose standard error is not a terminal (a log, a pipe, a scheduler) prints
+/// plain progress lines, because a bar would never show there; work shorter than the
+/// interval prints none, so quick commands keep their logs clean.
+#[test]
+fn progress_is_plain_lines_off_a_terminal() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let plan = tmp.path().join("plan.toml");
+    ok(&["plan", &s(&sample()), "--out", &s(&plan)], &home);
+    let args = [
+        "preview",
+        &s(&sample()),
+        "--config",
+        &s(&plan),
+        "--proxy",
+        "synthetic",
+        "--trials",
+        "2",
+    ];
+    let every_step = Command::new(COCO)
+        .args(args)
+        .env("COCO_HOME", &home)
+        .env("COCO_PROGRESS_EVERY", "0")
+        .output()
+        .unwrap();
+    assert!(every_step.status.success(), "{}", text(&every_step));
+    let err = String::from_utf8_lossy(&every_step.stderr);
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("preview: ")).collect();
+    assert!(lines.len() >= 2, "{err}");
+    assert!(
+        lines.iter().any(|l| l.contains("regions (trial 2 of 2)")),
+        "{err}"
+    );
+    assert!(lines[0].contains(" elapsed"), "{err}");
+    let last = lines.last().unwrap();
+    assert!(last.ends_with("(done)"), "{err}");
+    assert!(!err.contains('\r') && !err.contains('\u{1b}'), "{err:?}");
+
+    let quiet = coco(&args, &home);
+    assert!(quiet.status.success(), "{}", text(&quiet));
+    let err = String::from_utf8_lossy(&quiet.stderr);
+    assert!(!err.lines().any(|l| l.starts_with("preview: ")), "{err}");
+}
