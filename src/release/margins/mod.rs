@@ -938,8 +938,7 @@ pub(crate) fn bootstrap(
         Replicates::Auto | Replicates::Within(_) => 1,
     };
     let mut kept = Vec::new();
-    let mut r = 0;
-    while r < replicates {
+    let draw = |r: u32| {
         let phase = crate::timing::phase("    replicate: measure, estimate, consistency");
         let replicate = bootstrap::replicate(
             world,
@@ -947,44 +946,64 @@ pub(crate) fn bootstrap(
             public,
             &source.derive(Subkey::Replicate(r)),
             &consistency,
-        )?;
-        phase.done();
-        if r == 0 {
-            let cost = replicate_cost(
-                replicate.work,
-                released.cells() as u64,
-                public.hierarchy.len() as u64,
-            );
-            match options.replicates {
-                Replicates::Auto => replicates = auto_replicates(cost),
-                Replicates::Within(budget) => replicates = replicates_within(budget, cost),
-                Replicates::Fixed(_) => {}
-            }
-            crate::timing::note(&format!(
-                "margins of error: a replicate costs {} units ({} of measurements, {} cells, {} regions): {replicates} replicates",
-                crate::units::thousands(u128::from(cost)),
-                crate::units::thousands(u128::from(replicate.work)),
-                crate::units::thousands(released.cells() as u128),
-                crate::units::thousands(public.hierarchy.len() as u128),
-            ));
-        }
-        let phase = crate::timing::phase("    replicate: pooling its errors");
-        add_replicate(
-            &mut pools,
-            &mut moved,
-            (released, world.histograms),
-            &replicate.histograms,
-            public,
-            k,
-            &zones,
-            r == 0,
         );
-        summary.add(world.histograms, &replicate.histograms, public);
-        if options.keep_replicates {
-            kept.push(replicate.histograms);
-        }
         phase.done();
-        r += 1;
+        replicate
+    };
+    // Replicates after the first are drawn a batch at a time, one per core: a small
+    // release's replicate does not keep both cores busy on its own, and each draws from
+    // its own key, so the batch's results are those drawn one by one. They are pooled
+    // in order, as one by one. (A large release gets few replicates, and a batch holds
+    // at most one replicate's tables per core.)
+    let batch = rayon::current_num_threads().max(1) as u32;
+    let mut r = 0;
+    while r < replicates {
+        let drawn: Vec<bootstrap::Replicate> = if r == 0 {
+            vec![draw(0)?]
+        } else {
+            (r..replicates.min(r + batch))
+                .into_par_iter()
+                .map(draw)
+                .collect::<Result<_, _>>()?
+        };
+        for replicate in drawn {
+            if r == 0 {
+                let cost = replicate_cost(
+                    replicate.work,
+                    released.cells() as u64,
+                    public.hierarchy.len() as u64,
+                );
+                match options.replicates {
+                    Replicates::Auto => replicates = auto_replicates(cost),
+                    Replicates::Within(budget) => replicates = replicates_within(budget, cost),
+                    Replicates::Fixed(_) => {}
+                }
+                crate::timing::note(&format!(
+                    "margins of error: a replicate costs {} units ({} of measurements, {} cells, {} regions): {replicates} replicates",
+                    crate::units::thousands(u128::from(cost)),
+                    crate::units::thousands(u128::from(replicate.work)),
+                    crate::units::thousands(released.cells() as u128),
+                    crate::units::thousands(public.hierarchy.len() as u128),
+                ));
+            }
+            let phase = crate::timing::phase("    replicate: pooling its errors");
+            add_replicate(
+                &mut pools,
+                &mut moved,
+                (released, world.histograms),
+                &replicate.histograms,
+                public,
+                k,
+                &zones,
+                r == 0,
+            );
+            summary.add(world.histograms, &replicate.histograms, public);
+            if options.keep_replicates {
+                kept.push(replicate.histograms);
+            }
+            phase.done();
+            r += 1;
+        }
     }
     let phase = crate::timing::phase("    quantiles of the pools");
     let floors = floor::floors(plan, public, k, options.confidence);
