@@ -31,7 +31,7 @@ use crate::privacy::Loss;
 use crate::release::plan::ReleasePlan;
 
 use super::Confidence;
-use super::pool::{self, Class, ZERO};
+use super::pool::{self, Class, CountKey, Gap};
 
 /// One level's floor: cells of sizes below `head_end` whose class borrowed, and whose
 /// released count is at least `min_count`, get `± q` at least.
@@ -215,13 +215,15 @@ fn smallest_q(p: f64, tail: impl Fn(f64) -> f64) -> i64 {
 /// neighbours'; farther 0s are the flat ends of the distribution, and displaced groups
 /// are the reach's, [`super::reach`]).
 pub fn applies(floor: &Floor, c: Class) -> bool {
-    if pool::size_bucket_max(c.size) >= floor.head_end {
+    if pool::size_key_max(c.size) >= floor.head_end {
         return false;
     }
-    if c.count >= ZERO {
-        return floor.min_count == 0 && c.count == ZERO + 1;
+    match c.count {
+        CountKey::Zero(gap) => floor.min_count == 0 && gap == Gap::One,
+        CountKey::Released(b) => pool::count_bucket_min(b) >= floor.min_count.max(1),
+        // Coarser classes have no floor of their own.
+        CountKey::Merged(_) | CountKey::AnyReleased | CountKey::AnyZero => false,
     }
-    pool::count_bucket_min(c.count) >= floor.min_count.max(1)
 }
 
 #[cfg(test)]

@@ -90,7 +90,7 @@ use crate::noise::{NoiseSource, OsRandomnessError, Subkey};
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
-use pool::{ANY, Class, MIN_SAMPLES, Pool, ZERO};
+use pool::{Class, Pool};
 
 #[derive(Debug, Error)]
 pub enum UncertaintyError {
@@ -380,11 +380,7 @@ impl Uncertainty {
                 });
             }
         };
-        let far = self.offsets_of(Class {
-            level,
-            size: ANY,
-            count: ZERO + 6,
-        });
+        let far = self.offsets_of(Class::far(level));
         if far.high > 0 {
             // Every far cell is listed too (a release whose replicates moved groups
             // far from where it put them).
@@ -728,13 +724,7 @@ fn add_replicate(
                         .or_default()
                         .cells += 1;
                 });
-                out.entry(Class {
-                    level,
-                    size: ANY,
-                    count: ZERO + 6,
-                })
-                .or_default()
-                .cells += far;
+                out.entry(Class::far(level)).or_default().cells += far;
                 let mut record = |s: Size, c: Count, r: Count| {
                     if c != r {
                         let e = c as i64 - r as i64;
@@ -811,45 +801,8 @@ fn offsets(dist: &[(i64, u64)], rule: Rule, confidence: Confidence) -> Offsets {
     }
 }
 
-/// The coarser classes a class borrows from when it holds too few errors, finest
-/// first: its size buckets merged pairwise again and again (neighbouring sizes, then
-/// ever wider ranges), then any size with its count buckets merged the same way, then
-/// its level's released-0 or other cells.
-fn ancestors(c: Class) -> Vec<Class> {
-    let mut out = Vec::new();
-    if c.size != ANY {
-        let mut size = c.size;
-        while size > 0 {
-            size >>= 1;
-            out.push(Class {
-                size: size | 0x4000,
-                ..c
-            });
-        }
-    }
-    out.push(Class { size: ANY, ..c });
-    if c.count >= ZERO {
-        out.push(Class {
-            size: ANY,
-            count: ZERO,
-            ..c
-        });
-    } else {
-        let mut count = c.count;
-        while count > 0 {
-            count >>= 1;
-            out.push(Class {
-                size: ANY,
-                count: count | 0x4000,
-                ..c
-            });
-        }
-    }
-    out
-}
-
 /// The offsets of every class: from its own errors if it holds at least
-/// [`MIN_SAMPLES`], else from its finest ancestor ([`ancestors`]) that does (else from
+/// [`pool::MIN_SAMPLES`], else from its finest coarser class ([`Class::coarser`]) that does (else from
 /// all the level's errors of its kind, however few), widened to its level's measurement
 /// floor where that applies ([`floor`]).
 fn offsets_table(
@@ -858,22 +811,13 @@ fn offsets_table(
     confidence: Confidence,
     floors: &[Option<floor::Floor>],
 ) -> HashMap<Class, Offsets> {
-    let mut coarse: HashMap<Class, Pool> = HashMap::default();
-    for (c, p) in pools {
-        for a in ancestors(*c) {
-            coarse.entry(a).or_default().merge(p);
-        }
-    }
+    let coarse = pool::coarse_pools(pools, Class::coarser);
     pools
         .iter()
         .map(|(c, p)| {
-            let chain = ancestors(*c);
-            let chosen = std::iter::once(p)
-                .chain(chain.iter().map(|a| &coarse[a]))
-                .find(|p| p.cells >= MIN_SAMPLES)
-                .unwrap_or_else(|| &coarse[chain.last().expect("a level class")]);
+            let chosen = pool::choose(*c, Some(p), &c.coarser(), &coarse).map_or(p, |(_, q)| q);
             let mut o = offsets(&chosen.distribution(), rule, confidence);
-            if p.cells < MIN_SAMPLES {
+            if p.cells < pool::MIN_SAMPLES {
                 let floor = floors.get(usize::from(c.level)).copied().flatten();
                 if let Some(f) = floor.filter(|f| floor::applies(f, *c)) {
                     o.low = o.low.min(-f.q);

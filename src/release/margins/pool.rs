@@ -29,24 +29,197 @@ pub const NEAR: Size = 16;
 /// values (at 100, the 95% quantile is the 95th of 100): it borrows a coarser class's.
 pub const MIN_SAMPLES: u64 = 100;
 
-/// A pool of comparable cells (see the module docs).
+/// A pool of comparable cells (see the module docs): a level, what its cells' sizes
+/// are and what the release says of their counts. The classes cells are pooled in are
+/// [`SizeKey::Bucket`] or [`SizeKey::Any`] (far cells) with [`CountKey::Released`] or
+/// [`CountKey::Zero`]; the others are the coarser classes a class borrows from
+/// ([`Class::coarser`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Class {
     pub level: u16,
-    /// [`size_bucket`], or [`ANY`] for coarser classes and far cells.
-    pub size: u16,
-    /// [`count_bucket`] for a released count above 0; [`ZERO`] plus the distance bucket
-    /// for a released 0; [`ANY`] for the level's class.
-    pub count: u16,
+    pub size: SizeKey,
+    pub count: CountKey,
 }
 
-/// A bucket standing for every value.
-pub const ANY: u16 = u16::MAX;
-/// Released-0 cells: `ZERO + distance bucket` (1..=5 near, 6 far).
-pub const ZERO: u16 = 1000;
-const FAR: u16 = ZERO + 6;
-/// Released-0 cells of a tail zone farther than [`NEAR`] from a released size.
-const ZONE: u16 = ZERO + 7;
+/// What a class knows of its cells' sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SizeKey {
+    /// One [`size_bucket`].
+    Bucket(u16),
+    /// The buckets next to each other whose number, halved `halvings` times, is
+    /// `prefix` ([`Merged`]).
+    Merged(Merged),
+    /// Every size of the level.
+    Any,
+}
+
+/// Neighbouring buckets merged pairwise, `halvings` times: the `2^halvings` buckets
+/// `prefix · 2^halvings ..= (prefix + 1) · 2^halvings − 1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Merged {
+    pub halvings: u8,
+    pub prefix: u16,
+}
+
+impl Merged {
+    /// The ever wider ranges of buckets holding `bucket`, narrowest first, up to the
+    /// one that starts at bucket 0.
+    pub fn around(bucket: u16) -> impl Iterator<Item = Merged> {
+        (1u8..=16)
+            .map(move |halvings| Merged {
+                halvings,
+                prefix: bucket >> halvings,
+            })
+            .scan(false, |done, m| {
+                // Stop after the first range starting at bucket 0.
+                if *done {
+                    return None;
+                }
+                *done = m.prefix == 0;
+                Some(m)
+            })
+    }
+}
+
+/// What a class knows of its cells' released counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CountKey {
+    /// A released count above 0, in its [`count_bucket`].
+    Released(u16),
+    /// Count buckets merged ([`Merged`] over [`count_bucket`]s).
+    Merged(Merged),
+    /// Every released count above 0 of the level.
+    AnyReleased,
+    /// A released 0, by how far it lies from the region's nearest released size.
+    Zero(Gap),
+    /// Every released 0 of the level.
+    AnyZero,
+}
+
+/// How far a released-0 cell lies from the region's nearest released size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Gap {
+    One,
+    Two,
+    UpTo4,
+    UpTo8,
+    /// 9 to [`NEAR`].
+    UpToNear,
+    /// Farther than [`NEAR`]: one class per level, whatever the size.
+    Far,
+    /// Farther than [`NEAR`] but in the level's tail zone ([`super::zone`]): a group
+    /// the estimator put at `L` may be there, so one class per size bucket.
+    Zone,
+}
+
+impl Gap {
+    /// The gap of a distance `d ≥ 1` to the nearest released size.
+    pub fn of(d: Size) -> Gap {
+        match d {
+            0 | 1 => Gap::One,
+            2 => Gap::Two,
+            3..=4 => Gap::UpTo4,
+            5..=8 => Gap::UpTo8,
+            9..=NEAR => Gap::UpToNear,
+            _ => Gap::Far,
+        }
+    }
+}
+
+impl Class {
+    /// The class of a level's far released-0 cells.
+    pub fn far(level: u16) -> Class {
+        Class {
+            level,
+            size: SizeKey::Any,
+            count: CountKey::Zero(Gap::Far),
+        }
+    }
+
+    /// The coarser classes this one borrows from when it holds too few errors, finest
+    /// first: its size buckets merged with their neighbours in ever wider ranges, then
+    /// any size with its count buckets merged the same way, then its level's cells of
+    /// its kind (released 0, or not).
+    pub fn coarser(self) -> Vec<Class> {
+        let mut out = Vec::new();
+        if let SizeKey::Bucket(b) = self.size {
+            out.extend(Merged::around(b).map(|m| Class {
+                size: SizeKey::Merged(m),
+                ..self
+            }));
+        }
+        let any = Class {
+            size: SizeKey::Any,
+            ..self
+        };
+        out.push(any);
+        match self.count {
+            CountKey::Released(b) => {
+                out.extend(Merged::around(b).map(|m| Class {
+                    count: CountKey::Merged(m),
+                    ..any
+                }));
+                out.push(Class {
+                    count: CountKey::AnyReleased,
+                    ..any
+                });
+            }
+            CountKey::Zero(_) => out.push(Class {
+                count: CountKey::AnyZero,
+                ..any
+            }),
+            CountKey::Merged(_) | CountKey::AnyReleased | CountKey::AnyZero => {}
+        }
+        out
+    }
+}
+
+/// Pools that merge: a class's errors, a reach's tally.
+pub trait Merge: Default {
+    fn merge_from(&mut self, other: &Self);
+    /// How many cells the pool holds.
+    fn cells(&self) -> u64;
+}
+
+/// Every coarser pool of `own` (keyed by `coarser(key)`, finest first), each the merge
+/// of the pools of the keys under it.
+pub fn coarse_pools<K, P, I>(own: &HashMap<K, P>, coarser: impl Fn(K) -> I) -> HashMap<K, P>
+where
+    K: Copy + Eq + std::hash::Hash,
+    P: Merge,
+    I: IntoIterator<Item = K>,
+{
+    let mut coarse: HashMap<K, P> = HashMap::default();
+    for (&key, p) in own {
+        for a in coarser(key) {
+            coarse.entry(a).or_default().merge_from(p);
+        }
+    }
+    coarse
+}
+
+/// The pool a key's quantiles are read from: its own (`own`) if it holds at least
+/// [`MIN_SAMPLES`] cells, else the finest of its coarser pools (`chain`, finest first,
+/// from `coarse`) that does, else the coarsest, however few it holds. `None` when
+/// there is no pool at all. Returns the key of the pool chosen, with it.
+pub fn choose<'a, K, P>(
+    key: K,
+    own: Option<&'a P>,
+    chain: &[K],
+    coarse: &'a HashMap<K, P>,
+) -> Option<(K, &'a P)>
+where
+    K: Copy + Eq + std::hash::Hash,
+    P: Merge,
+{
+    std::iter::once((key, own))
+        .chain(chain.iter().map(|a| (*a, coarse.get(a))))
+        .find_map(|(k, p)| p.filter(|p| p.cells() >= MIN_SAMPLES).map(|p| (k, p)))
+        .or_else(|| {
+            let last = chain.last()?;
+            coarse.get(last).map(|p| (*last, p))
+        })
+}
 
 /// Sizes up to 16 on their own, then four buckets per doubling.
 pub fn size_bucket(s: Size) -> u16 {
@@ -58,30 +231,42 @@ pub fn size_bucket(s: Size) -> u16 {
     (16 + 4 * (log - 4) + quarter + 1) as u16
 }
 
-/// The largest size of a [`size_bucket`] (`Size::MAX` for [`ANY`]).
-pub fn size_bucket_max(b: u16) -> Size {
-    if b == ANY {
-        return Size::MAX;
+/// The largest size of the cells a [`SizeKey`] holds.
+pub fn size_key_max(key: SizeKey) -> Size {
+    match key {
+        SizeKey::Bucket(b) => size_bucket_max(b),
+        SizeKey::Merged(m) => {
+            let last = ((u32::from(m.prefix) + 1) << m.halvings) - 1;
+            size_bucket_max(last.min(u32::from(u16::MAX)) as u16)
+        }
+        SizeKey::Any => Size::MAX,
     }
+}
+
+/// The largest size of a [`size_bucket`].
+pub fn size_bucket_max(b: u16) -> Size {
     if b <= 16 {
         return Size::from(b);
     }
     let log = (u32::from(b) - 17) / 4 + 4;
     let quarter = (u32::from(b) - 17) % 4;
+    if log >= 32 {
+        return Size::MAX;
+    }
     let width = 1u64 << (log - 2);
     ((1u64 << log) + u64::from(quarter) * width + width - 1).min(u64::from(Size::MAX)) as Size
 }
 
-/// The smallest count of a [`count_bucket`] (0 for a released-0 or [`ANY`] bucket).
+/// The smallest count of a [`count_bucket`].
 pub fn count_bucket_min(b: u16) -> Count {
-    if b >= ZERO {
-        return 0;
-    }
     if b <= 3 {
         return Count::from(b);
     }
     let log = (u32::from(b) - 4) / 2 + 2;
     let half = (u32::from(b) - 4) % 2;
+    if log >= 64 {
+        return Count::MAX;
+    }
     (1u64 << log) + u64::from(half) * (1u64 << (log - 1))
 }
 
@@ -93,19 +278,6 @@ pub fn count_bucket(c: Count) -> u16 {
     let log = 63 - c.leading_zeros(); // ≥ 2
     let half = (c >> (log - 1)) & 1;
     (3 + 2 * (log - 2) + half as u32 + 1) as u16
-}
-
-/// The bucket of a released-0 cell's distance to the nearest released size.
-fn distance_bucket(d: Size) -> u16 {
-    match d {
-        0 => 0,
-        1 => ZERO + 1,
-        2 => ZERO + 2,
-        3..=4 => ZERO + 3,
-        5..=8 => ZERO + 4,
-        9..=NEAR => ZERO + 5,
-        _ => FAR,
-    }
 }
 
 /// The distance from `s` to the nearest of the sorted `sizes` (none: `Size::MAX`).
@@ -131,18 +303,22 @@ pub fn class_of(
     if c > 0 {
         return Class {
             level,
-            size: size_bucket(s),
-            count: count_bucket(c),
+            size: SizeKey::Bucket(size_bucket(s)),
+            count: CountKey::Released(count_bucket(c)),
         };
     }
-    let mut count = distance_bucket(distance(released, s));
-    if count == FAR && zone.is_some_and(|z| z.holds(s)) {
-        count = ZONE;
-    }
-    Class {
-        level,
-        size: if count == FAR { ANY } else { size_bucket(s) },
-        count,
+    match Gap::of(distance(released, s)) {
+        Gap::Far if zone.is_some_and(|z| z.holds(s)) => Class {
+            level,
+            size: SizeKey::Bucket(size_bucket(s)),
+            count: CountKey::Zero(Gap::Zone),
+        },
+        Gap::Far => Class::far(level),
+        gap => Class {
+            level,
+            size: SizeKey::Bucket(size_bucket(s)),
+            count: CountKey::Zero(gap),
+        },
     }
 }
 
@@ -215,6 +391,16 @@ pub struct Pool {
     pub cells: u64,
     /// Nonzero differences and how often each occurred.
     pub nonzero: HashMap<i64, u64>,
+}
+
+impl Merge for Pool {
+    fn merge_from(&mut self, other: &Pool) {
+        self.merge(other);
+    }
+
+    fn cells(&self) -> u64 {
+        self.cells
+    }
 }
 
 impl Pool {
@@ -324,9 +510,67 @@ mod tests {
         assert_eq!(sizes, expect);
         assert_eq!(far, 101 - expect.len() as u64);
         assert!(seen.contains(&(60, 2)) && seen.contains(&(30, 0)));
-        assert_eq!(class_of(0, h.pairs(), 30, 0, Some(zone)).count, ZONE);
-        assert_eq!(class_of(0, h.pairs(), 30, 0, None).count, FAR);
-        assert_eq!(class_of(0, h.pairs(), 70, 0, Some(zone)).count, ZERO + 5);
+        assert_eq!(
+            class_of(0, h.pairs(), 30, 0, Some(zone)).count,
+            CountKey::Zero(Gap::Zone)
+        );
+        assert_eq!(class_of(0, h.pairs(), 30, 0, None), Class::far(0));
+        assert_eq!(
+            class_of(0, h.pairs(), 70, 0, Some(zone)).count,
+            CountKey::Zero(Gap::UpToNear)
+        );
+    }
+
+    /// A class borrows from ranges of neighbouring buckets, each holding the one before
+    /// and its own bucket, never from buckets elsewhere on the scale.
+    #[test]
+    fn coarser_classes_are_nested_ranges_of_neighbours() {
+        let range = |m: Merged| {
+            let lo = u32::from(m.prefix) << m.halvings;
+            lo..=lo + (1 << m.halvings) - 1
+        };
+        for b in [0u16, 1, 2, 5, 16, 17, 40, 113] {
+            let ranges: Vec<_> = Merged::around(b).map(range).collect();
+            assert!(!ranges.is_empty());
+            assert_eq!(*ranges.last().unwrap().start(), 0, "{b}");
+            let mut last = u32::from(b)..=u32::from(b);
+            for r in ranges {
+                assert!(r.contains(last.start()) && r.contains(last.end()), "{b}");
+                assert_eq!(r.end() - r.start() + 1, 2 * (last.end() - last.start() + 1));
+                last = r;
+            }
+        }
+        // Buckets 2 and 40 share no range but the level's whole: bucket 2's widest range
+        // stops at bucket 3, below 40's narrowest.
+        let a: Vec<_> = Merged::around(2).collect();
+        let b: Vec<_> = Merged::around(40).collect();
+        assert!(a.iter().all(|m| !b.contains(m)));
+        let c = Class {
+            level: 1,
+            size: SizeKey::Bucket(40),
+            count: CountKey::Released(5),
+        };
+        let chain = c.coarser();
+        assert_eq!(
+            chain.last(),
+            Some(&Class {
+                level: 1,
+                size: SizeKey::Any,
+                count: CountKey::AnyReleased
+            })
+        );
+        let zero = Class {
+            count: CountKey::Zero(Gap::Two),
+            ..c
+        };
+        assert_eq!(zero.coarser().last().unwrap().count, CountKey::AnyZero);
+        assert_eq!(
+            size_key_max(SizeKey::Merged(Merged {
+                halvings: 1,
+                prefix: 2
+            })),
+            5
+        );
     }
 
     #[test]

@@ -25,7 +25,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use crate::histogram::{Count, Size};
 
-use super::pool::{Class, MIN_SAMPLES, class_of, distance, size_bucket};
+use super::pool::{self, Class, Merge, Merged, SizeKey, class_of, distance, size_bucket};
 use super::zone::Zone;
 use super::{Confidence, Offsets};
 
@@ -35,10 +35,25 @@ use super::{Confidence, Offsets};
 /// census block level (8 million regions) is tallied in a fraction of the time.
 pub const SAMPLE_REGIONS: usize = 50_000;
 
-/// A size bucket's pooled displacements, or a coarser pool's (`size | COARSE` after
-/// halving; [`super::pool::ANY`] for the level's).
-type Key = (u16, u16);
-const COARSE: u16 = 0x4000;
+/// A level's size bucket's pooled displacements ([`SizeKey::Bucket`]), or a coarser
+/// pool's (neighbouring buckets merged, [`SizeKey::Merged`]; the level's,
+/// [`SizeKey::Any`]).
+type Key = (u16, SizeKey);
+
+/// The coarser pools a bucket's borrows from, finest first: its neighbours merged in
+/// ever wider ranges, then the level's.
+fn coarser((level, size): Key) -> Vec<Key> {
+    let mut out: Vec<Key> = match size {
+        SizeKey::Bucket(b) => Merged::around(b)
+            .map(|m| (level, SizeKey::Merged(m)))
+            .collect(),
+        SizeKey::Merged(_) | SizeKey::Any => Vec::new(),
+    };
+    if size != SizeKey::Any {
+        out.push((level, SizeKey::Any));
+    }
+    out
+}
 
 /// The true cells of one pool: how many, and for each the class the replicate put its
 /// size in, the error `e = c − c*` there, and the displacement `D` (with their
@@ -47,6 +62,16 @@ const COARSE: u16 = 0x4000;
 struct Tally {
     cells: u64,
     records: HashMap<(Class, i64, Size), u64>,
+}
+
+impl Merge for Tally {
+    fn merge_from(&mut self, other: &Tally) {
+        self.merge(other);
+    }
+
+    fn cells(&self) -> u64 {
+        self.cells
+    }
 }
 
 impl Tally {
@@ -144,7 +169,10 @@ impl ReachPools {
                 distance(observed, s).min(k.saturating_add(1))
             };
             let class = class_of(level, observed, s, r, zone);
-            let tally = self.0.entry((level, size_bucket(s))).or_default();
+            let tally = self
+                .0
+                .entry((level, SizeKey::Bucket(size_bucket(s))))
+                .or_default();
             tally.cells += 1;
             *tally
                 .records
@@ -169,24 +197,10 @@ impl ReachPools {
     /// (neighbouring buckets merged pairwise, then the level's), else the level's; none for a
     /// level whose classes already cover its true cells.
     pub fn table(&self, offsets: &HashMap<Class, Offsets>, confidence: Confidence) -> Reach {
-        let ancestors = |(level, b): Key| {
-            let mut out = Vec::new();
-            let mut b = b;
-            while b > 0 {
-                b >>= 1;
-                out.push((level, b | COARSE));
-            }
-            out.push((level, super::pool::ANY));
-            out
-        };
-        let mut coarse: HashMap<Key, Tally> = HashMap::default();
-        for (&key, p) in &self.0 {
-            for a in ancestors(key) {
-                coarse.entry(a).or_default().merge(p);
-            }
-        }
+        let coarse = pool::coarse_pools(&self.0, coarser);
         let mut top: Vec<Option<u16>> = Vec::new();
-        for &(level, b) in self.0.keys() {
+        for &(level, size) in self.0.keys() {
+            let SizeKey::Bucket(b) = size else { continue };
             let level = usize::from(level);
             if top.len() <= level {
                 top.resize(level + 1, None);
@@ -205,7 +219,7 @@ impl ReachPools {
                 };
                 // A level whose classes already cover the confidence's share of its
                 // true cells needs no reach, whatever a bucket of it lacks.
-                let whole = (level as u16, super::pool::ANY);
+                let whole = (level as u16, SizeKey::Any);
                 if coarse
                     .get(&whole)
                     .is_none_or(|p| p.reach(offsets, confidence) == 0)
@@ -214,20 +228,12 @@ impl ReachPools {
                 }
                 (0..=top)
                     .map(|b| {
-                        let key = (level as u16, b);
-                        let chain = ancestors(key);
-                        let chosen = std::iter::once((key, self.0.get(&key)))
-                            .chain(chain.iter().map(|a| (*a, coarse.get(a))))
-                            .find(|(_, p)| p.is_some_and(|p| p.cells >= MIN_SAMPLES))
-                            .or_else(|| {
-                                let last = *chain.last().expect("the level's pool");
-                                Some((last, coarse.get(&last)))
-                            });
-                        match chosen {
-                            Some((k, Some(p))) => *memo
+                        let key = (level as u16, SizeKey::Bucket(b));
+                        match pool::choose(key, self.0.get(&key), &coarser(key), &coarse) {
+                            Some((k, p)) => *memo
                                 .entry(k)
                                 .or_insert_with(|| p.reach(offsets, confidence)),
-                            _ => 0,
+                            None => 0,
                         }
                     })
                     .collect()
