@@ -11,7 +11,7 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; style-src 'unsafe
 
 /// The `<meta name="coco-report">` that says which kind a report is: `coco verify`
 /// refuses a release directory holding an HTML file whose content says `internal`.
-pub const KIND_META: &str = "coco-report";
+pub use crate::release::outputs::verify::REPORT_KIND_META as KIND_META;
 
 /// Which report a page is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
