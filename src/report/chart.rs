@@ -79,7 +79,7 @@ fn step(max: f64) -> f64 {
 fn open_svg(labels: &Labels<'_>) -> String {
     let id = escape(labels.id);
     format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
+        "<svg role=\"img\" width=\"{WIDTH}\" height=\"{HEIGHT}\" \
          viewBox=\"0 0 {WIDTH} {HEIGHT}\" aria-labelledby=\"{id}-title {id}-desc\">\
          <title id=\"{id}-title\">{}</title><desc id=\"{id}-desc\">{}</desc>\n",
         escape(labels.title),

@@ -100,7 +100,10 @@ fn ledger_section(h: &LedgerHistory) -> String {
         "<section class=\"confidential\" id=\"ledger\">\n<h2>CONFIDENTIAL: the ledger's history of \
          this dataset</h2>\n<p>Every draw of the dataset this release was drawn from, as the \
          privacy-loss ledger records it (read and checked as <code>coco ledger</code> reads it). \
-         Spent so far: {} {}. {cap_text}</p>\n{}{}</section>\n",
+         Ledger: {}; dataset: {} (content digest {}). Spent so far: {} {}. {cap_text}</p>\n{}{}</section>\n",
+        escape(&h.ledger.display().to_string()),
+        escape(&h.dataset_dir),
+        escape(&h.dataset),
         h.symbol,
         escape(&h.spent),
         chart::lines(
@@ -202,7 +205,7 @@ fn preview_section(p: &Preview) -> String {
          <i>bottom-up</i> puts the whole budget on the leaves and sums them.</p>\n{}{}</section>\n",
         escape(&p.notice),
         p.trials.map_or("?".into(), |t| t.to_string()),
-        escape(&p.data.label),
+        escape(&p.data.describe()),
         chart::bars(
             &Labels {
                 id: "preview-errors",
@@ -258,7 +261,7 @@ fn search_section(s: &Search) -> String {
          EMD of what the release would publish at every level ± its standard error.</p>\n{}",
         escape(&s.notice),
         s.candidates.len(),
-        escape(&s.data.label),
+        escape(&s.data.describe()),
         s.trials.map_or("?".into(), |t| t.to_string()),
         table("Every plan compared", &header, &rows)
     );

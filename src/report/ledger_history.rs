@@ -27,6 +27,11 @@ pub struct DrawRow {
 /// Every draw of the release's dataset and where the spending stands.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LedgerHistory {
+    /// The ledger file read.
+    pub ledger: std::path::PathBuf,
+    /// The dataset's key (its content digest) and the directory the ledger records.
+    pub dataset: String,
+    pub dataset_dir: String,
     /// The release's own draw (the manifest's `ledger_entry`).
     pub this_draw: String,
     pub draws: Vec<DrawRow>,
@@ -87,6 +92,9 @@ pub fn history(ledger: &Ledger, draw_id: &str) -> Result<LedgerHistory, ReportEr
         (c.cap.labelled(), value)
     });
     Ok(LedgerHistory {
+        ledger: ledger.path(),
+        dataset: key.clone(),
+        dataset_dir: this.dataset.dir.clone(),
         this_draw: draw_id.to_string(),
         draws: rows,
         symbol: if in_rho { "ρ" } else { "ε" },

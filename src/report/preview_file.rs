@@ -20,7 +20,20 @@ pub struct Estimate {
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct DataLabel {
     pub kind: String,
-    pub label: String,
+    /// A proxy's name (absent for the confidential data).
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+impl DataLabel {
+    /// What the errors were measured on, in words.
+    pub fn describe(&self) -> String {
+        match &self.label {
+            Some(label) => label.clone(),
+            None if self.kind == "confidential" => "the confidential data".into(),
+            None => self.kind.clone(),
+        }
+    }
 }
 
 /// One consistency variant's error.
