@@ -54,10 +54,10 @@ pub fn run(args: ReportArgs) -> Result<()> {
             .as_deref()
             .map(preview_file::read)
             .transpose()?;
-        Audience::Internal {
+        Audience::Internal(Box::new(report::Internal {
             ledger: history,
             preview,
-        }
+        }))
     } else {
         Audience::Public
     };

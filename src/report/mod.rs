@@ -77,20 +77,23 @@ pub enum ReportError {
     },
 }
 
-/// Who a report is for, and what the internal one adds.
+/// Who a report is for.
 pub enum Audience {
     Public,
-    Internal {
-        ledger: LedgerHistory,
-        preview: Option<PreviewFile>,
-    },
+    Internal(Box<Internal>),
+}
+
+/// What the internal report adds.
+pub struct Internal {
+    pub ledger: LedgerHistory,
+    pub preview: Option<PreviewFile>,
 }
 
 impl Audience {
     pub fn kind(&self) -> Kind {
         match self {
             Audience::Public => Kind::Public,
-            Audience::Internal { .. } => Kind::Internal,
+            Audience::Internal(_) => Kind::Internal,
         }
     }
 }
@@ -98,11 +101,11 @@ impl Audience {
 /// The report of the release `facts` for `audience`, as a whole HTML page.
 pub fn build(facts: &ReleaseFacts, audience: &Audience) -> String {
     let mut body = public::sections(facts, audience.kind());
-    if let Audience::Internal { ledger, preview } = audience {
+    if let Audience::Internal(extra) = audience {
         body.push_str(&internal::sections(
             &facts.published.manifest,
-            ledger,
-            preview.as_ref(),
+            &extra.ledger,
+            extra.preview.as_ref(),
         ));
     }
     html::page(audience.kind(), "Count-of-counts release: report", &body)

@@ -199,7 +199,7 @@ fn read_summary(path: &Path, levels: &mut [LevelFacts]) -> Result<(), ReportErro
         .collect();
     // After `groups`, each statistic is three columns: NAME, NAME_lower, NAME_upper.
     let stats = &header[3..];
-    if stats.len() % 3 != 0
+    if !stats.len().is_multiple_of(3)
         || stats
             .chunks(3)
             .any(|c| c[1] != format!("{}_lower", c[0]) || c[2] != format!("{}_upper", c[0]))
