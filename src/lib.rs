@@ -25,6 +25,7 @@ pub mod preview;
 pub mod privacy;
 pub mod proxy;
 pub mod release;
+pub mod report;
 pub mod timing;
 pub mod tradeoff;
 #[cfg(feature = "tui")]

@@ -38,6 +38,7 @@ fn run(cli: Cli) -> Result<()> {
         Some(Command::Ledger(args)) => cli::ledger::run(args),
         Some(Command::Verify(args)) => cli::verify::run(args),
         Some(Command::Margins(args)) => cli::margins::run(args),
+        Some(Command::Report(args)) => cli::report::run(args),
         Some(Command::Completions(args)) => cli::completions::completions(args),
         Some(Command::Man(args)) => cli::completions::man(args),
     }

@@ -110,6 +110,15 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
                 VerifyError::Ledger(l) => ledger(l),
             };
         }
+        if let Some(r) = cause.downcast_ref::<coco::report::ReportError>() {
+            use coco::report::ReportError;
+            return match r {
+                ReportError::InsideRelease { .. } => codes::POLICY,
+                ReportError::Ledger(l) => ledger(l),
+                ReportError::Write { .. } => codes::FAILURE,
+                _ => codes::INPUT,
+            };
+        }
         if let Some(l) = cause.downcast_ref::<LedgerError>() {
             return ledger(l);
         }

@@ -19,6 +19,7 @@ pub mod plan;
 pub mod preview;
 pub mod progress;
 pub mod release;
+pub mod report;
 pub mod text;
 #[cfg(feature = "tui")]
 pub mod tui;
@@ -57,6 +58,9 @@ pub enum Command {
     /// Intervals for sums and shares of a published release's counts (any size range,
     /// per region or over a set of regions), from its published files alone.
     Margins(margins::MarginsArgs),
+    /// Write a release's report: one self-contained HTML page to publish beside it, or
+    /// with --internal a CONFIDENTIAL one with the ledger and a saved preview.
+    Report(report::ReportArgs),
     /// Show the privacy-loss ledger: every release drawn, ε spent per dataset and the
     /// cap that binds; verify or repair it.
     Ledger(ledger::LedgerArgs),

@@ -101,6 +101,7 @@ actions! {
     Approve = "approve": "Approve the drawn release and export it to a directory",
     Discard = "discard": "Discard the drawn release (its ε stays spent)",
     ToggleFormat = "toggle-format": "Cycle the export's format: CSV, Parquet, or both (as coco release --format)",
+    WriteReport = "write-report": "Write the exported release's public report beside its directory (as coco report)",
     Submit = "submit": "Accept",
     Complete = "complete": "Complete the path",
     Backspace = "backspace": "Delete the character before the cursor",

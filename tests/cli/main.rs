@@ -21,6 +21,8 @@ mod margins;
 mod operator_text;
 mod parquet_release;
 mod published;
+mod report;
+mod report_browser;
 mod tail_release;
 mod trust;
 mod verify_edges;

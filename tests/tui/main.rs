@@ -9,6 +9,7 @@ mod common;
 mod canned;
 mod input_edges;
 mod plan_edits;
+mod report_key;
 mod tui_fit;
 mod tui_flow;
 mod tui_scale;

@@ -51,6 +51,10 @@ use crate::release::outputs::read_back::{ReadCounts, read_counts};
 use crate::release::outputs::read_rows::{Cells, CountSource, WideSource};
 use crate::release::pipeline::checks::Checks;
 
+/// The name of the `<meta>` by which a report of coco (`coco report`) says which kind
+/// it is: an internal one (`content="internal"`) is refused in a release directory.
+pub const REPORT_KIND_META: &str = "coco-report";
+
 /// The largest `manifest.json` read (a manifest coco writes is a few kilobytes, plus
 /// about 100 bytes per level).
 const MAX_MANIFEST_BYTES: u64 = 16 << 20;
@@ -241,6 +245,23 @@ fn listed(dir: &Path) -> std::io::Result<Vec<String>> {
     Ok(out)
 }
 
+/// Whether `path` is an HTML file that says it is an internal report (its `<meta
+/// name="coco-report" content="internal">`, in the head: the first 64 KiB are read).
+fn is_internal_report(path: &Path) -> bool {
+    use std::io::Read;
+    let is_html = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+    let mut head = Vec::new();
+    is_html
+        && std::fs::File::open(path)
+            .and_then(|f| f.take(64 << 10).read_to_end(&mut head))
+            .is_ok()
+        && String::from_utf8_lossy(&head).contains(&format!(
+            "<meta name=\"{REPORT_KIND_META}\" content=\"internal\">"
+        ))
+}
+
 /// The first three problems of failed checks, and how many more there are.
 fn first_problems(c: &Checks) -> String {
     let shown = c
@@ -376,7 +397,14 @@ pub fn verify_release(
         .filter(|p| p != "manifest.json" && !manifest.outputs.iter().any(|f| &f.path == p))
         .collect();
     for p in &unlisted {
-        problems.push(format!("{p}: not listed in manifest.json"));
+        if is_internal_report(&out.join(p)) {
+            problems.push(format!(
+                "{p}: an internal report of coco (CONFIDENTIAL: the ledger, previews): it must \
+                 never be in a release directory; move it out before publishing"
+            ));
+        } else {
+            problems.push(format!("{p}: not listed in manifest.json"));
+        }
     }
     // The tables against the counts.
     problems.extend(cross_check(out, &manifest, &readable));

@@ -152,6 +152,7 @@ pub fn update(app: &mut App, action: Action) {
             let label = state.format.label();
             app.info(format!("the release will be exported in {label}"));
         }
+        Action::WriteReport => write_report(app),
         Action::Cancel => {
             if let Some(Busy::Drawing { cancelled, .. }) = &mut state.busy {
                 *cancelled = true;
@@ -171,6 +172,34 @@ pub fn update(app: &mut App, action: Action) {
             state.scroll = 0;
         }
         _ => {}
+    }
+}
+
+/// Writes the public report of the exported release beside its directory, from its
+/// published files (as `coco report RELEASE --out RELEASE-report.html`).
+fn write_report(app: &mut App) {
+    let Some(DrawnRelease {
+        decision: Decision::Exported { out, .. },
+        ..
+    }) = &app.release.drawn
+    else {
+        let a = key(app, Action::Approve);
+        app.warn(format!(
+            "no exported release to report on: draw, then approve and export it ({a}) first"
+        ));
+        return;
+    };
+    let file = crate::report::place::beside(out);
+    let written = crate::report::release_files::read(out).and_then(|facts| {
+        let html = crate::report::build(&facts, &crate::report::Audience::Public);
+        crate::report::place::write(&file, crate::report::Kind::Public, &html)
+    });
+    match written {
+        Ok(()) => app.info(format!(
+            "wrote the public report {} (from the published files; publish it beside the release)",
+            crate::tui::widgets::path_text(&file)
+        )),
+        Err(e) => app.error(format!("no report written: {e}")),
     }
 }
 
@@ -343,9 +372,10 @@ pub fn receive(app: &mut App, update: Update) {
                         out: out.clone(),
                         manifest: Box::new(approved.manifest),
                     };
+                    let w = key(app, Action::WriteReport);
                     match approved.recorded {
                         Ok(r) => app.info(format!(
-                            "exported to {} and recorded in the ledger as {} (draw {})",
+                            "exported to {} and recorded in the ledger as {} (draw {}); {w} writes its public report",
                             crate::tui::widgets::path_text(&out),
                             r.status.label(),
                             r.id
