@@ -419,12 +419,7 @@ impl Session {
     /// confidential dataset.
     pub fn preview_target(&self) -> (Arc<Dataset>, PreviewData) {
         match &self.proxy {
-            Some(p) => (
-                p.dataset.clone(),
-                PreviewData::Proxy {
-                    label: p.label.clone(),
-                },
-            ),
+            Some(p) => (p.dataset.clone(), p.preview_data()),
             None => (self.dataset.clone(), PreviewData::Confidential),
         }
     }
@@ -434,12 +429,11 @@ impl Session {
     /// proxy (opened at the first run).
     pub fn target_data(&self) -> PreviewData {
         match (&self.proxy, self.confidential_chosen) {
-            (Some(p), _) => PreviewData::Proxy {
-                label: p.label.clone(),
-            },
+            (Some(p), _) => p.preview_data(),
             (None, true) => PreviewData::Confidential,
             (None, false) => PreviewData::Proxy {
                 label: crate::proxy::SYNTHETIC_LABEL.into(),
+                source: crate::proxy::SYNTHETIC_SOURCE.into(),
             },
         }
     }
@@ -505,8 +499,7 @@ impl Session {
         self.plan = plan;
         self.preset = Preset::Custom;
         self.changed();
-        let tuning = self.plan.tuning().worse(data.tuning());
-        self.plan.set_tuning(tuning);
+        data.label(&mut self.plan);
         Ok(())
     }
 

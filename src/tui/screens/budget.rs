@@ -419,7 +419,7 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
                 .to_string(),
             theme::confidential(),
         ),
-        crate::tradeoff::PreviewData::Proxy { label } => (
+        crate::tradeoff::PreviewData::Proxy { label, .. } => (
             format!(
                 "computed on the {label}, public data; the plan's tuning: {}",
                 session.plan.tuning()

@@ -89,7 +89,8 @@ impl TradeoffState {
         TradeoffState {
             level: depth.saturating_sub(1),
             view: View::Sweep,
-            trials: 5,
+            // The CLI's default, so a seed gives the same recommendation in both.
+            trials: crate::tradeoff::DEFAULT_TRIALS,
             sweep: None,
             frontier: None,
             sweep_run: None,
@@ -942,7 +943,9 @@ pub fn recommendation_line(app: &App, f: &Frontier, apply_key: &str) -> Line<'st
                     "computed on the CONFIDENTIAL data".to_string(),
                     theme::confidential(),
                 ),
-                PreviewData::Proxy { label } => (format!("computed on the {label}"), theme::ok()),
+                PreviewData::Proxy { label, .. } => {
+                    (format!("computed on the {label}"), theme::ok())
+                }
             };
             let mut spans = vec![
                 Span::styled("★ Recommended ", theme::heading()),
