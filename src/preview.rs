@@ -305,39 +305,61 @@ struct LevelCellErrors {
 }
 
 /// Per level, the cell errors of `histograms` against the truth top-coded at `k`. The
-/// per-region shares are summed in node order, so the figure does not depend on how the
-/// work was split over threads.
+/// regions are taken in chunks of fixed bounds, each chunk's sums made in node order and
+/// the chunks' added in order, so the figures do not depend on how the work was split
+/// over threads, and memory stays one small sum per chunk at any scale.
 fn level_cell_errors<H: Histograms + ?Sized>(
     dataset: &Dataset,
     histograms: &H,
     k: Size,
 ) -> Vec<LevelCellErrors> {
+    /// Regions per chunk.
+    const CHUNK: u32 = 4096;
+    /// A chunk's `Σ D`, `Σ C`, and the sum and number of its regions' shares.
+    #[derive(Clone, Copy, Default)]
+    struct Sums {
+        absolute: u128,
+        cells: u128,
+        shares: f64,
+        regions: u64,
+    }
     let h = &dataset.hierarchy;
     let truth = dataset.truth().for_diagnostic(Diagnostic::Preview);
     h.levels()
         .map(|l| {
-            let per_region: Vec<(crate::cell_error::CellDifference, Option<f64>)> = h
-                .level_range(l)
+            let range = h.level_range(l);
+            let chunks: Vec<Sums> = (range.start..range.end)
+                .step_by(CHUNK as usize)
+                .collect::<Vec<u32>>()
                 .into_par_iter()
-                .with_min_len(4096)
-                .map(|i| {
-                    let id = NodeId(i);
-                    let d = crate::cell_error::difference(
-                        histograms.hist(i as usize),
-                        truth.node(id),
-                        k,
-                    );
-                    (d, d.share_of_groups(dataset.groups(id)))
+                .map(|from| {
+                    let mut sums = Sums::default();
+                    for i in from..(from + CHUNK).min(range.end) {
+                        let id = NodeId(i);
+                        let d = crate::cell_error::difference(
+                            histograms.hist(i as usize),
+                            truth.node(id),
+                            k,
+                        );
+                        sums.absolute += u128::from(d.absolute);
+                        sums.cells += u128::from(d.cells);
+                        if let Some(share) = d.share_of_groups(dataset.groups(id)) {
+                            sums.shares += share;
+                            sums.regions += 1;
+                        }
+                    }
+                    sums
                 })
                 .collect();
-            let (absolute, cells) = per_region.iter().fold((0u128, 0u128), |(a, c), (d, _)| {
-                (a + u128::from(d.absolute), c + u128::from(d.cells))
+            let total = chunks.iter().fold(Sums::default(), |t, c| Sums {
+                absolute: t.absolute + c.absolute,
+                cells: t.cells + c.cells,
+                shares: t.shares + c.shares,
+                regions: t.regions + c.regions,
             });
-            let shares: Vec<f64> = per_region.iter().filter_map(|(_, s)| *s).collect();
             LevelCellErrors {
-                mae_per_cell: (cells > 0).then(|| absolute as f64 / cells as f64),
-                relative_error: (!shares.is_empty())
-                    .then(|| shares.iter().sum::<f64>() / shares.len() as f64),
+                mae_per_cell: (total.cells > 0).then(|| total.absolute as f64 / total.cells as f64),
+                relative_error: (total.regions > 0).then(|| total.shares / total.regions as f64),
             }
         })
         .collect()
