@@ -19,6 +19,14 @@ pub struct Term {
 /// The glossary, in alphabetical order (ε under E).
 pub const GLOSSARY: &[Term] = &[
     Term {
+        term: "abs. error per cell",
+        text: "What a reader of the released tables sees on average in one cell: per level, \
+               the sum over its regions and sizes of |released count − true count| divided by \
+               the number of cells either table lists (sizes with a count above 0 in the \
+               release or in the truth, top-coded at K). Shown beside the EMD in previews \
+               and the search; CONFIDENTIAL like every error against the truth.",
+    },
+    Term {
         term: "bottom-up",
         text: "A baseline the previews show beside the plan: the whole ε spent on the leaf \
                regions, and every region above them the sum of its leaves' estimates. It is \
@@ -95,11 +103,26 @@ pub const GLOSSARY: &[Term] = &[
                and coco's default plan is chosen from it, the hierarchy and K alone.",
     },
     Term {
+        term: "groups in the wrong size cell",
+        text: "The error relative to a region's groups: Σ over sizes of |released count − \
+               true count| divided by 2·G, the share of the region's G groups that would have \
+               to move to another size cell to make the release true (0 exact, 100% none \
+               where it belongs), averaged over the level's regions with groups. Unlike the \
+               EMD it does not grow with the region's size; relative_error in preview JSON.",
+    },
+    Term {
         term: "hc, hg, naive",
         text: "The ways a level can be measured: hc adds noise to each region's cumulative \
                counts (groups of size at most j, for every j up to K), hg to each group's size, \
                sorted. naive adds noise to each cell of the table and is there for comparison \
                only.",
+    },
+    Term {
+        term: "held level",
+        text: "A level whose share of the total the operator holds on the Budget screen (h): \
+               changing the total keeps its share, changing another level keeps its budget and \
+               the total, and only the levels not held rebalance. The plan file records it \
+               (held = true); it changes nothing that is measured.",
     },
     Term {
         term: "independent",

@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod cell_error;
 pub mod consistency;
 pub mod convert;
 pub mod data;

@@ -147,6 +147,14 @@ pub struct LevelDiagnostics {
     pub consistent: Vec<VariantStat>,
     pub bottom_up: Stat,
     pub omniscient: f64,
+    /// The plan's consistent release, cell by cell ([`crate::cell_error`]): the mean
+    /// absolute error per listed cell, a mean over trials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mae_per_cell: Option<Stat>,
+    /// The share of a region's groups in the wrong size cell (`Σ_j |r_j − t_j| / 2G`),
+    /// averaged over the level's regions, a mean over trials.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub relative_error: Option<Stat>,
     /// For the levels above the leaves with `wls` (the plan's own step): the mean weight
     /// of the regions' own measurements in their consistent estimates, over the trials,
     /// and what the variance model alone would have given (public: computed from the
@@ -287,6 +295,76 @@ fn level_means<H: Histograms + ?Sized>(dataset: &Dataset, histograms: &H) -> Vec
         .collect()
 }
 
+/// One trial's cell errors of one level ([`crate::cell_error`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct LevelCellErrors {
+    /// `Σ D / Σ C` over the level's regions (`None` when no cell is listed).
+    mae_per_cell: Option<f64>,
+    /// The mean of `D / 2G` over the regions with groups (`None` when none has).
+    relative_error: Option<f64>,
+}
+
+/// Per level, the cell errors of `histograms` against the truth top-coded at `k`. The
+/// regions are taken in chunks of fixed bounds, each chunk's sums made in node order and
+/// the chunks' added in order, so the figures do not depend on how the work was split
+/// over threads, and memory stays one small sum per chunk at any scale.
+fn level_cell_errors<H: Histograms + ?Sized>(
+    dataset: &Dataset,
+    histograms: &H,
+    k: Size,
+) -> Vec<LevelCellErrors> {
+    /// Regions per chunk.
+    const CHUNK: u32 = 4096;
+    /// A chunk's `Σ D`, `Σ C`, and the sum and number of its regions' shares.
+    #[derive(Clone, Copy, Default)]
+    struct Sums {
+        absolute: u128,
+        cells: u128,
+        shares: f64,
+        regions: u64,
+    }
+    let h = &dataset.hierarchy;
+    let truth = dataset.truth().for_diagnostic(Diagnostic::Preview);
+    h.levels()
+        .map(|l| {
+            let range = h.level_range(l);
+            let chunks: Vec<Sums> = (range.start..range.end)
+                .step_by(CHUNK as usize)
+                .collect::<Vec<u32>>()
+                .into_par_iter()
+                .map(|from| {
+                    let mut sums = Sums::default();
+                    for i in from..(from + CHUNK).min(range.end) {
+                        let id = NodeId(i);
+                        let d = crate::cell_error::difference(
+                            histograms.hist(i as usize),
+                            truth.node(id),
+                            k,
+                        );
+                        sums.absolute += u128::from(d.absolute);
+                        sums.cells += u128::from(d.cells);
+                        if let Some(share) = d.share_of_groups(dataset.groups(id)) {
+                            sums.shares += share;
+                            sums.regions += 1;
+                        }
+                    }
+                    sums
+                })
+                .collect();
+            let total = chunks.iter().fold(Sums::default(), |t, c| Sums {
+                absolute: t.absolute + c.absolute,
+                cells: t.cells + c.cells,
+                shares: t.shares + c.shares,
+                regions: t.regions + c.regions,
+            });
+            LevelCellErrors {
+                mae_per_cell: (total.cells > 0).then(|| total.absolute as f64 / total.cells as f64),
+                relative_error: (total.regions > 0).then(|| total.shares / total.regions as f64),
+            }
+        })
+        .collect()
+}
+
 /// Runs the preview of a validated plan.
 pub fn preview(
     dataset: &Dataset,
@@ -307,6 +385,9 @@ pub fn preview(
     let mut consistent: Vec<Vec<Vec<f64>>> =
         vec![vec![Vec::with_capacity(trials); depth]; variants.len()];
     let mut bottom_up: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
+    // The plan's consistent release, cell by cell, per level and trial.
+    let mut mae: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
+    let mut relative: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
     let mut leaning = vec![crate::consistency::guard::Leaning::default(); depth];
     let mut max_size = 0;
     let mut last = None;
@@ -383,6 +464,13 @@ pub fn preview(
                 consistent[i][l].push(v);
             }
             if i == 0 {
+                for (l, e) in level_cell_errors(dataset, &hists, est.max_size)
+                    .into_iter()
+                    .enumerate()
+                {
+                    mae[l].extend(e.mae_per_cell);
+                    relative[l].extend(e.relative_error);
+                }
                 kept_consistent = hists;
                 for (total, l) in leaning.iter_mut().zip(&result.leaning) {
                     total.add(l);
@@ -476,6 +564,8 @@ pub fn preview(
                     .collect(),
                 bottom_up: Stat::of(&bottom_up[l.0]),
                 omniscient: omniscient(dataset, l, lp.budget(), max_size),
+                mae_per_cell: (!mae[l.0].is_empty()).then(|| Stat::of(&mae[l.0])),
+                relative_error: (!relative[l.0].is_empty()).then(|| Stat::of(&relative[l.0])),
                 own_weight: leaning[l.0]
                     .means()
                     .map(|(own, model)| OwnWeight { own, model }),

@@ -83,7 +83,23 @@ pub struct Proxy {
     pub dataset: Arc<Dataset>,
     /// e.g. `synthetic proxy (public G, model sizes)` or `proxy census2020`.
     pub label: String,
+    /// What a plan tuned on it records as its `tuning_source`: `synthetic`, or the
+    /// proxy dataset's name.
+    pub source: String,
 }
+
+impl Proxy {
+    /// What previews on this proxy run on (for [`crate::tradeoff::PreviewData`]).
+    pub fn preview_data(&self) -> crate::tradeoff::PreviewData {
+        crate::tradeoff::PreviewData::Proxy {
+            label: self.label.clone(),
+            source: self.source.clone(),
+        }
+    }
+}
+
+/// The synthetic proxy's `tuning_source`.
+pub const SYNTHETIC_SOURCE: &str = "synthetic";
 
 #[derive(Debug, Error)]
 pub enum ProxyError {
@@ -146,6 +162,7 @@ pub fn open(
         ProxySpec::Synthetic => Ok(Proxy {
             dataset: Arc::new(synthetic(dataset.public(), &SyntheticModel::default())),
             label: SYNTHETIC_LABEL.into(),
+            source: SYNTHETIC_SOURCE.into(),
         }),
         ProxySpec::Dir(dir) => {
             let proxy = Dataset::load(dir)?;
@@ -157,6 +174,7 @@ pub fn open(
             not_confidential(dir, &proxy, dataset, ledger)?;
             Ok(Proxy {
                 label: format!("proxy {}", proxy.name()),
+                source: proxy.name(),
                 dataset: Arc::new(proxy),
             })
         }

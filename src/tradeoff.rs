@@ -32,7 +32,7 @@ use crate::privacy::{Loss, Share};
 /// ([`Loss::of`]), so a search never mixes the two.
 pub type Amount = crate::privacy::Ratio;
 use crate::release::plan::ReleasePlan;
-use crate::release::plan::tuning::Tuning;
+use crate::release::plan::tuning::{Tuning, TuningSource};
 
 /// One point of a sweep or frontier.
 #[derive(Clone, Debug, Serialize)]
@@ -238,6 +238,11 @@ pub struct Candidate {
     /// Mean per-node EMD of the independent estimates, per level (what picks each
     /// level's method in a combination).
     pub independent: Vec<Stat>,
+    /// The consistent release cell by cell, per level ([`crate::cell_error`]): the mean
+    /// absolute error per listed cell, and the share of a region's groups in the wrong
+    /// size cell (`None` where a level had nothing to measure).
+    pub mae_per_cell: Vec<Option<Stat>>,
+    pub relative_error: Vec<Option<Stat>>,
     /// Where it came from: `current plan`, a family at a share, or `best per level`.
     pub origin: String,
     #[serde(skip)]
@@ -252,7 +257,9 @@ pub enum PreviewData {
     /// them is recorded as `confidential-previews`.
     Confidential,
     /// A public proxy with the same hierarchy: a plan tuned on it stays public.
-    Proxy { label: String },
+    /// `source` names it in a plan tuned on it (`tuning_source`): `synthetic` or the
+    /// proxy dataset's name.
+    Proxy { label: String, source: String },
 }
 
 impl PreviewData {
@@ -260,7 +267,7 @@ impl PreviewData {
     pub fn notice(&self) -> String {
         match self {
             PreviewData::Confidential => preview::CONFIDENTIAL_NOTICE.to_string(),
-            PreviewData::Proxy { label } => format!(
+            PreviewData::Proxy { label, .. } => format!(
                 "PUBLIC PROXY: these errors are measured against the {label}, not the confidential data. A plan tuned on them depends on public information only."
             ),
         }
@@ -271,6 +278,24 @@ impl PreviewData {
         match self {
             PreviewData::Confidential => Tuning::ConfidentialPreviews,
             PreviewData::Proxy { .. } => Tuning::Proxy,
+        }
+    }
+
+    /// The proxy a plan tuned on these figures records (`None` for the confidential
+    /// data, or a name the plan file cannot hold).
+    pub fn tuning_source(&self) -> Option<TuningSource> {
+        match self {
+            PreviewData::Confidential => None,
+            PreviewData::Proxy { source, .. } => TuningSource::new(source),
+        }
+    }
+
+    /// `plan` labelled as tuned on these figures: its tuning made no better than they
+    /// allow, and the proxy named.
+    pub fn label(&self, plan: &mut ReleasePlan) {
+        plan.set_tuning(plan.tuning().worse(self.tuning()));
+        if let Some(source) = self.tuning_source() {
+            plan.set_tuning_source(Some(source));
         }
     }
 }
@@ -383,6 +408,8 @@ pub fn frontier(
                 methods: p.levels().iter().map(|l| method_text(l.method())).collect(),
                 consistent: report.levels.iter().map(|l| l.consistent[0].emd).collect(),
                 independent: report.levels.iter().map(|l| l.independent).collect(),
+                mae_per_cell: report.levels.iter().map(|l| l.mae_per_cell).collect(),
+                relative_error: report.levels.iter().map(|l| l.relative_error).collect(),
                 origin,
                 plan: p,
             },
@@ -487,6 +514,100 @@ pub fn frontier(
     })
 }
 
+/// Trials per plan of a search when the operator does not say: one value for the CLI
+/// (`coco preview --sweep`) and the TUI's Trade-off screen, so that the same seed gives
+/// both the same recommendation.
+pub const DEFAULT_TRIALS: usize = 10;
+
+/// How a search runs: the one set of settings behind every front end. The defaults are
+/// the CLI's and the TUI's alike ([`DEFAULT_TRIALS`], [`default_shares`], equal weights).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchOptions {
+    pub trials: usize,
+    /// Same seed, same plans measured on the same noise, same recommendation, byte for
+    /// byte; `None` draws fresh randomness from the operating system.
+    pub seed: Option<u64>,
+    /// The leaves' shares of the total to try (`None`: [`default_shares`]).
+    pub shares: Option<Vec<Share>>,
+    /// What the recommendation optimises (`None`: weight 1 on every level).
+    pub priority: Option<Priority>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions {
+            trials: DEFAULT_TRIALS,
+            seed: None,
+            shares: None,
+            priority: None,
+        }
+    }
+}
+
+/// The search at `plan`'s own total, with its recommendation (or the verdict why there
+/// is none): [`frontier`] then [`decide`], as `coco preview --sweep` and the TUI run it.
+///
+/// Reproducible for a seed: each trial's noise is keyed by the seed and the trial's
+/// number, never by time or thread; the work split over threads writes each region's
+/// result to its own slot and every sum over regions is an integer sum or runs in node
+/// order; no hash map's order is read; and the synthetic proxy is drawn from a fixed
+/// public seed. So the same seed, plan and proxy give the same figures on any machine
+/// and any number of threads.
+pub fn search(
+    dataset: &Dataset,
+    data: PreviewData,
+    plan: &ReleasePlan,
+    options: &SearchOptions,
+    cancel: Option<&AtomicBool>,
+    progress: &(dyn Fn(SweepProgress) + Sync),
+) -> Result<Frontier, PreviewError> {
+    let total = plan
+        .total()
+        .ok_or(PreviewError::Plan(
+            crate::release::plan::PlanRuleError::LevelCount {
+                given: 0,
+                levels: dataset.hierarchy.depth(),
+                names: dataset.hierarchy.level_names().join(", "),
+            },
+        ))?
+        .amount();
+    let depth = dataset.hierarchy.depth();
+    let shares = options
+        .shares
+        .clone()
+        .unwrap_or_else(|| default_shares(depth));
+    let mut f = frontier(
+        dataset,
+        data,
+        plan,
+        &total,
+        &shares,
+        &Trials {
+            trials: options.trials,
+            seed: options.seed,
+            cancel,
+        },
+        progress,
+    )?;
+    let priority = options
+        .priority
+        .clone()
+        .unwrap_or_else(|| Priority::Weights(vec![1.0; depth]));
+    decide(&mut f, &priority);
+    Ok(f)
+}
+
+impl Frontier {
+    /// The recommendation as a plan to save: its budgets and methods on the searched
+    /// plan's K, consistency step and fits, labelled with what it was tuned on
+    /// ([`PreviewData::label`]). `None` when nothing is recommended.
+    pub fn recommended_plan(&self) -> Option<ReleasePlan> {
+        let mut plan = self.recommendation.as_ref()?.plan.clone();
+        self.data.label(&mut plan);
+        Some(plan)
+    }
+}
+
 /// Previews one plan (the consistent and independent errors; bottom-up if asked).
 fn run_plan(
     dataset: &Dataset,
@@ -529,6 +650,9 @@ pub struct Recommendation {
     pub budgets: Vec<Amount>,
     pub methods: Vec<String>,
     pub consistent: Vec<Stat>,
+    /// The consistent release cell by cell, per level (as [`Candidate`]'s).
+    pub mae_per_cell: Vec<Option<Stat>>,
+    pub relative_error: Vec<Option<Stat>>,
     /// Error relative to bottom-up, per level, and its standard error (delta method).
     pub ratios: Vec<f64>,
     pub ratio_se: Vec<f64>,
@@ -683,6 +807,8 @@ pub fn recommend(frontier: &Frontier, priority: &Priority) -> Result<Recommendat
         budgets: c.budgets.clone(),
         methods: c.methods.clone(),
         consistent: c.consistent.clone(),
+        mae_per_cell: c.mae_per_cell.clone(),
+        relative_error: c.relative_error.clone(),
         ratios,
         ratio_se,
         is_current,
@@ -757,6 +883,8 @@ mod tests {
             methods: vec![],
             consistent: means.iter().map(|&m| stat(m, 1.0)).collect(),
             independent: vec![],
+            mae_per_cell: vec![],
+            relative_error: vec![],
             origin: String::new(),
             plan: crate::release::plan::ReleasePlan::parse(
                 "max_size = 10\n",

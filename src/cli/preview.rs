@@ -46,9 +46,11 @@ pub struct PreviewArgs {
     #[arg(long, value_name = "synthetic|DIR")]
     pub proxy: Option<ProxySpec>,
     /// Number of independent trials (per plan, with --sweep).
-    #[arg(long, default_value_t = 10, value_parser = at_least_one)]
+    #[arg(long, default_value_t = tradeoff::DEFAULT_TRIALS, value_parser = at_least_one)]
     pub trials: usize,
-    /// Seed for reproducible trials (default: fresh randomness).
+    /// Seed for reproducible trials (default: fresh randomness): the same seed, plan and
+    /// data give the same output byte for byte, with --sweep the same recommendation
+    /// as the TUI's Trade-off screen with that seed.
     #[arg(long)]
     pub seed: Option<u64>,
     /// Also run the other consistency steps and merge rules on the same measurements, and wls without its check against the measurements.
@@ -80,6 +82,12 @@ pub struct PreviewArgs {
     /// With --sweep: recommend the best allocation with no level worse than this many times bottom-up.
     #[arg(long, requires = "sweep", value_parser = at_least_one_times, allow_negative_numbers = true)]
     pub max_ratio: Option<f64>,
+    /// With --sweep: write the recommended plan to FILE (TOML, as `coco plan` writes
+    /// it), labelled with where it came from: tuning = "proxy" and tuning_source naming
+    /// the proxy with --proxy, "confidential-previews" without. Fails, writing nothing,
+    /// when no plan is recommended.
+    #[arg(long, value_name = "FILE", requires = "sweep")]
+    pub write_plan: Option<PathBuf>,
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -134,7 +142,8 @@ fn target(
                 "previewing on the {}, which is public: not on the confidential data",
                 p.label
             );
-            Ok((p.dataset, PreviewData::Proxy { label: p.label }))
+            let data = p.preview_data();
+            Ok((p.dataset, data))
         }
     }
 }
@@ -215,14 +224,10 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
         weights,
         max_ratio,
         json,
+        write_plan,
         ..
     } = args;
     let plan = chosen.plan;
-    let total = coco::privacy::Loss::sum(plan.levels().iter().map(|l| l.budget()))
-        .expect("validated plans have levels")
-        .amount();
-    let shares: Vec<Share> =
-        shares.unwrap_or_else(|| tradeoff::default_shares(dataset.hierarchy.depth()));
     let depth = dataset.hierarchy.depth();
     if let Some(w) = &weights
         && w.len() != depth
@@ -236,39 +241,82 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
         }
         .into());
     }
-    let progress = Progress::new("sweep");
-    let mut frontier = tradeoff::frontier(
-        dataset,
-        data,
-        &plan,
-        &total,
-        &shares,
-        &tradeoff::Trials {
-            trials,
-            seed,
-            cancel: None,
+    let options = tradeoff::SearchOptions {
+        trials,
+        seed,
+        shares,
+        priority: match (weights, max_ratio) {
+            (Some(w), _) => Some(Priority::Weights(w)),
+            (None, Some(x)) => Some(Priority::MaxRatio(x)),
+            (None, None) => None,
         },
-        &|p: SweepProgress| {
-            let trials = p.trial.trials as u64;
-            progress.update(
-                p.point as u64 * trials + p.trial.trial as u64,
-                p.points as u64 * trials,
-                format!("trials (plan {} of {})", p.point + 1, p.points),
-            );
-        },
-    )?;
-    progress.finish();
-    let priority = match (weights, max_ratio) {
-        (Some(w), _) => Priority::Weights(w),
-        (None, Some(x)) => Priority::MaxRatio(x),
-        (None, None) => Priority::Weights(vec![1.0; dataset.hierarchy.depth()]),
     };
-    tradeoff::decide(&mut frontier, &priority);
+    let progress = Progress::new("sweep");
+    let frontier = tradeoff::search(dataset, data, &plan, &options, None, &|p: SweepProgress| {
+        let trials = p.trial.trials as u64;
+        progress.update(
+            p.point as u64 * trials + p.trial.trial as u64,
+            p.points as u64 * trials,
+            format!("trials (plan {} of {})", p.point + 1, p.points),
+        );
+    })?;
+    progress.finish();
+    if let Some(path) = &write_plan {
+        write_recommendation(&frontier, &options, path)?;
+    }
     if json {
         println!("{}", serde_json::to_string_pretty(&frontier)?);
     } else {
         print!("{}", super::text::frontier(&frontier));
     }
+    if let Some(path) = &write_plan {
+        eprintln!(
+            "wrote the recommended plan to {}",
+            super::shown(path.display())
+        );
+    }
+    Ok(())
+}
+
+/// `--write-plan FILE`: the recommendation as a plan file, each level's note saying
+/// where its budget and method came from.
+fn write_recommendation(
+    frontier: &tradeoff::Frontier,
+    options: &tradeoff::SearchOptions,
+    path: &std::path::Path,
+) -> Result<()> {
+    let (Some(plan), Some(r)) = (frontier.recommended_plan(), &frontier.recommendation) else {
+        let why = frontier
+            .verdict
+            .clone()
+            .unwrap_or_else(|| "the search recommends no plan".into());
+        return Err(FlagError {
+            flag: "--write-plan".into(),
+            message: format!("nothing written to {}: {why}", super::shown(path.display())),
+        }
+        .into());
+    };
+    let on = match &frontier.data {
+        PreviewData::Confidential => "the CONFIDENTIAL data".to_string(),
+        PreviewData::Proxy { label, .. } => format!("the {label}"),
+    };
+    let seed = options
+        .seed
+        .map_or_else(|| "fresh randomness".to_string(), |s| format!("seed {s}"));
+    let ratios = r.ratio_texts();
+    let notes: Vec<String> = frontier
+        .levels
+        .iter()
+        .zip(&ratios)
+        .map(|(level, ratio)| {
+            format!(
+                "Recommended by coco preview --sweep on {on} ({} trials per plan, {seed}): {}; {level}'s error {ratio} bottom-up's.",
+                frontier.trials, r.reason
+            )
+        })
+        .collect();
+    std::fs::write(path, plan.to_plan_file(&[], &notes))
+        .with_context(|| format!("cannot write {}", super::shown(path.display())))?;
     Ok(())
 }
 

@@ -290,6 +290,7 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             "for_publication": manifest.for_publication,
             "warnings": manifest.warnings,
             "tuning": manifest.tuning,
+            "tuning_source": manifest.tuning_source,
             "spent_on_dataset": {
                 "exact": spent_after.as_ref().map(|e| e.to_string()),
                 "rho_exact": rho_after.to_string(),
@@ -363,7 +364,10 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
         c.integral, c.nonnegative, c.group_totals, c.consistent, c.within_max_size
     );
     if let Some(t) = manifest.tuning {
-        println!("plan tuning: {t} ({})", t.describe());
+        match &manifest.tuning_source {
+            Some(source) => println!("plan tuning: {t} on {source} ({})", t.describe()),
+            None => println!("plan tuning: {t} ({})", t.describe()),
+        }
     }
     if manifest.reproducible {
         println!("seeded: reproducible, NOT PRIVATE, marked not for publication");

@@ -142,6 +142,27 @@ pub fn preview(report: &PreviewReport, data: &PreviewData) -> String {
         rows.push(row);
     }
     s.push_str(&table(&rows, |c| c != 0 && c != 3, true));
+    if report.levels.iter().any(|l| l.mae_per_cell.is_some()) {
+        let _ = writeln!(
+            s,
+            "\nwhat a reader of the released tables sees, cell by cell (the plan's consistent release against {truth}; docs/glossary.md):\n"
+        );
+        let mut rows = vec![vec![
+            "level".to_string(),
+            "abs. error per cell".into(),
+            "groups in the wrong size cell".into(),
+        ]];
+        for l in &report.levels {
+            rows.push(vec![
+                l.level.clone(),
+                l.mae_per_cell.as_ref().map_or_else(|| "–".into(), stat),
+                l.relative_error
+                    .as_ref()
+                    .map_or_else(|| "–".into(), percent),
+            ]);
+        }
+        s.push_str(&table(&rows, |c| c != 0, true));
+    }
     let leaning: Vec<String> = report
         .levels
         .iter()
@@ -279,6 +300,41 @@ pub fn frontier(f: &Frontier) -> String {
         rows.push(row);
     }
     s.push_str(&table(&rows, |c| c >= 3, true));
+    let cells: Vec<usize> = seen
+        .iter()
+        .copied()
+        .filter(|&i| f.candidates[i].mae_per_cell.iter().any(Option::is_some))
+        .collect();
+    if !cells.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nthe same plans cell by cell: mean absolute error per cell / share of a region's groups in the wrong size cell\n"
+        );
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        let mut header = vec!["plan".to_string()];
+        header.extend(f.levels.iter().cloned());
+        rows.push(header);
+        for i in cells {
+            let c = &f.candidates[i];
+            let mut row = vec![
+                if f.recommendation.as_ref().is_some_and(|r| r.candidate == i) {
+                    "recommended *".to_string()
+                } else {
+                    "current".to_string()
+                },
+            ];
+            row.extend(c.mae_per_cell.iter().zip(&c.relative_error).map(|(m, r)| {
+                format!(
+                    "{} / {}",
+                    m.as_ref().map_or_else(|| "–".into(), |m| fmt_num(m.mean)),
+                    r.as_ref()
+                        .map_or_else(|| "–".into(), |r| format!("{:.1}%", r.mean * 100.0))
+                )
+            }));
+            rows.push(row);
+        }
+        s.push_str(&table(&rows, |c| c >= 1, true));
+    }
     match (&f.recommendation, &f.verdict) {
         (Some(r), _) => {
             let ratios = r.ratio_texts();

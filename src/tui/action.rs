@@ -74,6 +74,7 @@ actions! {
     EpsilonDown = "epsilon-down": "Lower the selected level's ε one step",
     TypeEpsilon = "type-epsilon": "Type the selected level's ε (decimal or fraction like 1/3)",
     TypeTotal = "type-total": "Type the total ε (the preset splits it over the levels)",
+    HoldLevel = "hold-level": "Hold or release the selected level's share: changes elsewhere rebalance only the levels not held",
     ToggleMethod = "toggle-method": "Cycle the selected level's method: hc, hc+tail, hg",
     SetTail = "set-tail": "Type the selected level's tail: L or L,m (or none)",
     PresetUniform = "preset-uniform": "Split the total ε evenly over the levels",

@@ -178,7 +178,7 @@ pub const CONFIDENTIAL_BANNER: &str = "CONFIDENTIAL DIAGNOSTICS: errors measured
 pub fn banner(data: &PreviewData) -> (String, Style) {
     match data {
         PreviewData::Confidential => (CONFIDENTIAL_BANNER.to_string(), theme::confidential()),
-        PreviewData::Proxy { label } => (
+        PreviewData::Proxy { label, .. } => (
             format!(
                 "PUBLIC PROXY: errors measured against the {label}, not the confidential data. A plan tuned on them stays public."
             ),

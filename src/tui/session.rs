@@ -419,12 +419,7 @@ impl Session {
     /// confidential dataset.
     pub fn preview_target(&self) -> (Arc<Dataset>, PreviewData) {
         match &self.proxy {
-            Some(p) => (
-                p.dataset.clone(),
-                PreviewData::Proxy {
-                    label: p.label.clone(),
-                },
-            ),
+            Some(p) => (p.dataset.clone(), p.preview_data()),
             None => (self.dataset.clone(), PreviewData::Confidential),
         }
     }
@@ -434,12 +429,11 @@ impl Session {
     /// proxy (opened at the first run).
     pub fn target_data(&self) -> PreviewData {
         match (&self.proxy, self.confidential_chosen) {
-            (Some(p), _) => PreviewData::Proxy {
-                label: p.label.clone(),
-            },
+            (Some(p), _) => p.preview_data(),
             (None, true) => PreviewData::Confidential,
             (None, false) => PreviewData::Proxy {
                 label: crate::proxy::SYNTHETIC_LABEL.into(),
+                source: crate::proxy::SYNTHETIC_SOURCE.into(),
             },
         }
     }
@@ -505,8 +499,7 @@ impl Session {
         self.plan = plan;
         self.preset = Preset::Custom;
         self.changed();
-        let tuning = self.plan.tuning().worse(data.tuning());
-        self.plan.set_tuning(tuning);
+        data.label(&mut self.plan);
         Ok(())
     }
 
@@ -533,8 +526,22 @@ impl Session {
             .collect()
     }
 
-    /// Sets one level's budget, in the plan's measure (the preset becomes custom).
+    /// Sets one level's budget, in the plan's measure (the preset becomes custom). With
+    /// no level held the total moves with it; while a level is held the total stays, and
+    /// the levels neither held nor edited give or take the difference in proportion to
+    /// their budgets ([`rebalance`]).
     pub fn set_budget(&mut self, level: LevelId, value: Amount) -> Result<(), String> {
+        if self.held().iter().any(|&h| h) {
+            let budgets = rebalance(
+                &self.level_amounts(),
+                &self.held(),
+                Some((level.0, value)),
+                &self.levels_total(),
+            )?;
+            self.set_budgets(budgets)?;
+            self.preset = Preset::Custom;
+            return Ok(());
+        }
         let budget = self.in_measure(&value);
         self.plan
             .set_budget(level, budget)
@@ -542,6 +549,33 @@ impl Session {
         self.preset = Preset::Custom;
         self.changed();
         Ok(())
+    }
+
+    /// Which levels the operator holds, root first.
+    pub fn held(&self) -> Vec<bool> {
+        self.plan.levels().iter().map(|l| l.held()).collect()
+    }
+
+    /// Holds or releases one level's share. Not an edit of what is measured: previews
+    /// stay current and the tuning label stays; the plan file records it.
+    pub fn toggle_held(&mut self, level: LevelId) -> Result<bool, String> {
+        let held = self.held();
+        let now = !held[level.0];
+        if now
+            && held
+                .iter()
+                .enumerate()
+                .filter(|&(i, &h)| h || i == level.0)
+                .count()
+                == held.len()
+        {
+            return Err(
+                "every level would be held: at least one level must stay free to rebalance"
+                    .to_string(),
+            );
+        }
+        self.plan.set_held(level, now);
+        Ok(now)
     }
 
     /// Moves one level's budget to the next value of [`EPSILON_STEPS`] above or below it.
@@ -562,6 +596,60 @@ impl Session {
     /// sum is exact).
     pub fn set_total(&mut self, total: Amount) -> Result<(), String> {
         let levels = self.depth();
+        let held = self.held();
+        if held.iter().any(|&h| h) {
+            // Held levels keep their share of the total; the rest is split over the
+            // others by the preset (custom: in proportion to their budgets).
+            let old = self.levels_total();
+            let now = self.level_amounts();
+            let mut budgets = now.clone();
+            for (b, _) in budgets.iter_mut().zip(&held).filter(|(_, h)| **h) {
+                let scaled = b.mul_big(&total).div_big(&old);
+                *b = if scaled.within_text_bounds() {
+                    scaled
+                } else {
+                    scaled.round_down_significant(6)
+                };
+            }
+            let kept = Amount::sum(
+                budgets
+                    .iter()
+                    .zip(&held)
+                    .filter(|(_, h)| **h)
+                    .map(|(b, _)| b),
+            )
+            .expect("a level is held");
+            let rest = total.checked_sub(&kept).ok_or_else(|| {
+                format!(
+                    "cannot keep the held levels' shares within a total of {}",
+                    self.in_measure(&total)
+                )
+            })?;
+            let free: Vec<usize> = (0..levels).filter(|&i| !held[i]).collect();
+            let split = match &self.preset {
+                Preset::Uniform => allocate(&rest, free.len(), Allocation::Uniform),
+                Preset::Geometric { ratio } => allocate(
+                    &rest,
+                    free.len(),
+                    Allocation::Geometric {
+                        ratio: ratio.clone(),
+                    },
+                ),
+                Preset::Custom => {
+                    let old_free: Vec<Amount> = free.iter().map(|&i| now[i].clone()).collect();
+                    proportional(&old_free, &rest).ok_or_else(|| {
+                        format!(
+                            "cannot scale the budgets to a total of {}",
+                            self.in_measure(&total)
+                        )
+                    })?
+                }
+            };
+            for (&i, b) in free.iter().zip(split) {
+                budgets[i] = b;
+            }
+            return self.set_budgets(budgets);
+        }
         let budgets = match &self.preset {
             Preset::Uniform => allocate(&total, levels, Allocation::Uniform),
             Preset::Geometric { ratio } => allocate(
@@ -734,6 +822,78 @@ impl Session {
     }
 }
 
+/// `parts` scaled to sum to `total` exactly, in proportion: each rounded down to six
+/// significant digits when its exact value is too long for a plan file, the last taking
+/// what is left. `None` when nothing would be left for it.
+pub fn proportional(parts: &[Amount], total: &Amount) -> Option<Vec<Amount>> {
+    let old = Amount::sum(parts)?;
+    let mut out: Vec<Amount> = parts[..parts.len() - 1]
+        .iter()
+        .map(|p| {
+            let scaled = p.mul_big(total).div_big(&old);
+            if scaled.within_text_bounds() {
+                scaled
+            } else {
+                scaled.round_down_significant(6)
+            }
+        })
+        .collect();
+    let rest = match Amount::sum(&out) {
+        Some(used) => total.checked_sub(&used)?,
+        None => total.clone(),
+    };
+    out.push(rest);
+    Some(out)
+}
+
+/// The budgets after `edited` (a level and its new value) with the total kept at
+/// `total`: held levels keep their budgets, the edited level takes its value, and the
+/// others share what is left in proportion to their budgets. Refused when no level is
+/// left to rebalance, or nothing would be left for them.
+pub fn rebalance(
+    budgets: &[Amount],
+    held: &[bool],
+    edited: Option<(usize, Amount)>,
+    total: &Amount,
+) -> Result<Vec<Amount>, String> {
+    let mut out = budgets.to_vec();
+    let edited_level = edited.as_ref().map(|(i, _)| *i);
+    if let Some((i, value)) = edited {
+        out[i] = value;
+    }
+    let free: Vec<usize> = (0..budgets.len())
+        .filter(|&i| !held[i] && Some(i) != edited_level)
+        .collect();
+    if free.is_empty() {
+        return Err(
+            "every other level is held: release one to change this level, or change the total"
+                .to_string(),
+        );
+    }
+    let fixed = Amount::sum(
+        out.iter()
+            .enumerate()
+            .filter(|(i, _)| !free.contains(i))
+            .map(|(_, b)| b),
+    );
+    let rest = match fixed {
+        Some(f) => total.checked_sub(&f),
+        None => Some(total.clone()),
+    }
+    .ok_or_else(|| {
+        format!(
+            "the held and edited levels would take all of the total {total}: nothing left for the others"
+        )
+    })?;
+    let old: Vec<Amount> = free.iter().map(|&i| budgets[i].clone()).collect();
+    let split = proportional(&old, &rest)
+        .ok_or_else(|| format!("cannot rebalance the free levels to {rest}"))?;
+    for (&i, b) in free.iter().zip(split) {
+        out[i] = b;
+    }
+    Ok(out)
+}
+
 /// The ladder of values (an ε or a ρ, as the plan's measure says) that stepping moves
 /// along.
 pub const EPSILON_STEPS: &[&str] = &[
@@ -821,6 +981,41 @@ mod tests {
         assert_eq!(s.total(), a("2.01"));
         assert_eq!(s.figures[0].noise_samples, None);
         assert!(s.set_max_size(MaxSize::Fixed(0)).is_err());
+    }
+
+    /// Issue 36: a held level keeps its budget when another level changes (the total
+    /// stays) and its share when the total changes; the others rebalance.
+    #[test]
+    fn held_levels_stay_and_the_others_rebalance() {
+        let mut s = session();
+        let depth = s.depth();
+        assert!(depth >= 3, "the tiny dataset has three levels");
+        s.set_budgets(vec![a("0.35"), a("0.25"), a("0.4")]).unwrap();
+        s.preset = Preset::Custom;
+        assert!(s.toggle_held(LevelId(0)).unwrap());
+        // Another level's step: the total stays 1, the root keeps 0.35.
+        s.set_budget(LevelId(1), a("0.3")).unwrap();
+        assert_eq!(s.level_amounts(), vec![a("0.35"), a("0.3"), a("0.35")]);
+        assert_eq!(s.total(), a("1"));
+        // The total doubles: the root keeps its 35% share, the rest scales.
+        s.set_total(a("2")).unwrap();
+        assert_eq!(s.level_amounts()[0], a("0.7"));
+        assert_eq!(s.total(), a("2"));
+        // Uniform with a held level: the rest split evenly over the others.
+        s.apply_preset(Preset::Uniform).unwrap();
+        assert_eq!(s.level_amounts(), vec![a("0.7"), a("0.65"), a("0.65")]);
+        // All but one held: the last cannot be changed alone; all held is refused.
+        assert!(s.toggle_held(LevelId(1)).unwrap());
+        assert!(s.set_budget(LevelId(2), a("0.5")).is_err());
+        assert!(s.toggle_held(LevelId(2)).is_err());
+        // Released, a level moves the total again as before.
+        assert!(!s.toggle_held(LevelId(0)).unwrap());
+        assert!(!s.toggle_held(LevelId(1)).unwrap());
+        s.set_budget(LevelId(2), a("1")).unwrap();
+        assert_eq!(s.total(), a("2.35"));
+        // A step that would leave nothing for the free levels is refused.
+        s.toggle_held(LevelId(0)).unwrap();
+        assert!(s.set_budget(LevelId(1), a("10")).is_err());
     }
 
     /// Issue 33: the toggle restates every budget in the other measure with its value,

@@ -345,6 +345,7 @@ pub fn hints(context: Context) -> &'static [(Action, &'static str)] {
             (Action::EpsilonDown, "ε−"),
             (Action::TypeEpsilon, "type ε"),
             (Action::TypeTotal, "total"),
+            (Action::HoldLevel, "hold"),
             (Action::ToggleMethod, "method"),
             (Action::SetTail, "tail"),
             (Action::MethodsDefault, "defaults"),

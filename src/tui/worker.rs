@@ -30,7 +30,7 @@ use crate::release::plan::ReleasePlan;
 use crate::release::transaction::{
     ApproveError, Approved, PendingDraw, Recorded, Reservation, ReserveOptions, TransactionError,
 };
-use crate::tradeoff::{self, AllocationPoint, Frontier, PreviewData, Priority, SweepProgress};
+use crate::tradeoff::{self, AllocationPoint, Frontier, PreviewData, SweepProgress};
 
 use super::overview::Overview;
 use super::search::{self, Query};
@@ -691,7 +691,8 @@ fn load(
     }
 }
 
-/// The search at the plan's total, with the recommendation for equal weights.
+/// The search at the plan's total with its recommendation: the CLI's
+/// [`tradeoff::search`] with the CLI's defaults, so a seed gives both the same plan.
 fn frontier(
     dataset: &Dataset,
     data: PreviewData,
@@ -701,27 +702,13 @@ fn frontier(
     cancel: &AtomicBool,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Frontier, String> {
-    let total = crate::privacy::Loss::sum(plan.levels().iter().map(|l| l.budget()))
-        .ok_or_else(|| "the plan has no levels".to_string())?
-        .amount();
-    let depth = dataset.hierarchy.depth();
-    let shares = tradeoff::default_shares(depth);
-    let mut f = tradeoff::frontier(
-        dataset,
-        data,
-        plan,
-        &total,
-        &shares,
-        &tradeoff::Trials {
-            trials,
-            seed,
-            cancel: Some(cancel),
-        },
-        progress,
-    )
-    .map_err(|e| e.to_string())?;
-    tradeoff::decide(&mut f, &Priority::Weights(vec![1.0; depth]));
-    Ok(f)
+    let options = tradeoff::SearchOptions {
+        trials,
+        seed,
+        ..Default::default()
+    };
+    tradeoff::search(dataset, data, plan, &options, Some(cancel), progress)
+        .map_err(|e| e.to_string())
 }
 
 /// Reserves and draws with fresh randomness from the OS (the release transaction).

@@ -11,6 +11,7 @@ mod bad_inputs;
 mod cli_conventions;
 mod codebook;
 mod crash_safety;
+mod decision;
 mod exit_codes;
 mod first_plan;
 mod generate;

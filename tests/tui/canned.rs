@@ -102,6 +102,16 @@ fn preview(d: &Dataset, plan: &ReleasePlan, trials: usize) -> PreviewReport {
             }],
             bottom_up: stat(d, l, 0.047, trials),
             omniscient: 1.0 + 0.012 * groups_per_region(d, l),
+            mae_per_cell: Some(Stat {
+                mean: 1.25 + 0.5 * l as f64,
+                se: 0.0625,
+                trials,
+            }),
+            relative_error: Some(Stat {
+                mean: 0.0125 * (l + 1) as f64,
+                se: 0.00125,
+                trials,
+            }),
             own_weight: (l < leaf).then_some(OwnWeight {
                 own: 0.8912,
                 model: 0.7634,
@@ -196,6 +206,8 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
                 methods: methods.clone(),
                 consistent: errors(d, depth, 1.0 + (k as f64 - 5.0).abs() / 4.0, trials),
                 independent: errors(d, depth, 1.3, trials),
+                mae_per_cell: vec![None; depth],
+                relative_error: vec![None; depth],
                 origin: format!("the plan's methods at {}% on the leaves", k * 10),
                 plan: p,
             }
@@ -207,6 +219,8 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
         methods: methods.clone(),
         consistent: errors(d, depth, 1.1, trials),
         independent: errors(d, depth, 1.3, trials),
+        mae_per_cell: vec![None; depth],
+        relative_error: vec![None; depth],
         origin: "current plan".to_string(),
         plan: plan.clone(),
     });
@@ -225,6 +239,8 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
         budgets: best.budgets.clone(),
         methods: best.methods.clone(),
         consistent: best.consistent.clone(),
+        mae_per_cell: vec![None; depth],
+        relative_error: vec![None; depth],
         ratios: vec![0.4123; depth],
         ratio_se: vec![0.0312; depth],
         is_current: false,

@@ -408,7 +408,7 @@ fn a_small_terminal_keeps_the_essentials() {
     let frame = rt.text(80, 24);
     let chart_rows = frame
         .lines()
-        .skip_while(|l| !l.contains("Mean EMD per level"))
+        .skip_while(|l| !l.contains("EMD per level"))
         .take_while(|l| !l.contains("Sweep"))
         .count();
     assert!(chart_rows >= 10, "{chart_rows} rows: {frame}");

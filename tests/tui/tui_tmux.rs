@@ -526,3 +526,161 @@ fn the_timings_file_is_private_and_holds_no_keys() {
         assert!(!text.contains(typed), "{typed} in:\n{text}");
     }
 }
+
+/// The plan lines of a plan file that say what is measured: each level's name, budget
+/// and method, root first (comments and provenance left out).
+fn measured_lines(plan: &str) -> Vec<String> {
+    plan.lines()
+        .map(str::trim)
+        .filter(|l| {
+            l.starts_with("name =") || l.starts_with("epsilon =") || l.starts_with("method =")
+        })
+        .map(|l| l.split('#').next().unwrap_or(l).trim().to_string())
+        .collect()
+}
+
+/// Issue 36: the TUI's search with a seed recommends what `coco preview --sweep` with the
+/// same seed and proxy recommends (one code path, one set of defaults), and applying it
+/// records tuning = proxy with the proxy named, saved as the CLI's `--write-plan` writes.
+#[test]
+fn the_tui_applies_the_recommendation_the_cli_printed_for_a_seed() {
+    if skip_without_tmux("the_tui_applies_the_recommendation_the_cli_printed_for_a_seed") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    // The CLI: the synthetic proxy, seed 1 (the TUI's fixed seed), every default.
+    let cli_plan = work.path().join("cli.toml");
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households");
+    let out = Command::new(env!("CARGO_BIN_EXE_coco"))
+        .args([
+            "preview",
+            sample.to_str().unwrap(),
+            "--sweep",
+            "--proxy",
+            "synthetic",
+        ])
+        .args(["--seed", "1", "--write-plan", cli_plan.to_str().unwrap()])
+        .env("COCO_HOME", &home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli = std::fs::read_to_string(&cli_plan).unwrap();
+
+    let tmux = start(work.path());
+    tmux.type_text(&format!(
+        "COCO_HOME={} {}",
+        home.display(),
+        env!("CARGO_BIN_EXE_coco")
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Dataset households");
+    // 5 Trade-off: the fixed seed, the frontier view, run (on the synthetic proxy).
+    tmux.keys(&["5"]);
+    tmux.wait_for("sweep of level");
+    tmux.keys(&["s", "v"]);
+    let s = tmux.wait_for("seed 1");
+    assert!(s.contains("trials 10"), "the CLI's default trials: {s}");
+    tmux.keys(&["r"]);
+    tmux.wait_for("★ Recommended");
+    // Apply it, then save the plan beside the CLI's.
+    tmux.keys(&["a"]);
+    let s = tmux.wait_for("plan set to the recommendation");
+    assert!(s.contains("tuning: proxy on synthetic"), "{s}");
+    tmux.keys(&["3"]);
+    let s = tmux.wait_for("applied: the plan is this recommendation");
+    assert!(!s.contains("for an earlier plan"), "{s}");
+    assert!(s.contains("proxy (synthetic)"), "{s}");
+    let tui_plan = work.path().join("tui.toml");
+    tmux.keys(&["s"]);
+    tmux.wait_for("Save the plan");
+    tmux.keys(&["C-u"]);
+    tmux.type_text(tui_plan.to_str().unwrap());
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("plan saved");
+    let tui = std::fs::read_to_string(&tui_plan).unwrap();
+    assert_eq!(
+        measured_lines(&tui),
+        measured_lines(&cli),
+        "the TUI's plan:\n{tui}\nthe CLI's:\n{cli}"
+    );
+    for plan in [&tui, &cli] {
+        assert!(plan.contains("tuning = \"proxy\""), "{plan}");
+        assert!(plan.contains("tuning_source = \"synthetic\""), "{plan}");
+    }
+    tmux.keys(&["q"]);
+}
+
+/// Issue 36: a held level keeps its share while another level or the total changes,
+/// is marked on screen, and survives a save and a reload of the plan.
+#[test]
+fn a_held_level_survives_a_save_and_reload() {
+    if skip_without_tmux("a_held_level_survives_a_save_and_reload") {
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let home = work.path().join("home");
+    let tmux = start(work.path());
+    let launch = format!(
+        "COCO_HOME={} {}",
+        home.display(),
+        env!("CARGO_BIN_EXE_coco")
+    );
+    tmux.type_text(&launch);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Dataset households");
+    tmux.keys(&["3"]);
+    let s = tmux.wait_for("Budget per level");
+    assert!(s.contains("h hold"), "the key is shown: {s}");
+    // Hold the root (selected first), then raise the provinces' ε: the total stays 1.
+    tmux.keys(&["h"]);
+    let s = tmux.wait_for("country held at its share");
+    assert!(s.contains("33.3% held"), "{s}");
+    tmux.keys(&["Down", "Right"]);
+    let s = tmux.wait_for("0.35");
+    assert!(s.contains("total ε = 1 ·"), "the total stays: {s}");
+    assert!(s.contains("33.3% held"), "the held share stays: {s}");
+    // Save, quit, start again and load: the level is still held.
+    let plan = work.path().join("held.toml");
+    tmux.keys(&["s"]);
+    tmux.wait_for("Save the plan");
+    tmux.keys(&["C-u"]);
+    tmux.type_text(plan.to_str().unwrap());
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("plan saved");
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let country = text.split("[[level]]").nth(1).unwrap();
+    assert!(
+        country.contains("name = \"country\"") && country.contains("held = true"),
+        "{text}"
+    );
+    assert_eq!(text.matches("held = true").count(), 1, "{text}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("READY$");
+    tmux.type_text(&launch);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Dataset households");
+    tmux.keys(&["3"]);
+    let s = tmux.wait_for("Budget per level");
+    assert!(!s.contains("held"), "a fresh plan holds nothing: {s}");
+    tmux.keys(&["L"]);
+    tmux.wait_for("Load a plan");
+    tmux.keys(&["C-u"]);
+    tmux.type_text(plan.to_str().unwrap());
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("plan loaded from");
+    assert!(s.contains("33.3% held"), "{s}");
+    // The total doubles: the held root keeps its third (2/3 of 2).
+    tmux.keys(&["t"]);
+    tmux.wait_for("Total ε over the levels");
+    tmux.keys(&["C-u"]);
+    tmux.type_text("2");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("total ε = 2 ·");
+    assert!(s.contains("33.3% held"), "{s}");
+    tmux.keys(&["q"]);
+}

@@ -175,7 +175,7 @@ fn a_rho_plan_previews_and_its_release_speaks_rho() {
         Amount::parse("1/2").unwrap()
     );
     let text = rt.text(100, 40);
-    assert!(text.contains("Frontier at total ρ = 0.5"), "{text}");
+    assert!(text.contains("Frontier at ρ = 0.5"), "{text}");
 
     act(&mut rt, &[Action::ScreenRelease]);
     let text = rt.text(100, 30);

@@ -214,6 +214,11 @@ pub struct Manifest {
     /// written before coco recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tuning: Option<Tuning>,
+    /// The public proxy the plan was tuned on, as the plan file names it
+    /// (`tuning_source`: `synthetic` or a proxy dataset's name). Absent when the plan
+    /// names none, and in manifests written before coco recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuning_source: Option<crate::release::plan::TuningSource>,
     /// How the margins of error in `uncertainty.csv` were computed (absent when none
     /// were written, and in manifests written before coco wrote them).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -319,6 +324,7 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
             .map(Warning::kind)
             .collect(),
         tuning: Some(plan.tuning()),
+        tuning_source: plan.tuning_source().cloned(),
         for_publication: !draw.randomness().is_reproducible(),
         randomness,
         ledger_entry: draw.id().to_string(),

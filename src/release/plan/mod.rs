@@ -38,7 +38,7 @@ use crate::privacy::{Budget, Definition, Epsilon, EpsilonError, Loss, Ratio, Uni
 pub mod defaults;
 pub mod tuning;
 
-pub use tuning::Tuning;
+pub use tuning::{Tuning, TuningSource};
 
 pub use crate::estimate::max_size::MAX_K;
 
@@ -69,6 +69,10 @@ pub struct LevelPlan {
     /// The level's budget: an ε or a ρ, as the plan's definition says.
     budget: Loss,
     method: Method,
+    /// Held by the operator: the TUI's Budget screen rebalances only the levels not
+    /// held when the total or another level changes (`held = true` in the plan file).
+    /// An editing aid, not a measurement: it does not change what is drawn.
+    held: bool,
     /// The line of its `[[level]]` header in the plan file (0 when built in code).
     line: usize,
 }
@@ -100,6 +104,11 @@ impl LevelPlan {
     pub fn line(&self) -> usize {
         self.line
     }
+
+    /// Whether the operator holds the level's budget (see [`ReleasePlan::set_held`]).
+    pub fn held(&self) -> bool {
+        self.held
+    }
 }
 
 /// A complete release plan, valid by construction: every constructor (the TOML reader,
@@ -121,6 +130,8 @@ pub struct ReleasePlan {
     hg_fit: IsotonicFit,
     /// How the plan was tuned (provenance, not a rule: see [`Tuning`]).
     tuning: Tuning,
+    /// The public proxy the plan was tuned on, when it was (provenance, like `tuning`).
+    tuning_source: Option<TuningSource>,
 }
 
 impl PartialEq for ReleasePlan {
@@ -133,6 +144,7 @@ impl PartialEq for ReleasePlan {
             hc_fit,
             hg_fit,
             tuning: _,
+            tuning_source: _,
         } = self;
         *max_size == other.max_size
             && *levels == other.levels
@@ -463,6 +475,24 @@ impl ReleasePlan {
         self.tuning = tuning;
     }
 
+    /// The public proxy the plan was tuned on (`tuning_source` in the plan file).
+    pub fn tuning_source(&self) -> Option<&TuningSource> {
+        self.tuning_source.as_ref()
+    }
+
+    /// Records the proxy the plan was tuned on.
+    pub fn set_tuning_source(&mut self, source: Option<TuningSource>) {
+        self.tuning_source = source;
+    }
+
+    /// Holds or releases one level's budget (an editing aid for the TUI; it changes
+    /// nothing that is measured).
+    pub fn set_held(&mut self, level: LevelId, held: bool) {
+        if let Some(l) = self.levels.get_mut(level.0) {
+            l.held = held;
+        }
+    }
+
     pub fn hg_fit(&self) -> IsotonicFit {
         self.hg_fit
     }
@@ -600,6 +630,7 @@ impl ReleasePlan {
                 name: name.clone(),
                 budget: budget.into(),
                 method,
+                held: false,
                 line: 0,
             })
             .collect();
@@ -612,6 +643,7 @@ impl ReleasePlan {
             hc_fit: defaults.cumulative_fit,
             hg_fit: defaults.unattributed_fit,
             tuning: Tuning::Unknown,
+            tuning_source: None,
         };
         plan.check_rules()?;
         Ok(plan)

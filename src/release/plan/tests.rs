@@ -112,6 +112,48 @@ fn tuning_is_read_written_and_defaults_to_unknown() {
 }
 
 #[test]
+fn held_levels_and_the_tuning_source_survive_a_save_and_reload() {
+    let text = "max_size = 100\n[[level]]\nname = \"nation\"\nepsilon = 1\nmethod = \"hc\"\n";
+    let mut plan = parse(text).unwrap();
+    assert!(!plan.levels[0].held() && plan.tuning_source().is_none());
+    assert!(!plan.to_toml().contains("held") && !plan.to_toml().contains("tuning_source"));
+    plan.set_held(LevelId(0), true);
+    plan.set_tuning(Tuning::Proxy);
+    plan.set_tuning_source(TuningSource::new("synthetic"));
+    let toml = plan.to_toml();
+    assert!(
+        toml.contains("held = true") && toml.contains("tuning_source = \"synthetic\""),
+        "{toml}"
+    );
+    let again = parse(&toml).unwrap();
+    assert!(again.levels[0].held());
+    assert_eq!(
+        again.tuning_source().map(TuningSource::as_str),
+        Some("synthetic")
+    );
+    // Provenance and editing aids: the same plan for what it measures.
+    assert_eq!(again, parse(text).unwrap());
+    for (bad, says) in [
+        (
+            "held = \"yes\"",
+            "plan.toml:6: held = \"yes\": expected held = true or false",
+        ),
+        (
+            "tuning_source = \"\"",
+            "tuning_source = \"\": expected the public proxy",
+        ),
+    ] {
+        let text = if bad.starts_with("held") {
+            format!("{text}{bad}\n")
+        } else {
+            format!("{bad}\n{text}")
+        };
+        let m = parse(&text).unwrap_err().to_string();
+        assert!(m.contains(says), "{m}");
+    }
+}
+
+#[test]
 fn tails() {
     let text = GOOD.replace(
         "epsilon = 0.1\nmethod = \"hc\"",

@@ -4,8 +4,9 @@
 use super::*;
 use crate::wire::Named;
 
-pub(crate) const TOP_KEYS: &str = "max_size, level, consistency, merge, hc_fit, hg_fit, tuning";
-pub(crate) const LEVEL_KEYS: &str = "name, epsilon, rho, method, tail";
+pub(crate) const TOP_KEYS: &str =
+    "max_size, level, consistency, merge, hc_fit, hg_fit, tuning, tuning_source";
+pub(crate) const LEVEL_KEYS: &str = "name, epsilon, rho, method, tail, held";
 
 impl ReleasePlan {
     /// Reads and parses a plan file (not yet checked against a hierarchy).
@@ -129,6 +130,20 @@ impl ReleasePlan {
                 )
             })?,
         };
+        const SOURCE: &str = "the public proxy the plan was tuned on: \"synthetic\" or a proxy dataset's name, on one line";
+        let tuning_source = match word("tuning_source", SOURCE)? {
+            None => None,
+            Some((s, span)) => Some(TuningSource::new(&s).ok_or_else(|| {
+                err(
+                    span,
+                    PlanErrorKind::BadValue {
+                        key: "tuning_source",
+                        found: format!("{s:?}"),
+                        expected: SOURCE,
+                    },
+                )
+            })?),
+        };
         let defaults = EstimateOptions::default();
         let mut fits = [defaults.cumulative_fit, defaults.unattributed_fit];
         for (slot, key) in fits.iter_mut().zip(["hc_fit", "hg_fit"]) {
@@ -178,6 +193,7 @@ impl ReleasePlan {
             hc_fit: fits[0],
             hg_fit: fits[1],
             tuning,
+            tuning_source,
         };
         plan.check_rules().map_err(|rule| {
             let line = rule
@@ -241,6 +257,13 @@ impl ReleasePlan {
                 self.tuning.describe()
             );
         }
+        if let Some(source) = &self.tuning_source {
+            let _ = writeln!(
+                s,
+                "tuning_source = {}    # the public proxy it was tuned on",
+                toml_string(source.as_str())
+            );
+        }
         for (i, level) in self.levels.iter().enumerate() {
             s.push('\n');
             if let Some(note) = notes.get(i) {
@@ -256,6 +279,12 @@ impl ReleasePlan {
                 toml_budget(&level.budget),
                 level.method.name()
             );
+            if level.held {
+                let _ = writeln!(
+                    s,
+                    "held = true    # the operator holds this level's budget when rebalancing"
+                );
+            }
             if let Some(t) = level.method.tail() {
                 let _ = match t.groups {
                     TailLength::Fixed(m) => writeln!(
@@ -620,10 +649,24 @@ pub(crate) fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Locate
             Method::HcTail(tail)
         }
     };
+    let held = match table.get("held") {
+        None => false,
+        Some(item) => item.as_bool().ok_or_else(|| {
+            (
+                item.span(),
+                PlanErrorKind::BadValue {
+                    key: "held",
+                    found: raw(text, item),
+                    expected: "held = true or false (whether the operator holds the level's budget)",
+                },
+            )
+        })?,
+    };
     Ok(LevelPlan {
         name,
         budget,
         method,
+        held,
         line,
     })
 }

@@ -89,6 +89,54 @@ impl Tuning {
     }
 }
 
+/// The public proxy a plan was tuned on: `synthetic` (coco's synthetic proxy) or a
+/// proxy dataset's name. Public by construction (a proxy is public data), one line of
+/// printable text so it reads the same in the plan file, the manifest and the ledger.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct TuningSource(String);
+
+impl TuningSource {
+    /// The longest source accepted.
+    pub const MAX_CHARS: usize = 200;
+
+    /// A source from text: trimmed, not empty, at most [`Self::MAX_CHARS`] characters,
+    /// no control characters.
+    pub fn new(text: &str) -> Option<TuningSource> {
+        let text = text.trim();
+        (!text.is_empty()
+            && text.chars().count() <= Self::MAX_CHARS
+            && !text.chars().any(char::is_control))
+        .then(|| TuningSource(text.to_string()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for TuningSource {
+    type Error = String;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        TuningSource::new(&text).ok_or_else(|| {
+            format!("{text:?} is not a proxy's name (one line of printable text, at most 200 characters)")
+        })
+    }
+}
+
+impl From<TuningSource> for String {
+    fn from(source: TuningSource) -> String {
+        source.0
+    }
+}
+
+impl std::fmt::Display for TuningSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 impl std::fmt::Display for Tuning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -80,6 +80,13 @@ pub fn update(app: &mut App, action: Action) {
                 &current,
             );
         }
+        Action::HoldLevel => match session.toggle_held(level) {
+            Ok(true) => app.info(format!(
+                "{name} held at its share: changing the total or another level rebalances only the levels not held"
+            )),
+            Ok(false) => app.info(format!("{name} released")),
+            Err(e) => app.error(e),
+        },
         Action::ToggleMethod => {
             let r = session.toggle_method(level);
             done(app, r);
@@ -376,11 +383,17 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
 /// the key that applies it; or how to get one.
 fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
     let Some(result) = &app.tradeoff.frontier else {
+        // Say what the search would run on: the synthetic proxy by default, so no
+        // "choose a proxy first" when one already is.
+        let on = match session.target_data() {
+            crate::tradeoff::PreviewData::Confidential => "the CONFIDENTIAL data".to_string(),
+            crate::tradeoff::PreviewData::Proxy { label, .. } => format!("the {label}"),
+        };
         return vec![Line::from(vec![
             Span::styled("Recommendation ", theme::heading()),
             Span::styled(
                 format!(
-                    "none yet (Trade-off screen: frontier {}, run {}; a public proxy first with {})",
+                    "none yet (Trade-off screen: frontier {}, run {}; it runs on {on}, {} to choose other data)",
                     app.keymap.key(Context::Tradeoff, Action::ToggleView),
                     app.keymap.key(Context::Tradeoff, Action::Run),
                     app.keymap.key(Context::Tradeoff, Action::ChooseProxy),
@@ -419,22 +432,34 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
                 .to_string(),
             theme::confidential(),
         ),
-        crate::tradeoff::PreviewData::Proxy { label } => (
+        crate::tradeoff::PreviewData::Proxy { label, .. } => (
             format!(
                 "computed on the {label}, public data; the plan's tuning: {}",
-                session.plan.tuning()
+                tuning_text(&session.plan)
             ),
             theme::ok(),
         ),
     };
+    // Applied, the recommendation is the plan: not "for an earlier plan".
+    let applied = session
+        .plan
+        .levels()
+        .iter()
+        .zip(r.plan.levels())
+        .all(|(now, rec)| now.budget() == rec.budget() && now.method() == rec.method());
     let mut head = vec![
         Span::styled("Recommended ", theme::heading()),
         Span::raw(format!("({} trials per plan) ", f.trials)),
-        Span::styled(on, style),
     ];
-    if result.revision != session.revision {
-        head.push(Span::styled(" (for an earlier plan)", theme::dim()));
+    if applied {
+        head.push(Span::styled(
+            "applied: the plan is this recommendation; ",
+            theme::ok(),
+        ));
+    } else if result.revision != session.revision {
+        head.push(Span::styled("searched for an earlier plan; ", theme::dim()));
     }
+    head.push(Span::styled(on, style));
     vec![
         Line::from(head),
         Line::raw(format!(
@@ -444,6 +469,15 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             key(app, Action::ApplyRecommendation)
         )),
     ]
+}
+
+/// The plan's tuning, with the proxy it was tuned on when it names one
+/// (`proxy (synthetic)`).
+fn tuning_text(plan: &ReleasePlan) -> String {
+    match plan.tuning_source() {
+        Some(source) => format!("{} ({source})", plan.tuning()),
+        None => plan.tuning().name().to_string(),
+    }
 }
 
 fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
@@ -485,7 +519,7 @@ fn render_summary(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             [
                 widgets::field("consistency", plan.consistency().name()),
                 widgets::field(" · merge", merge),
-                widgets::field(" · tuning", plan.tuning().name()),
+                widgets::field(" · tuning", tuning_text(plan)),
                 widgets::field(
                     " · file",
                     session
@@ -537,7 +571,11 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                 lp.name().to_string(),
                 int(h.level_len(level) as u64),
                 app.epsilon_text(&crate::tui::session::amount(lp.budget())),
-                format!("{:.1}%", f.share),
+                if lp.held() {
+                    format!("{:.1}% held", f.share)
+                } else {
+                    format!("{:.1}%", f.share)
+                },
                 lp.method().label(),
                 f.noise_samples.map_or_else(
                     || "nodes × (K+1)".to_string(),
@@ -563,13 +601,14 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     }
     let block = widgets::block(
         format!(
-            " Budget per level ({}{} level, {}{} step {symbol}, {} type {symbol}, {} method) ",
+            " Budget per level ({}{} level, {}{} step {symbol}, {} type {symbol}, {} method, {} hold) ",
             key(app, Action::Up),
             key(app, Action::Down),
             key(app, Action::EpsilonDown),
             key(app, Action::EpsilonUp),
             key(app, Action::TypeEpsilon),
             key(app, Action::ToggleMethod),
+            key(app, Action::HoldLevel),
             symbol = session.symbol(),
         ),
         area.width,

@@ -219,15 +219,20 @@ pub fn render(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
     let depth = session.depth() as u16;
     // What the trials said of themselves (a saturated tail, a consistency step that
     // fell back), each wrapped, never cut.
+    // First what a reader of the released tables sees cell by cell, beside the EMD.
     let notes: Vec<Line> = app
         .preview
         .result
         .as_ref()
         .map(|r| {
-            r.report
-                .notes
-                .iter()
-                .map(|n| Line::styled(format!("⚠ {n}"), theme::warning()))
+            cell_errors_line(&r.report)
+                .into_iter()
+                .chain(
+                    r.report
+                        .notes
+                        .iter()
+                        .map(|n| Line::styled(format!("⚠ {n}"), theme::warning())),
+                )
                 .collect()
         })
         .unwrap_or_default();
@@ -359,6 +364,35 @@ fn data_label(data: &PreviewData) -> Span<'static> {
         PreviewData::Confidential => Span::styled(" CONFIDENTIAL ", theme::confidential()),
         PreviewData::Proxy { .. } => Span::styled(" PUBLIC PROXY ", theme::ok()),
     }
+}
+
+/// Per level, the consistent release's mean absolute error per cell and the share of
+/// its groups in the wrong size cell ([`crate::cell_error`]); `None` when the preview
+/// did not measure them.
+pub fn cell_errors_line(report: &PreviewReport) -> Option<Line<'static>> {
+    let levels: Vec<String> = report
+        .levels
+        .iter()
+        .filter_map(|l| {
+            let (m, r) = (l.mae_per_cell?, l.relative_error?);
+            Some(format!(
+                "{} {}/cell, {:.1}% of groups",
+                l.level,
+                fmt_num(m.mean),
+                r.mean * 100.0
+            ))
+        })
+        .collect();
+    (!levels.is_empty()).then(|| {
+        Line::from(vec![
+            Span::styled("Cell by cell ", theme::heading()),
+            Span::styled(
+                "(consistent: abs. error per cell, groups in the wrong size cell) ",
+                theme::dim(),
+            ),
+            Span::raw(levels.join(" · ")),
+        ])
+    })
 }
 
 fn render_table(

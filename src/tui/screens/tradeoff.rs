@@ -89,7 +89,8 @@ impl TradeoffState {
         TradeoffState {
             level: depth.saturating_sub(1),
             view: View::Sweep,
-            trials: 5,
+            // The CLI's default, so a seed gives the same recommendation in both.
+            trials: crate::tradeoff::DEFAULT_TRIALS,
             sweep: None,
             frontier: None,
             sweep_run: None,
@@ -237,7 +238,10 @@ pub fn apply_recommendation_now(app: &mut App) {
                 .zip(&rec.methods)
                 .map(|(b, m)| format!("{} {m}", widgets::epsilon_as(exact, b)))
                 .collect();
-            let tuning = session.plan.tuning();
+            let tuning = match session.plan.tuning_source() {
+                Some(source) => format!("{} on {source}", session.plan.tuning()),
+                None => session.plan.tuning().to_string(),
+            };
             app.info(format!(
                 "plan set to the recommendation: {} (tuning: {tuning})",
                 levels.join(" / ")
@@ -447,14 +451,10 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             app.epsilon_text(&session.levels_total()),
         ),
     };
-    spans.extend(widgets::field(
-        " · trials per point",
-        state.trials.to_string(),
-    ));
+    spans.extend(widgets::field(" · trials", state.trials.to_string()));
     spans.extend(widgets::field(
         " · seed",
-        app.preview_seed
-            .map_or("OS randomness".into(), |s| s.to_string()),
+        app.preview_seed.map_or("OS".into(), |s| s.to_string()),
     ));
     let (target, style) = super::super::proxy::target_text(app, Context::Tradeoff);
     spans.push(Span::raw(" · "));
@@ -545,6 +545,10 @@ pub fn shown_rows(rows: usize, height: u16, focus: usize) -> std::ops::Range<usi
 fn rows_title(title: &str, shown: &std::ops::Range<usize>, rows: usize) -> Line<'static> {
     if shown.len() == rows {
         Line::raw(format!(" {title} "))
+    } else if shown.is_empty() {
+        Line::raw(format!(
+            " {title} · {rows} rows: a taller terminal shows them "
+        ))
     } else {
         // Which rows are shown stays in view when the title is cut.
         Line::from(vec![
@@ -677,7 +681,6 @@ fn chart<'a>(
     names: &[String],
     mark: Marker,
     title: String,
-    x_title: String,
     width: u16,
 ) -> Chart<'a> {
     let mut datasets = Vec::new();
@@ -703,20 +706,40 @@ fn chart<'a>(
                 .data(&data.marks[l]),
         );
     }
+    // The legend is a line of its own under the chart ([`legend`]): drawn inside the
+    // plot, ratatui's legend covers the curves' upper right corner.
     Chart::new(datasets)
+        .legend_position(None)
         .block(widgets::block(title, width))
         .x_axis(
+            // No axis titles: drawn inside the plot they cover the curves; the block's
+            // title says what the axes are.
             Axis::default()
-                .title(x_title)
                 .bounds(data.x_bounds)
                 .labels(data.x_labels.clone()),
         )
         .y_axis(
             Axis::default()
-                .title("EMD")
                 .bounds(data.y_bounds)
                 .labels(data.y_labels.clone()),
         )
+}
+
+/// The charts' legend, one line under the chart: each level's colour, then what the
+/// other marks mean.
+fn legend(names: &[String], marks: &[&str]) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (l, name) in names.iter().enumerate() {
+        spans.push(Span::styled(format!("━ {name}  "), level_style(l)));
+    }
+    spans.push(Span::styled(marks.join(" · "), theme::dim()));
+    Line::from(spans)
+}
+
+/// `area` less one line at its foot for the legend.
+fn with_legend(area: Rect) -> (Rect, Rect) {
+    let [chart, legend] = Layout::vertical([Constraint::Min(0), Constraint::Length(1)]).areas(area);
+    (chart, legend)
 }
 
 fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, names: &[String]) {
@@ -725,19 +748,18 @@ fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, n
     let swept = &names[sweep.level];
     let symbol = plan_symbol(app);
     let data = sweep_chart(sweep, names.len());
+    let (chart_area, legend_area) = with_legend(chart_area);
     frame.render_widget(
         chart(
             &data,
             names,
             Marker::Dot,
-            format!(
-                " Mean EMD per level (consistent) as {symbol}({swept}) varies · log axes · • = current plan "
-            ),
-            format!("{symbol} {swept}"),
+            format!(" EMD per level (y) as {symbol}({swept}) varies (x), log axes "),
             chart_area.width,
         ),
         chart_area,
     );
+    widgets::wrapped(frame, legend_area, vec![legend(names, &["• current plan"])]);
     let mut header = vec![format!("{symbol} {swept}"), "×".to_string()];
     header.extend(names.iter().cloned());
     let rows: Vec<(Vec<String>, Style)> = sweep
@@ -832,17 +854,21 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
         });
     let (chart_area, table_area) = split(main, (f.points.len() + extra.len()) as u16 + 1);
     let data = frontier_chart(f);
+    let (chart_area, legend_area) = with_legend(chart_area);
     frame.render_widget(
         chart(
             &data,
             &f.levels,
             Marker::Block,
-            " Mean EMD per level vs the leaves' share of the total · log y · dots: bottom-up · █ recommended "
-                .into(),
-            "leaf share %".into(),
+            " EMD per level (log y) vs the leaves' share of the total (x) ".into(),
             chart_area.width,
         ),
         chart_area,
+    );
+    widgets::wrapped(
+        frame,
+        legend_area,
+        vec![legend(&f.levels, &["··· bottom-up", "█ recommended"])],
     );
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".to_string()];
     header.extend(f.levels.iter().cloned());
@@ -911,7 +937,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     let shown = shown_rows(all, table_area.height, focus);
     let title = rows_title(
         &format!(
-            "Frontier at total {} = {} ({} trial(s) per plan, ± s.e.; {} plans searched)",
+            "Frontier at {} = {} · {} trial(s)/plan · {} plans · ± s.e.",
             plan_symbol(app),
             app.epsilon_text(&f.total_epsilon),
             f.trials,
@@ -942,7 +968,9 @@ pub fn recommendation_line(app: &App, f: &Frontier, apply_key: &str) -> Line<'st
                     "computed on the CONFIDENTIAL data".to_string(),
                     theme::confidential(),
                 ),
-                PreviewData::Proxy { label } => (format!("computed on the {label}"), theme::ok()),
+                PreviewData::Proxy { label, .. } => {
+                    (format!("computed on the {label}"), theme::ok())
+                }
             };
             let mut spans = vec![
                 Span::styled("★ Recommended ", theme::heading()),

@@ -77,6 +77,8 @@ fn the_frontier_chart_draws_bottom_up_flat_and_marks_the_recommendation() {
             budgets: vec![],
             methods: vec![],
             consistent: vec![stat(70.0), stat(9.0)],
+            mae_per_cell: vec![],
+            relative_error: vec![],
             ratios: vec![],
             ratio_se: vec![],
             is_current: false,
