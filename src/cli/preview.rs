@@ -218,7 +218,8 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
         ..
     } = args;
     let plan = chosen.plan;
-    let total = coco::privacy::Loss::sum(plan.levels().iter().map(|l| l.budget()))
+    let total = plan
+        .levels_total()
         .expect("validated plans have levels")
         .amount();
     let shares: Vec<Share> =

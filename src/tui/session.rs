@@ -14,7 +14,7 @@ use crate::privacy::{DEFAULT_DELTA, Definition, Epsilon, Loss, Ratio, Rounding};
 use crate::proxy::Proxy;
 use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::tuning::Tuning;
-use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+use crate::release::plan::{Allocation, LevelBudget, MaxSize, ReleasePlan, allocate};
 use crate::tradeoff::Amount;
 use crate::tradeoff::PreviewData;
 
@@ -251,8 +251,9 @@ pub fn at_delta(loss: &Loss) -> Option<String> {
 pub struct LevelFigures {
     /// Noise samples the level costs (`None` for hc while K is estimated).
     pub noise_samples: Option<u64>,
-    /// Standard deviation of the noise on one measured cell: √(2p)/(1−p), p = e^(−ε/Δ).
-    pub noise_sd: f64,
+    /// Standard deviation of the noise on one measured cell: √(2p)/(1−p), p = e^(−ε/Δ);
+    /// `None` for a level left unmeasured.
+    pub noise_sd: Option<f64>,
     /// Share of the plan's total, in percent.
     pub share: f64,
 }
@@ -342,9 +343,10 @@ impl Session {
         amount(&self.loss())
     }
 
-    /// The levels' total, without the budget for estimating K.
+    /// The levels' total, without the budget for estimating K (the plan rules keep
+    /// the leaf level measured, so there is one).
     pub fn levels_total(&self) -> Amount {
-        Amount::sum(&self.level_amounts()).expect("levels")
+        Amount::sum(self.level_amounts().iter().flatten()).expect("a measured level")
     }
 
     /// The plan's privacy definition (pure ε-DP or ρ-zCDP).
@@ -371,12 +373,13 @@ impl Session {
         Ok(())
     }
 
-    /// Each level's budget as a value in the plan's measure, root first.
-    pub fn level_amounts(&self) -> Vec<Amount> {
+    /// Each level's budget as a value in the plan's measure, root first; `None` for a
+    /// level left unmeasured.
+    pub fn level_amounts(&self) -> Vec<Option<Amount>> {
         self.plan
             .levels()
             .iter()
-            .map(|l| amount(l.budget()))
+            .map(|l| l.loss().map(amount))
             .collect()
     }
 
@@ -518,6 +521,7 @@ impl Session {
             .zip(self.plan.levels())
             .map(|(level, lp)| LevelFigures {
                 noise_samples: match (lp.method(), k) {
+                    _ if !lp.is_measured() => Some(0),
                     (Method::Hg, _) => Some(self.dataset.groups(NodeId::ROOT)),
                     (m @ Method::HcTail(_), Some(k)) => Some(
                         h.level_nodes(level)
@@ -527,15 +531,22 @@ impl Session {
                     (m, Some(k)) => Some(h.level_len(level) as u64 * m.noise_samples(0, k)),
                     (_, None) => None,
                 },
-                noise_sd: noise_variance(lp.method().sensitivity_norms(), lp.budget()).sqrt(),
+                noise_sd: lp
+                    .loss()
+                    .map(|b| noise_variance(lp.method().sensitivity_norms(), b).sqrt()),
                 share: lp.budget().to_f64() / total * 100.0,
             })
             .collect()
     }
 
-    /// Sets one level's budget, in the plan's measure (the preset becomes custom).
-    pub fn set_budget(&mut self, level: LevelId, value: Amount) -> Result<(), String> {
-        let budget = self.in_measure(&value);
+    /// Sets one level's budget, in the plan's measure (the preset becomes custom);
+    /// `None` leaves the level unmeasured.
+    pub fn set_budget(
+        &mut self,
+        level: LevelId,
+        value: impl Into<Option<Amount>>,
+    ) -> Result<(), String> {
+        let budget = self.level_budget(value.into());
         self.plan
             .set_budget(level, budget)
             .map_err(|e| e.to_string())?;
@@ -547,7 +558,17 @@ impl Session {
     /// Moves one level's budget to the next value of [`EPSILON_STEPS`] above or below it.
     pub fn step_budget(&mut self, level: LevelId, up: bool) -> Result<(), String> {
         let budget = self.plan.levels()[level.0].budget();
-        let next = step(&amount(budget), up).ok_or_else(|| {
+        let Some(loss) = budget.loss() else {
+            // An unmeasured level steps up to the smallest step, and no lower.
+            return match up {
+                true => {
+                    let first = EPSILON_STEPS[0];
+                    self.set_budget(level, Amount::parse(first).expect("the steps parse"))
+                }
+                false => Err(format!("{budget}: the level is already not measured")),
+            };
+        };
+        let next = step(&amount(loss), up).ok_or_else(|| {
             if up {
                 format!("{budget} is already at the top of the steps")
             } else {
@@ -563,26 +584,35 @@ impl Session {
     pub fn set_total(&mut self, total: Amount) -> Result<(), String> {
         let levels = self.depth();
         let budgets = match &self.preset {
-            Preset::Uniform => allocate(&total, levels, Allocation::Uniform),
+            Preset::Uniform => allocate(&total, levels, Allocation::Uniform)
+                .into_iter()
+                .map(Some)
+                .collect(),
             Preset::Geometric { ratio } => allocate(
                 &total,
                 levels,
                 Allocation::Geometric {
                     ratio: ratio.clone(),
                 },
-            ),
+            )
+            .into_iter()
+            .map(Some)
+            .collect(),
             Preset::Custom => {
                 let old = self.levels_total();
-                let mut b: Vec<Amount> = self.plan.levels()[..levels - 1]
+                // A level left unmeasured stays so.
+                let mut b: Vec<Option<Amount>> = self.plan.levels()[..levels - 1]
                     .iter()
                     .map(|l| {
-                        amount(l.budget())
-                            .mul_big(&total)
-                            .div_big(&old)
-                            .round_down_significant(6)
+                        l.loss().map(|loss| {
+                            amount(loss)
+                                .mul_big(&total)
+                                .div_big(&old)
+                                .round_down_significant(6)
+                        })
                     })
                     .collect();
-                let rest = match Amount::sum(&b) {
+                let rest = match Amount::sum(b.iter().flatten()) {
                     Some(used) => total.checked_sub(&used).ok_or_else(|| {
                         format!(
                             "cannot scale the budgets to a total of {}",
@@ -591,16 +621,25 @@ impl Session {
                     })?,
                     None => total.clone(),
                 };
-                b.push(rest);
+                b.push(Some(rest));
                 b
             }
         };
         self.set_budgets(budgets)
     }
 
-    /// Sets every level's budget at once (root first), keeping the preset.
-    pub fn set_budgets(&mut self, budgets: Vec<Amount>) -> Result<(), String> {
-        let budgets = budgets.iter().map(|b| self.in_measure(b)).collect();
+    /// A level's budget in the plan's measure: `None` is a level left unmeasured.
+    fn level_budget(&self, value: Option<Amount>) -> LevelBudget {
+        match value {
+            Some(v) => LevelBudget::Measured(self.in_measure(&v)),
+            None => LevelBudget::Unmeasured(self.plan.definition()),
+        }
+    }
+
+    /// Sets every level's budget at once (root first; `None` for a level left
+    /// unmeasured), keeping the preset.
+    pub fn set_budgets(&mut self, budgets: Vec<Option<Amount>>) -> Result<(), String> {
+        let budgets: Vec<LevelBudget> = budgets.into_iter().map(|b| self.level_budget(b)).collect();
         self.plan.set_budgets(budgets).map_err(|e| e.to_string())?;
         self.changed();
         Ok(())

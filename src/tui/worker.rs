@@ -701,7 +701,8 @@ fn frontier(
     cancel: &AtomicBool,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Frontier, String> {
-    let total = crate::privacy::Loss::sum(plan.levels().iter().map(|l| l.budget()))
+    let total = plan
+        .levels_total()
         .ok_or_else(|| "the plan has no levels".to_string())?
         .amount();
     let depth = dataset.hierarchy.depth();

@@ -60,7 +60,8 @@ pub fn zones(plan: &ReleasePlan, levels: usize, k: Size) -> Vec<Option<Zone>> {
             if tail.above >= k {
                 return None;
             }
-            let var = variance_of(level.budget(), level.method().sensitivity_norms());
+            // The tail is per measured level: an unmeasured level has no noisy tail.
+            let var = variance_of(level.loss()?, level.method().sensitivity_norms());
             let width = (SIGNIFICANT * var.sqrt()).ceil();
             let last = (f64::from(tail.above) + width).min(f64::from(k)) as Size;
             (last > tail.above).then_some(Zone {
