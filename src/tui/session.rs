@@ -844,7 +844,7 @@ mod tests {
             s.plan
                 .levels()
                 .iter()
-                .all(|l| amount(l.budget()) == a("2/3"))
+                .all(|l| l.loss().map(amount) == Some(a("2/3")))
         );
         s.step_ratio(true).unwrap();
         assert!(matches!(s.preset, Preset::Geometric { .. }));
@@ -879,12 +879,12 @@ mod tests {
             s.plan
                 .levels()
                 .iter()
-                .all(|l| *l.budget() == Loss::Zcdp(Rho::parse("1/6").unwrap()))
+                .all(|l| l.loss() == Some(&Loss::Zcdp(Rho::parse("1/6").unwrap())))
         );
         // The noise column is the Gaussian's σ = √(Δ₂²/(2ρ)), not the Laplace's.
         let level = &s.plan.levels()[0];
         let sigma2 = f64::from(level.method().sensitivity_norms().l2_squared.max(1)) * 3.0;
-        assert!((s.figures[0].noise_sd - sigma2.sqrt()).abs() < 1e-9 * sigma2);
+        assert!((s.figures[0].noise_sd.unwrap() - sigma2.sqrt()).abs() < 1e-9 * sigma2);
         s.toggle_definition().unwrap();
         assert_eq!(s.loss(), Loss::Pure(e("1/2")));
         s.set_total(a("1")).unwrap();

@@ -612,7 +612,7 @@ fn the_measurements_file_is_the_noise_drawn() {
             .find_display_id(v["region"].as_str().unwrap())
             .unwrap();
         let level = p.level(d.hierarchy.node(id).level);
-        let eps = level.budget().as_pure().unwrap();
+        let eps = level.loss().unwrap().as_pure().unwrap();
         assert_eq!(v["epsilon"], eps.to_string());
         let scale = f64::from(level.method().sensitivity()) / eps.to_f64();
         assert!((v["scale"].as_f64().unwrap() - scale).abs() < 1e-9);
@@ -622,7 +622,7 @@ fn the_measurements_file_is_the_noise_drawn() {
             id,
             d.groups(id),
             draw.max_size(),
-            level.budget(),
+            level.loss().unwrap(),
             &mut source.stream(Purpose::Measure.node(id)),
         )
         .unwrap();
