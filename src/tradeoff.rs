@@ -820,6 +820,40 @@ mod tests {
         assert_eq!(default_shares(3).len(), 5);
     }
 
+    #[test]
+    fn the_search_tries_bottom_up_and_each_middle_level_left_unmeasured() {
+        let names: Vec<String> = ["nation", "state", "county", "block"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let plans = unmeasured_budgets(&e("1"), &names);
+        let origins: Vec<&str> = plans.iter().map(|(o, _)| o.as_str()).collect();
+        assert_eq!(
+            origins,
+            [
+                "bottom-up (levels above the leaves unmeasured)",
+                "state unmeasured",
+                "county unmeasured"
+            ]
+        );
+        assert_eq!(plans[0].1, vec![None, None, None, Some(e("1"))]);
+        assert_eq!(
+            plans[1].1,
+            vec![Some(e("1/3")), None, Some(e("1/3")), Some(e("1/3"))]
+        );
+        assert_eq!(
+            plans[2].1,
+            vec![Some(e("1/3")), Some(e("1/3")), None, Some(e("1/3"))]
+        );
+        // Every one spends the whole total on the levels it measures.
+        for (_, b) in &plans {
+            assert_eq!(Amount::sum(b.iter().flatten()).unwrap(), e("1"));
+        }
+        // Two levels: bottom-up only; one level: nothing to leave out.
+        assert_eq!(unmeasured_budgets(&e("1"), &names[..2]).len(), 1);
+        assert!(unmeasured_budgets(&e("1"), &names[..1]).is_empty());
+    }
+
     fn stat(mean: f64, se: f64) -> Stat {
         Stat {
             mean,

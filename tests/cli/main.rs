@@ -23,6 +23,7 @@ mod parquet_release;
 mod published;
 mod tail_release;
 mod trust;
+mod unmeasured;
 mod verify_edges;
 mod zcdp;
 mod zcdp_ledger;
