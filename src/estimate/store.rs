@@ -138,11 +138,6 @@ impl FitSet {
         })
     }
 
-    /// Whether every node has a fit.
-    pub fn complete(&self) -> bool {
-        self.meta.iter().all(|m| m.present)
-    }
-
     fn append(&mut self, other: FitSet) {
         let (h, s, r) = (
             self.heads.len() as u64,
