@@ -152,7 +152,13 @@ fn a_rho_plan_previews_and_its_release_speaks_rho() {
     rho_plan(&mut rt);
     act(&mut rt, &[Action::ScreenPreview, Action::Run]);
     let result = rt.app.preview.result.as_ref().expect("a preview result");
-    assert!(result.report.levels.iter().all(|l| l.budget == rho("1/6")));
+    assert!(
+        result
+            .report
+            .levels
+            .iter()
+            .all(|l| l.budget.loss() == Some(&rho("1/6")))
+    );
     let text = rt.text(100, 30);
     assert!(text.contains("level      ρ"), "{text}");
 
