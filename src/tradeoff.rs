@@ -161,7 +161,7 @@ pub fn unmeasured_budgets(
         "bottom-up (levels above the leaves unmeasured)".to_string(),
         bottom_up,
     )];
-    for skip in 1..depth - 1 {
+    for (skip, name) in level_names.iter().enumerate().take(depth - 1).skip(1) {
         let mut shares = crate::release::plan::allocate(
             total,
             depth - 1,
@@ -171,7 +171,7 @@ pub fn unmeasured_budgets(
         let budgets = (0..depth)
             .map(|l| if l == skip { None } else { shares.next() })
             .collect();
-        out.push((format!("{} unmeasured", level_names[skip]), budgets));
+        out.push((format!("{name} unmeasured"), budgets));
     }
     out
 }

@@ -50,8 +50,7 @@ fn ledger_levels(home: &Path) -> Value {
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter(|l| l["levels"].as_array().is_some_and(|a| !a.is_empty()))
-        .next_back()
+        .rfind(|l| l["levels"].as_array().is_some_and(|a| !a.is_empty()))
         .expect("a line with the draw's levels")
 }
 
