@@ -30,7 +30,7 @@ use crate::histogram::{HistogramSet, Histograms, Size};
 use crate::noise::{NoiseSource, OsRandomnessError, Subkey};
 use crate::privacy::{Diagnostic, Epsilon, Loss};
 use crate::release::pipeline::draw::{self as run, RunError};
-use crate::release::plan::{MaxSize, ReleasePlan};
+use crate::release::plan::{LevelBudget, MaxSize, ReleasePlan};
 
 /// The notice printed with every preview.
 pub const CONFIDENTIAL_NOTICE: &str = "CONFIDENTIAL DIAGNOSTICS: these errors are measured against the true data. They are for the operator's decision only, are not differentially private, and must not be published.";
@@ -138,15 +138,20 @@ pub struct VariantStat {
 pub struct LevelDiagnostics {
     pub level: String,
     pub nodes: usize,
-    /// The level's budget: `"epsilon"` or `"rho"` in JSON.
+    /// The level's budget: `"epsilon"` or `"rho"` in JSON (`"0"` with `"measured":
+    /// false` for a level left unmeasured).
     #[serde(flatten)]
-    pub budget: Loss,
+    pub budget: LevelBudget,
     pub method: String,
-    pub independent: Stat,
+    /// The independent estimates' error; `None` (`null`) for a level left unmeasured,
+    /// which has no independent estimate: its regions are estimated from their children.
+    pub independent: Option<Stat>,
     /// The plan's own consistency first, then the alternatives when compared.
     pub consistent: Vec<VariantStat>,
     pub bottom_up: Stat,
-    pub omniscient: f64,
+    /// `None` (`null`) for a level left unmeasured: the reference is the error of a
+    /// measurement that was not made.
+    pub omniscient: Option<f64>,
     /// The plan's consistent release, cell by cell ([`crate::cell_error`]): the mean
     /// absolute error per listed cell, a mean over trials.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -239,6 +244,11 @@ pub enum PreviewError {
     /// A point of a sweep breaks a plan rule (an ε its noise cannot use).
     #[error(transparent)]
     Plan(#[from] crate::release::plan::PlanRuleError),
+    /// A sweep scales a level's budget: a level left unmeasured has none to scale.
+    #[error(
+        "level {level:?} is not measured (budget 0): a sweep scales a level's budget, so give it one first"
+    )]
+    SweepUnmeasured { level: String },
 }
 
 /// The variants a preview reports: the plan's, then (with `compare`) the others.
@@ -553,7 +563,7 @@ pub fn preview(
                 nodes: h.level_len(l),
                 budget: lp.budget().clone(),
                 method: lp.method().label(),
-                independent: Stat::of(&independent[l.0]),
+                independent: lp.is_measured().then(|| Stat::of(&independent[l.0])),
                 consistent: ran
                     .iter()
                     .enumerate()
@@ -563,7 +573,7 @@ pub fn preview(
                     })
                     .collect(),
                 bottom_up: Stat::of(&bottom_up[l.0]),
-                omniscient: omniscient(dataset, l, lp.budget(), max_size),
+                omniscient: lp.loss().map(|b| omniscient(dataset, l, b, max_size)),
                 mae_per_cell: (!mae[l.0].is_empty()).then(|| Stat::of(&mae[l.0])),
                 relative_error: (!relative[l.0].is_empty()).then(|| Stat::of(&relative[l.0])),
                 own_weight: leaning[l.0]

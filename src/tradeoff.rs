@@ -31,14 +31,15 @@ use crate::privacy::{Loss, Share};
 /// plan. The search splits and scales values; the plan gives them their measure
 /// ([`Loss::of`]), so a search never mixes the two.
 pub type Amount = crate::privacy::Ratio;
-use crate::release::plan::ReleasePlan;
 use crate::release::plan::tuning::{Tuning, TuningSource};
+use crate::release::plan::{LevelBudget, ReleasePlan};
 
 /// One point of a sweep or frontier.
 #[derive(Clone, Debug, Serialize)]
 pub struct AllocationPoint {
-    /// The budget of each level, root first.
-    pub budgets: Vec<Amount>,
+    /// The budget of each level, root first (`None`, `null` in JSON: the level is left
+    /// unmeasured, see [`crate::release::plan::LevelBudget`]).
+    pub budgets: Vec<Option<Amount>>,
     /// What is varied: the swept level's ε, or the leaves' share of the total.
     pub x: f64,
     /// Mean per-node EMD of the consistent release, per level.
@@ -107,13 +108,14 @@ pub fn sweep_level(
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Vec<AllocationPoint>, PreviewError> {
     let mut points = Vec::with_capacity(factors.len());
+    let Some(current) = plan.levels()[level.0].loss().map(Loss::amount) else {
+        return Err(PreviewError::SweepUnmeasured {
+            level: plan.levels()[level.0].name().to_string(),
+        });
+    };
     for (i, &(n, d)) in factors.iter().enumerate() {
         let mut p = plan.clone();
-        let eps = p.levels()[level.0]
-            .budget()
-            .amount()
-            .mul_ratio(n, d)
-            .expect("positive factor");
+        let eps = current.mul_ratio(n, d).expect("positive factor");
         p.set_budget(level, Loss::of(p.definition(), &eps))?;
         let consistent = run_point(dataset, &p, run, &|t| {
             progress(SweepProgress {
@@ -123,12 +125,55 @@ pub fn sweep_level(
             })
         })?;
         points.push(AllocationPoint {
-            budgets: p.levels().iter().map(|l| l.budget().amount()).collect(),
+            budgets: level_amounts(&p),
             x: eps.to_f64(),
             consistent,
         });
     }
     Ok(points)
+}
+
+/// Each level's budget as a search shows it: its amount, `None` when unmeasured.
+pub fn level_amounts(plan: &ReleasePlan) -> Vec<Option<Amount>> {
+    plan.levels()
+        .iter()
+        .map(|l| l.loss().map(Loss::amount))
+        .collect()
+}
+
+/// The plans that leave levels unmeasured, which the search tries beside the shares:
+/// bottom-up (all of `total` on the leaves, every level above unmeasured), and for each
+/// level strictly between the root and the leaves, `total` split evenly over the other
+/// levels with that one unmeasured (its regions estimated from their children). Each
+/// with its name; none for a hierarchy of one level (its only level is the leaves), and
+/// no skipped level for one of two.
+pub fn unmeasured_budgets(
+    total: &Amount,
+    level_names: &[String],
+) -> Vec<(String, Vec<Option<Amount>>)> {
+    let depth = level_names.len();
+    if depth < 2 {
+        return Vec::new();
+    }
+    let mut bottom_up = vec![None; depth];
+    bottom_up[depth - 1] = Some(total.clone());
+    let mut out = vec![(
+        "bottom-up (levels above the leaves unmeasured)".to_string(),
+        bottom_up,
+    )];
+    for (skip, name) in level_names.iter().enumerate().take(depth - 1).skip(1) {
+        let mut shares = crate::release::plan::allocate(
+            total,
+            depth - 1,
+            crate::release::plan::Allocation::Uniform,
+        )
+        .into_iter();
+        let budgets = (0..depth)
+            .map(|l| if l == skip { None } else { shares.next() })
+            .collect();
+        out.push((format!("{name} unmeasured"), budgets));
+    }
+    out
 }
 
 /// The leaves' default shares of the total in a frontier.
@@ -230,14 +275,15 @@ pub fn method_text(method: Method) -> String {
 pub struct Candidate {
     /// The leaves' share of the total.
     pub x: f64,
-    pub budgets: Vec<Amount>,
+    /// Per level, root first; `None` for a level left unmeasured.
+    pub budgets: Vec<Option<Amount>>,
     /// Each level's method ([`method_text`]).
     pub methods: Vec<String>,
     /// Mean per-node EMD of the consistent release, per level.
     pub consistent: Vec<Stat>,
     /// Mean per-node EMD of the independent estimates, per level (what picks each
-    /// level's method in a combination).
-    pub independent: Vec<Stat>,
+    /// level's method in a combination); `None` for a level left unmeasured.
+    pub independent: Vec<Option<Stat>>,
     /// The consistent release cell by cell, per level ([`crate::cell_error`]): the mean
     /// absolute error per listed cell, and the share of a region's groups in the wrong
     /// size cell (`None` where a level had nothing to measure).
@@ -380,8 +426,11 @@ pub fn frontier(
             ways.push((format!("{name} everywhere"), m));
         }
     }
-    // Every way at every share, a combination per share, the current plan.
-    let points_total = shares.len() * (ways.len() + 1) + 1;
+    // Plans that leave levels unmeasured, with the plan's own methods.
+    let unmeasured = unmeasured_budgets(total, h.level_names());
+    // Every way at every share, a combination per share, the unmeasured ones, the
+    // current plan.
+    let points_total = shares.len() * (ways.len() + 1) + unmeasured.len() + 1;
     let mut done = 0usize;
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut variants: Vec<(String, Vec<Stat>)> = Vec::new();
@@ -404,7 +453,7 @@ pub fn frontier(
         Ok((
             Candidate {
                 x,
-                budgets: p.levels().iter().map(|l| l.budget().amount()).collect(),
+                budgets: level_amounts(&p),
                 methods: p.levels().iter().map(|l| method_text(l.method())).collect(),
                 consistent: report.levels.iter().map(|l| l.consistent[0].emd).collect(),
                 independent: report.levels.iter().map(|l| l.independent).collect(),
@@ -416,19 +465,31 @@ pub fn frontier(
             bu,
         ))
     };
-    let with = |budgets: &[Amount], methods: &[Method]| -> Result<ReleasePlan, PreviewError> {
-        let mut p = plan.clone();
-        let definition = p.definition();
-        p.set_budgets(budgets.iter().map(|b| Loss::of(definition, b)).collect())?;
-        for (i, &m) in methods.iter().enumerate() {
-            p.set_method(LevelId(i), m)?;
-        }
-        Ok(p)
-    };
+    let with =
+        |budgets: &[Option<Amount>], methods: &[Method]| -> Result<ReleasePlan, PreviewError> {
+            let mut p = plan.clone();
+            let definition = p.definition();
+            p.set_budgets(
+                budgets
+                    .iter()
+                    .map(|b| match b {
+                        Some(b) => LevelBudget::Measured(Loss::of(definition, b)),
+                        None => LevelBudget::Unmeasured(definition),
+                    })
+                    .collect(),
+            )?;
+            for (i, &m) in methods.iter().enumerate() {
+                p.set_method(LevelId(i), m)?;
+            }
+            Ok(p)
+        };
     let mut points = Vec::with_capacity(shares.len());
     let mut point_candidates = Vec::with_capacity(shares.len());
     for (s, share) in shares.iter().enumerate() {
-        let budgets = budgets_with_leaf_share(total, depth, share);
+        let budgets: Vec<Option<Amount>> = budgets_with_leaf_share(total, depth, share)
+            .into_iter()
+            .map(Some)
+            .collect();
         let first = candidates.len();
         for (name, methods) in &ways {
             // Bottom-up once per leaf method, drawn beside the first share's plans.
@@ -457,7 +518,11 @@ pub fn frontier(
             .map(|l| {
                 let c = candidates[first..]
                     .iter()
-                    .min_by(|a, b| a.independent[l].mean.total_cmp(&b.independent[l].mean))
+                    .min_by(|a, b| {
+                        let mean =
+                            |c: &Candidate| c.independent[l].map_or(f64::INFINITY, |s| s.mean);
+                        mean(a).total_cmp(&mean(b))
+                    })
                     .expect("at least one way");
                 c.plan.levels()[l].method()
             })
@@ -474,6 +539,18 @@ pub fn frontier(
             )?;
             candidates.push(c);
         }
+    }
+    for (origin, budgets) in &unmeasured {
+        // The leaves' share: all of the total for bottom-up, an even share otherwise.
+        let leaf_share = 1.0 / budgets.iter().flatten().count() as f64;
+        let (c, _) = measure(
+            with(budgets, &ways[0].1)?,
+            leaf_share,
+            origin.clone(),
+            false,
+            &mut done,
+        )?;
+        candidates.push(c);
     }
     let current = match candidates.iter().position(|c| c.plan == *plan) {
         Some(i) => Some(i),
@@ -561,8 +638,9 @@ pub fn search(
     cancel: Option<&AtomicBool>,
     progress: &(dyn Fn(SweepProgress) + Sync),
 ) -> Result<Frontier, PreviewError> {
+    // The levels' budgets only: a private K's budget is not the levels' to split.
     let total = plan
-        .total()
+        .levels_total()
         .ok_or(PreviewError::Plan(
             crate::release::plan::PlanRuleError::LevelCount {
                 given: 0,
@@ -647,7 +725,8 @@ pub struct Recommendation {
     pub candidate: usize,
     /// The leaves' share of the total.
     pub x: f64,
-    pub budgets: Vec<Amount>,
+    /// Per level, root first; `None` for a level left unmeasured.
+    pub budgets: Vec<Option<Amount>>,
     pub methods: Vec<String>,
     pub consistent: Vec<Stat>,
     /// The consistent release cell by cell, per level (as [`Candidate`]'s).
@@ -866,6 +945,40 @@ mod tests {
             vec![e("2")]
         );
         assert_eq!(default_shares(3).len(), 5);
+    }
+
+    #[test]
+    fn the_search_tries_bottom_up_and_each_middle_level_left_unmeasured() {
+        let names: Vec<String> = ["nation", "state", "county", "block"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let plans = unmeasured_budgets(&e("1"), &names);
+        let origins: Vec<&str> = plans.iter().map(|(o, _)| o.as_str()).collect();
+        assert_eq!(
+            origins,
+            [
+                "bottom-up (levels above the leaves unmeasured)",
+                "state unmeasured",
+                "county unmeasured"
+            ]
+        );
+        assert_eq!(plans[0].1, vec![None, None, None, Some(e("1"))]);
+        assert_eq!(
+            plans[1].1,
+            vec![Some(e("1/3")), None, Some(e("1/3")), Some(e("1/3"))]
+        );
+        assert_eq!(
+            plans[2].1,
+            vec![Some(e("1/3")), Some(e("1/3")), None, Some(e("1/3"))]
+        );
+        // Every one spends the whole total on the levels it measures.
+        for (_, b) in &plans {
+            assert_eq!(Amount::sum(b.iter().flatten()).unwrap(), e("1"));
+        }
+        // Two levels: bottom-up only; one level: nothing to leave out.
+        assert_eq!(unmeasured_budgets(&e("1"), &names[..2]).len(), 1);
+        assert!(unmeasured_budgets(&e("1"), &names[..1]).is_empty());
     }
 
     fn stat(mean: f64, se: f64) -> Stat {

@@ -10,7 +10,7 @@ use coco::preview;
 use coco::privacy::{Definition, Epsilon, Loss, Ratio, Rho, Rounding};
 use coco::release::plan::defaults::DEFAULT_MAX_SIZE;
 use coco::release::plan::tuning::Tuning;
-use coco::release::plan::{Allocation, MAX_K, MaxSize, ReleasePlan, allocate};
+use coco::release::plan::{Allocation, LevelBudget, MAX_K, MaxSize, ReleasePlan, allocate};
 use coco::wire::Named;
 
 use super::exit::FlagError;
@@ -34,8 +34,10 @@ pub struct PlanArgs {
     #[arg(long, allow_negative_numbers = true)]
     pub ratio: Option<Ratio>,
     /// Custom allocation: one ε per level, root first (e.g. 0.1,0.2,1/3); replaces --total.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, conflicts_with_all = ["total", "ratio"])]
-    pub budgets: Option<Vec<Epsilon>>,
+    /// 0 leaves a level unmeasured, its regions estimated from their children (0,0,1 is
+    /// bottom-up); the leaf level must be measured.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, conflicts_with_all = ["total", "ratio"], value_parser = level_epsilon)]
+    pub budgets: Option<Vec<LevelBudget>>,
     /// Method at every level. Without it (and without --tail), each level gets the
     /// method coco chooses from public figures only (the hierarchy, each region's G and
     /// K): hc with a tail listing at least 1% of the largest region's groups; the plan's
@@ -91,7 +93,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
         ratio: ratio.clone(),
         budgets: budgets.as_ref().map(|b| {
             b.iter()
-                .map(ToString::to_string)
+                .map(LevelBudget::exact)
                 .collect::<Vec<_>>()
                 .join(",")
         }),
@@ -144,11 +146,11 @@ pub fn run(args: PlanArgs) -> Result<()> {
         // Not offered by `--method` (clap refuses it first); a plan file may name it.
         (Some(MethodKind::Naive), _) => bail!("--method: expected hc or hg"),
     };
-    let budgets: Vec<Loss> = match budgets {
-        Some(list) => list.into_iter().map(Loss::Pure).collect(),
+    let budgets: Vec<LevelBudget> = match budgets {
+        Some(list) => list,
         None => allocate(&total.amount(), h.depth(), allocation)
             .iter()
-            .map(|b| Loss::of(definition, b))
+            .map(|b| LevelBudget::Measured(Loss::of(definition, b)))
             .collect(),
     };
     let max_size = match estimate_max_size {
@@ -191,6 +193,10 @@ pub fn run(args: PlanArgs) -> Result<()> {
             R::MaxSizeEpsilon { reason, .. } => {
                 flag("--estimate-max-size".into(), reason.to_string())
             }
+            e @ (R::LeafUnmeasured { .. } | R::NothingMeasured { .. }) => flag(
+                format!("--budgets {}", chosen.budgets.clone().unwrap_or_default()),
+                e.to_string(),
+            ),
             R::LevelCount { given, levels, names } => flag(
                 "--budgets".into(),
                 format!(
@@ -249,18 +255,23 @@ pub fn run(args: PlanArgs) -> Result<()> {
             "{:<12} {:>7} {:>8} {:>7.1}%  {:<14} {:>15}",
             l.name(),
             h.level_len(level),
-            l.budget().amount().short(Rounding::Nearest),
+            l.loss()
+                .map_or_else(|| "0".to_string(), |b| b.amount().short(Rounding::Nearest)),
             share,
             l.method().label(),
-            format!(
-                "{}{}",
-                if l.method().samples_are_a_bound() {
-                    "≤ "
-                } else {
-                    ""
-                },
-                preview::fmt_num(s as f64)
-            )
+            match l.is_measured() {
+                // No measurement, no noise: its regions are their children's sums.
+                false => "not measured".to_string(),
+                true => format!(
+                    "{}{}",
+                    if l.method().samples_are_a_bound() {
+                        "≤ "
+                    } else {
+                        ""
+                    },
+                    preview::fmt_num(s as f64)
+                ),
+            }
         );
     }
     let limit = coco::release::pipeline::resources::sample_limit();
@@ -337,6 +348,11 @@ fn chosen_options(chosen: &Chosen, default_k: bool) -> Vec<String> {
         None => {}
     }
     options
+}
+
+/// One value of `--budgets`: an ε, or 0 for a level left unmeasured.
+fn level_epsilon(text: &str) -> Result<LevelBudget, coco::privacy::BudgetError> {
+    LevelBudget::parse(Definition::Pure, text)
 }
 
 /// ε as a short decimal, followed by its exact value when the decimal is rounded.

@@ -45,15 +45,19 @@ pub fn table(rows: &[Vec<String>], right: impl Fn(usize) -> bool, header: bool) 
     s
 }
 
+/// What a preview shows for the independent estimate of a level left unmeasured.
+const NOT_MEASURED: &str = "not measured";
+
 fn stat(s: &Stat) -> String {
     s.text()
 }
 
-/// Budgets held exactly, root first, as short decimals (`--json` keeps them exact).
-fn short_budgets<U: coco::privacy::Unit>(budgets: &[coco::privacy::Budget<U>]) -> String {
+/// Budgets held exactly, root first, as short decimals (`--json` keeps them exact); 0
+/// for a level left unmeasured.
+fn short_budgets<U: coco::privacy::Unit>(budgets: &[Option<coco::privacy::Budget<U>>]) -> String {
     budgets
         .iter()
-        .map(short_epsilon)
+        .map(|b| b.as_ref().map_or_else(|| "0".to_string(), short_epsilon))
         .collect::<Vec<_>>()
         .join(" / ")
 }
@@ -132,13 +136,22 @@ pub fn preview(report: &PreviewReport, data: &PreviewData) -> String {
         let mut row = vec![
             l.level.clone(),
             l.nodes.to_string(),
-            short_epsilon(&l.budget.amount()),
+            l.budget
+                .loss()
+                .map_or_else(|| "0".to_string(), |b| short_epsilon(&b.amount())),
             l.method.clone(),
-            stat(&l.independent),
+            // A level left unmeasured has no independent estimate (nor a reference for
+            // the measurement it did not get).
+            l.independent
+                .as_ref()
+                .map_or_else(|| NOT_MEASURED.to_string(), stat),
         ];
         row.extend(l.consistent.iter().map(|v| stat(&v.emd)));
         row.push(stat(&l.bottom_up));
-        row.push(fmt_num(l.omniscient));
+        row.push(
+            l.omniscient
+                .map_or_else(|| NOT_MEASURED.to_string(), fmt_num),
+        );
         rows.push(row);
     }
     s.push_str(&table(&rows, |c| c != 0 && c != 3, true));

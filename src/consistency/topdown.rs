@@ -7,6 +7,11 @@
 //! histograms are then summed back up to the root (back-substitution), so every parent
 //! equals the sum of its children exactly.
 //!
+//! A region of a level the plan left unmeasured has no estimate of its own: it is
+//! estimated bottom-up within its subtree, its groups being the union of its children's
+//! current estimates (each with its child's variance), and is matched from there
+//! ([`Filled`]).
+//!
 //! Post-processing only: reads the estimates and the public hierarchy and `K`.
 //!
 //! # Citations
@@ -33,8 +38,9 @@ pub fn top_down(
     rule: MergeRule,
 ) -> Result<HistogramSet, ConsistencyError> {
     debug_assert_eq!(estimates.len(), hierarchy.len());
+    let filled = Filled::new(hierarchy, estimates);
     // The current estimates of one level's nodes, in one arena.
-    let mut current: Vec<Vec<GroupRun>> = vec![estimates.runs(NodeId::ROOT.index()).to_vec()];
+    let mut current: Vec<Vec<GroupRun>> = vec![filled.runs(NodeId::ROOT).to_vec()];
     for l in 0..hierarchy.depth() - 1 {
         let parents: Vec<u32> = hierarchy.level_range(LevelId(l)).collect();
         let first = parents.first().copied().unwrap_or(0);
@@ -48,7 +54,7 @@ pub fn top_down(
                         hierarchy,
                         NodeId(p),
                         runs,
-                        estimates,
+                        &filled,
                         max_size,
                         rule,
                     )?);
@@ -79,12 +85,12 @@ fn update_children(
     hierarchy: &Hierarchy,
     parent: NodeId,
     current: &[GroupRun],
-    estimates: &Estimates,
+    estimates: &Filled<'_>,
     max_size: Size,
     rule: MergeRule,
 ) -> Result<Vec<Vec<GroupRun>>, ConsistencyError> {
     let node = hierarchy.node(parent);
-    let child_runs: Vec<&[GroupRun]> = node.children().map(|c| estimates.runs(c.index())).collect();
+    let child_runs: Vec<&[GroupRun]> = node.children().map(|c| estimates.runs(c)).collect();
     let pieces = match_groups(current, &child_runs).map_err(|source| ConsistencyError::Match {
         node: parent,
         source,
@@ -104,6 +110,45 @@ fn update_children(
         });
     }
     Ok(merged.into_iter().map(normalise_runs).collect())
+}
+
+/// Every node's independent runs, with those of the regions left unmeasured filled in
+/// bottom-up: the union of their children's (a child itself unmeasured counts with its
+/// own filled runs). The union keeps every group with its child's size estimate and
+/// variance, so its counts sum to the children's `G`, which is the region's public `G`.
+struct Filled<'a> {
+    estimates: &'a Estimates,
+    /// Indexed by [`NodeId`]: the filled runs of an unmeasured node, `None` otherwise.
+    filled: Vec<Option<Vec<GroupRun>>>,
+}
+
+impl<'a> Filled<'a> {
+    fn new(hierarchy: &Hierarchy, estimates: &'a Estimates) -> Filled<'a> {
+        let mut filled: Vec<Option<Vec<GroupRun>>> = vec![None; hierarchy.len()];
+        for level in (0..hierarchy.depth()).rev() {
+            for id in hierarchy.level_nodes(LevelId(level)) {
+                if estimates.is_measured(id.index()) {
+                    continue;
+                }
+                let mut runs = Vec::new();
+                for c in hierarchy.node(id).children() {
+                    match &filled[c.index()] {
+                        Some(r) => runs.extend_from_slice(r),
+                        None => runs.extend_from_slice(estimates.runs(c.index())),
+                    }
+                }
+                filled[id.index()] = Some(normalise_runs(runs));
+            }
+        }
+        Filled { estimates, filled }
+    }
+
+    fn runs(&self, id: NodeId) -> &[GroupRun] {
+        match &self.filled[id.index()] {
+            Some(r) => r,
+            None => self.estimates.runs(id.index()),
+        }
+    }
 }
 
 /// Sorts runs by size (merging can reorder them) and joins neighbours with the same size

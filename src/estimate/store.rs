@@ -138,11 +138,6 @@ impl FitSet {
         })
     }
 
-    /// Whether every node has a fit.
-    pub fn complete(&self) -> bool {
-        self.meta.iter().all(|m| m.present)
-    }
-
     fn append(&mut self, other: FitSet) {
         let (h, s, r) = (
             self.heads.len() as u64,
@@ -185,6 +180,10 @@ pub struct Estimates {
     fits: FitSet,
     /// Whether each node's tail was saturated.
     saturated: Vec<bool>,
+    /// Whether each node was measured: a region of a level the plan left unmeasured
+    /// holds an empty placeholder (no histogram, runs or fit), and the consistency step
+    /// estimates it from its children.
+    measured: Vec<bool>,
 }
 
 impl Estimates {
@@ -199,6 +198,7 @@ impl Estimates {
             },
             fits: FitSet::default(),
             saturated: Vec::new(),
+            measured: Vec::new(),
         }
     }
 
@@ -225,6 +225,7 @@ impl Estimates {
 
     /// Appends one node's estimate, keeping what [`Keep`] says.
     pub fn push(&mut self, e: NodeEstimate) {
+        self.measured.push(true);
         self.saturated
             .push(e.fit.as_ref().is_some_and(|f| f.saturated));
         if self.keep.histograms {
@@ -240,6 +241,29 @@ impl Estimates {
         self.len += 1;
     }
 
+    /// Appends a node that was not measured (its level's budget is 0): an empty place
+    /// holder, so that estimates stay indexed by node.
+    pub fn push_unmeasured(&mut self) {
+        self.measured.push(false);
+        self.saturated.push(false);
+        if self.keep.histograms {
+            self.histograms
+                .push(crate::histogram::CountOfCounts::default().as_ref());
+        }
+        if self.keep.runs {
+            self.runs.ends.push(self.runs.runs.len() as u64);
+        }
+        if self.keep.fits {
+            self.fits.push(None);
+        }
+        self.len += 1;
+    }
+
+    /// Whether node `i` was measured (see [`Estimates::push_unmeasured`]).
+    pub fn is_measured(&self, i: usize) -> bool {
+        self.measured[i]
+    }
+
     /// The parts one after the other. Each part is freed once copied.
     pub fn concat(keep: Keep, parts: Vec<Estimates>) -> Estimates {
         let mut out = Estimates::new(keep);
@@ -248,6 +272,7 @@ impl Estimates {
             debug_assert_eq!(p.keep, keep);
             out.len += p.len;
             out.saturated.extend_from_slice(&p.saturated);
+            out.measured.extend_from_slice(&p.measured);
             histograms.push(p.histograms);
             let base = out.runs.runs.len() as u64;
             out.runs.runs.extend_from_slice(&p.runs.runs);
@@ -285,9 +310,10 @@ impl Estimates {
         self.fits.get(i)
     }
 
-    /// Whether every node has a fit (kept).
+    /// Whether every measured node has a fit (kept): an unmeasured node has none and
+    /// needs none.
     pub fn all_fits(&self) -> bool {
-        self.keep.fits && self.fits.complete()
+        self.keep.fits && (0..self.len).all(|i| !self.measured[i] || self.fits.get(i).is_some())
     }
 
     /// Whether node `i`'s tail was saturated.

@@ -17,9 +17,13 @@ use super::html::{Kind, escape, table};
 use super::release_files::{LevelFacts, ReleaseFacts};
 
 /// What a level's budget says in the report: `ε = 1/3`, `ρ = 1/8`, or, for a level
-/// given no budget (`"0"`), that it was not measured.
+/// left unmeasured (`"measured": false`, its budget written as `"0"`), that it was not
+/// measured.
 pub fn level_budget(level: &PrivacyLevel) -> String {
     let unmeasured = "not measured: estimated from its children";
+    if !level.measured {
+        return unmeasured.into();
+    }
     match (&level.epsilon, &level.rho) {
         (Some(e), _) if is_zero(e) => unmeasured.into(),
         (_, Some(r)) if is_zero(r) => unmeasured.into(),
@@ -477,6 +481,7 @@ mod tests {
             name: "district".into(),
             epsilon: epsilon.map(str::to_string),
             rho: rho.map(str::to_string),
+            measured: true,
         }
     }
 

@@ -14,7 +14,7 @@ use crate::privacy::{DEFAULT_DELTA, Definition, Epsilon, Loss, Ratio, Rounding};
 use crate::proxy::Proxy;
 use crate::release::ledger::{DatasetIdentity, Ledger};
 use crate::release::plan::tuning::Tuning;
-use crate::release::plan::{Allocation, MaxSize, ReleasePlan, allocate};
+use crate::release::plan::{Allocation, LevelBudget, MaxSize, ReleasePlan, allocate};
 use crate::tradeoff::Amount;
 use crate::tradeoff::PreviewData;
 
@@ -251,8 +251,9 @@ pub fn at_delta(loss: &Loss) -> Option<String> {
 pub struct LevelFigures {
     /// Noise samples the level costs (`None` for hc while K is estimated).
     pub noise_samples: Option<u64>,
-    /// Standard deviation of the noise on one measured cell: √(2p)/(1−p), p = e^(−ε/Δ).
-    pub noise_sd: f64,
+    /// Standard deviation of the noise on one measured cell: √(2p)/(1−p), p = e^(−ε/Δ);
+    /// `None` for a level left unmeasured.
+    pub noise_sd: Option<f64>,
     /// Share of the plan's total, in percent.
     pub share: f64,
 }
@@ -342,9 +343,10 @@ impl Session {
         amount(&self.loss())
     }
 
-    /// The levels' total, without the budget for estimating K.
+    /// The levels' total, without the budget for estimating K (the plan rules keep
+    /// the leaf level measured, so there is one).
     pub fn levels_total(&self) -> Amount {
-        Amount::sum(&self.level_amounts()).expect("levels")
+        Amount::sum(self.level_amounts().iter().flatten()).expect("a measured level")
     }
 
     /// The plan's privacy definition (pure ε-DP or ρ-zCDP).
@@ -371,12 +373,13 @@ impl Session {
         Ok(())
     }
 
-    /// Each level's budget as a value in the plan's measure, root first.
-    pub fn level_amounts(&self) -> Vec<Amount> {
+    /// Each level's budget as a value in the plan's measure, root first; `None` for a
+    /// level left unmeasured.
+    pub fn level_amounts(&self) -> Vec<Option<Amount>> {
         self.plan
             .levels()
             .iter()
-            .map(|l| amount(l.budget()))
+            .map(|l| l.loss().map(amount))
             .collect()
     }
 
@@ -511,6 +514,7 @@ impl Session {
             .zip(self.plan.levels())
             .map(|(level, lp)| LevelFigures {
                 noise_samples: match (lp.method(), k) {
+                    _ if !lp.is_measured() => Some(0),
                     (Method::Hg, _) => Some(self.dataset.groups(NodeId::ROOT)),
                     (m @ Method::HcTail(_), Some(k)) => Some(
                         h.level_nodes(level)
@@ -520,17 +524,24 @@ impl Session {
                     (m, Some(k)) => Some(h.level_len(level) as u64 * m.noise_samples(0, k)),
                     (_, None) => None,
                 },
-                noise_sd: noise_variance(lp.method().sensitivity_norms(), lp.budget()).sqrt(),
+                noise_sd: lp
+                    .loss()
+                    .map(|b| noise_variance(lp.method().sensitivity_norms(), b).sqrt()),
                 share: lp.budget().to_f64() / total * 100.0,
             })
             .collect()
     }
 
-    /// Sets one level's budget, in the plan's measure (the preset becomes custom). With
-    /// no level held the total moves with it; while a level is held the total stays, and
-    /// the levels neither held nor edited give or take the difference in proportion to
-    /// their budgets ([`rebalance`]).
-    pub fn set_budget(&mut self, level: LevelId, value: Amount) -> Result<(), String> {
+    /// Sets one level's budget, in the plan's measure (the preset becomes custom);
+    /// `None` leaves the level unmeasured. With no level held the total moves with it;
+    /// while a level is held the total stays, and the measured levels neither held nor
+    /// edited give or take the difference in proportion to their budgets ([`rebalance`]).
+    pub fn set_budget(
+        &mut self,
+        level: LevelId,
+        value: impl Into<Option<Amount>>,
+    ) -> Result<(), String> {
+        let value = value.into();
         if self.held().iter().any(|&h| h) {
             let budgets = rebalance(
                 &self.level_amounts(),
@@ -542,7 +553,7 @@ impl Session {
             self.preset = Preset::Custom;
             return Ok(());
         }
-        let budget = self.in_measure(&value);
+        let budget = self.level_budget(value);
         self.plan
             .set_budget(level, budget)
             .map_err(|e| e.to_string())?;
@@ -581,7 +592,17 @@ impl Session {
     /// Moves one level's budget to the next value of [`EPSILON_STEPS`] above or below it.
     pub fn step_budget(&mut self, level: LevelId, up: bool) -> Result<(), String> {
         let budget = self.plan.levels()[level.0].budget();
-        let next = step(&amount(budget), up).ok_or_else(|| {
+        let Some(loss) = budget.loss() else {
+            // An unmeasured level steps up to the smallest step, and no lower.
+            return match up {
+                true => {
+                    let first = EPSILON_STEPS[0];
+                    self.set_budget(level, Amount::parse(first).expect("the steps parse"))
+                }
+                false => Err(format!("{budget}: the level is already not measured")),
+            };
+        };
+        let next = step(&amount(loss), up).ok_or_else(|| {
             if up {
                 format!("{budget} is already at the top of the steps")
             } else {
@@ -599,33 +620,48 @@ impl Session {
         let held = self.held();
         if held.iter().any(|&h| h) {
             // Held levels keep their share of the total; the rest is split over the
-            // others by the preset (custom: in proportion to their budgets).
+            // other measured levels by the preset (custom: in proportion to their
+            // budgets). A level left unmeasured stays so.
             let old = self.levels_total();
             let now = self.level_amounts();
             let mut budgets = now.clone();
             for (b, _) in budgets.iter_mut().zip(&held).filter(|(_, h)| **h) {
-                let scaled = b.mul_big(&total).div_big(&old);
-                *b = if scaled.within_text_bounds() {
-                    scaled
-                } else {
-                    scaled.round_down_significant(6)
-                };
+                if let Some(b) = b {
+                    let scaled = b.mul_big(&total).div_big(&old);
+                    *b = if scaled.within_text_bounds() {
+                        scaled
+                    } else {
+                        scaled.round_down_significant(6)
+                    };
+                }
             }
             let kept = Amount::sum(
                 budgets
                     .iter()
                     .zip(&held)
                     .filter(|(_, h)| **h)
-                    .map(|(b, _)| b),
-            )
-            .expect("a level is held");
-            let rest = total.checked_sub(&kept).ok_or_else(|| {
-                format!(
-                    "cannot keep the held levels' shares within a total of {}",
-                    self.in_measure(&total)
-                )
-            })?;
-            let free: Vec<usize> = (0..levels).filter(|&i| !held[i]).collect();
+                    .filter_map(|(b, _)| b.as_ref()),
+            );
+            let rest = match kept {
+                Some(kept) => total.checked_sub(&kept).ok_or_else(|| {
+                    format!(
+                        "cannot keep the held levels' shares within a total of {}",
+                        self.in_measure(&total)
+                    )
+                })?,
+                None => total.clone(),
+            };
+            let free: Vec<(usize, Amount)> = now
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| !held[i])
+                .filter_map(|(i, b)| Some((i, b.clone()?)))
+                .collect();
+            if free.is_empty() {
+                return Err(
+                    "every measured level is held: release one to change the total".to_string(),
+                );
+            }
             let split = match &self.preset {
                 Preset::Uniform => allocate(&rest, free.len(), Allocation::Uniform),
                 Preset::Geometric { ratio } => allocate(
@@ -636,7 +672,7 @@ impl Session {
                     },
                 ),
                 Preset::Custom => {
-                    let old_free: Vec<Amount> = free.iter().map(|&i| now[i].clone()).collect();
+                    let old_free: Vec<Amount> = free.iter().map(|(_, b)| b.clone()).collect();
                     proportional(&old_free, &rest).ok_or_else(|| {
                         format!(
                             "cannot scale the budgets to a total of {}",
@@ -645,32 +681,41 @@ impl Session {
                     })?
                 }
             };
-            for (&i, b) in free.iter().zip(split) {
-                budgets[i] = b;
+            for ((i, _), b) in free.iter().zip(split) {
+                budgets[*i] = Some(b);
             }
             return self.set_budgets(budgets);
         }
         let budgets = match &self.preset {
-            Preset::Uniform => allocate(&total, levels, Allocation::Uniform),
+            Preset::Uniform => allocate(&total, levels, Allocation::Uniform)
+                .into_iter()
+                .map(Some)
+                .collect(),
             Preset::Geometric { ratio } => allocate(
                 &total,
                 levels,
                 Allocation::Geometric {
                     ratio: ratio.clone(),
                 },
-            ),
+            )
+            .into_iter()
+            .map(Some)
+            .collect(),
             Preset::Custom => {
                 let old = self.levels_total();
-                let mut b: Vec<Amount> = self.plan.levels()[..levels - 1]
+                // A level left unmeasured stays so.
+                let mut b: Vec<Option<Amount>> = self.plan.levels()[..levels - 1]
                     .iter()
                     .map(|l| {
-                        amount(l.budget())
-                            .mul_big(&total)
-                            .div_big(&old)
-                            .round_down_significant(6)
+                        l.loss().map(|loss| {
+                            amount(loss)
+                                .mul_big(&total)
+                                .div_big(&old)
+                                .round_down_significant(6)
+                        })
                     })
                     .collect();
-                let rest = match Amount::sum(&b) {
+                let rest = match Amount::sum(b.iter().flatten()) {
                     Some(used) => total.checked_sub(&used).ok_or_else(|| {
                         format!(
                             "cannot scale the budgets to a total of {}",
@@ -679,16 +724,25 @@ impl Session {
                     })?,
                     None => total.clone(),
                 };
-                b.push(rest);
+                b.push(Some(rest));
                 b
             }
         };
         self.set_budgets(budgets)
     }
 
-    /// Sets every level's budget at once (root first), keeping the preset.
-    pub fn set_budgets(&mut self, budgets: Vec<Amount>) -> Result<(), String> {
-        let budgets = budgets.iter().map(|b| self.in_measure(b)).collect();
+    /// A level's budget in the plan's measure: `None` is a level left unmeasured.
+    fn level_budget(&self, value: Option<Amount>) -> LevelBudget {
+        match value {
+            Some(v) => LevelBudget::Measured(self.in_measure(&v)),
+            None => LevelBudget::Unmeasured(self.plan.definition()),
+        }
+    }
+
+    /// Sets every level's budget at once (root first; `None` for a level left
+    /// unmeasured), keeping the preset.
+    pub fn set_budgets(&mut self, budgets: Vec<Option<Amount>>) -> Result<(), String> {
+        let budgets: Vec<LevelBudget> = budgets.into_iter().map(|b| self.level_budget(b)).collect();
         self.plan.set_budgets(budgets).map_err(|e| e.to_string())?;
         self.changed();
         Ok(())
@@ -851,18 +905,22 @@ pub fn proportional(parts: &[Amount], total: &Amount) -> Option<Vec<Amount>> {
 /// others share what is left in proportion to their budgets. Refused when no level is
 /// left to rebalance, or nothing would be left for them.
 pub fn rebalance(
-    budgets: &[Amount],
+    budgets: &[Option<Amount>],
     held: &[bool],
-    edited: Option<(usize, Amount)>,
+    edited: Option<(usize, Option<Amount>)>,
     total: &Amount,
-) -> Result<Vec<Amount>, String> {
+) -> Result<Vec<Option<Amount>>, String> {
     let mut out = budgets.to_vec();
     let edited_level = edited.as_ref().map(|(i, _)| *i);
     if let Some((i, value)) = edited {
         out[i] = value;
     }
-    let free: Vec<usize> = (0..budgets.len())
-        .filter(|&i| !held[i] && Some(i) != edited_level)
+    // A level left unmeasured stays so: only measured levels rebalance.
+    let free: Vec<(usize, Amount)> = budgets
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| !held[i] && Some(i) != edited_level)
+        .filter_map(|(i, b)| Some((i, b.clone()?)))
         .collect();
     if free.is_empty() {
         return Err(
@@ -873,8 +931,8 @@ pub fn rebalance(
     let fixed = Amount::sum(
         out.iter()
             .enumerate()
-            .filter(|(i, _)| !free.contains(i))
-            .map(|(_, b)| b),
+            .filter(|(i, _)| !free.iter().any(|(f, _)| f == i))
+            .filter_map(|(_, b)| b.as_ref()),
     );
     let rest = match fixed {
         Some(f) => total.checked_sub(&f),
@@ -885,11 +943,11 @@ pub fn rebalance(
             "the held and edited levels would take all of the total {total}: nothing left for the others"
         )
     })?;
-    let old: Vec<Amount> = free.iter().map(|&i| budgets[i].clone()).collect();
+    let old: Vec<Amount> = free.iter().map(|(_, b)| b.clone()).collect();
     let split = proportional(&old, &rest)
         .ok_or_else(|| format!("cannot rebalance the free levels to {rest}"))?;
-    for (&i, b) in free.iter().zip(split) {
-        out[i] = b;
+    for ((i, _), b) in free.iter().zip(split) {
+        out[*i] = Some(b);
     }
     Ok(out)
 }
@@ -965,7 +1023,7 @@ mod tests {
             s.plan
                 .levels()
                 .iter()
-                .all(|l| amount(l.budget()) == a("2/3"))
+                .all(|l| l.loss().map(amount) == Some(a("2/3")))
         );
         s.step_ratio(true).unwrap();
         assert!(matches!(s.preset, Preset::Geometric { .. }));
@@ -983,6 +1041,38 @@ mod tests {
         assert!(s.set_max_size(MaxSize::Fixed(0)).is_err());
     }
 
+    /// Held levels beside a level left unmeasured: the unmeasured level stays so when
+    /// the total or another level changes; only measured free levels rebalance.
+    #[test]
+    fn a_level_left_unmeasured_stays_so_while_others_are_held() {
+        let mut s = session();
+        s.set_budgets(vec![Some(a("0.4")), None, Some(a("0.6"))])
+            .unwrap();
+        s.preset = Preset::Custom;
+        assert!(s.toggle_held(LevelId(0)).unwrap());
+        s.set_total(a("2")).unwrap();
+        assert_eq!(
+            s.level_amounts(),
+            vec![Some(a("0.8")), None, Some(a("1.2"))]
+        );
+        s.set_budget(LevelId(1), a("0.2")).unwrap();
+        assert_eq!(
+            s.level_amounts(),
+            vec![Some(a("0.8")), Some(a("0.2")), Some(a("1"))]
+        );
+        s.set_budget(LevelId(1), None).unwrap();
+        assert_eq!(
+            s.level_amounts(),
+            vec![Some(a("0.8")), None, Some(a("1.2"))]
+        );
+        // The held level edited itself: the one free measured level takes the rest.
+        assert!(s.set_budget(LevelId(0), a("0.5")).is_ok());
+        assert_eq!(
+            s.level_amounts(),
+            vec![Some(a("0.5")), None, Some(a("1.5"))]
+        );
+    }
+
     /// Issue 36: a held level keeps its budget when another level changes (the total
     /// stays) and its share when the total changes; the others rebalance.
     #[test]
@@ -990,20 +1080,27 @@ mod tests {
         let mut s = session();
         let depth = s.depth();
         assert!(depth >= 3, "the tiny dataset has three levels");
-        s.set_budgets(vec![a("0.35"), a("0.25"), a("0.4")]).unwrap();
+        s.set_budgets(vec![Some(a("0.35")), Some(a("0.25")), Some(a("0.4"))])
+            .unwrap();
         s.preset = Preset::Custom;
         assert!(s.toggle_held(LevelId(0)).unwrap());
         // Another level's step: the total stays 1, the root keeps 0.35.
         s.set_budget(LevelId(1), a("0.3")).unwrap();
-        assert_eq!(s.level_amounts(), vec![a("0.35"), a("0.3"), a("0.35")]);
+        assert_eq!(
+            s.level_amounts(),
+            vec![Some(a("0.35")), Some(a("0.3")), Some(a("0.35"))]
+        );
         assert_eq!(s.total(), a("1"));
         // The total doubles: the root keeps its 35% share, the rest scales.
         s.set_total(a("2")).unwrap();
-        assert_eq!(s.level_amounts()[0], a("0.7"));
+        assert_eq!(s.level_amounts()[0], Some(a("0.7")));
         assert_eq!(s.total(), a("2"));
         // Uniform with a held level: the rest split evenly over the others.
         s.apply_preset(Preset::Uniform).unwrap();
-        assert_eq!(s.level_amounts(), vec![a("0.7"), a("0.65"), a("0.65")]);
+        assert_eq!(
+            s.level_amounts(),
+            vec![Some(a("0.7")), Some(a("0.65")), Some(a("0.65"))]
+        );
         // All but one held: the last cannot be changed alone; all held is refused.
         assert!(s.toggle_held(LevelId(1)).unwrap());
         assert!(s.set_budget(LevelId(2), a("0.5")).is_err());
@@ -1035,12 +1132,12 @@ mod tests {
             s.plan
                 .levels()
                 .iter()
-                .all(|l| *l.budget() == Loss::Zcdp(Rho::parse("1/6").unwrap()))
+                .all(|l| l.loss() == Some(&Loss::Zcdp(Rho::parse("1/6").unwrap())))
         );
         // The noise column is the Gaussian's σ = √(Δ₂²/(2ρ)), not the Laplace's.
         let level = &s.plan.levels()[0];
         let sigma2 = f64::from(level.method().sensitivity_norms().l2_squared.max(1)) * 3.0;
-        assert!((s.figures[0].noise_sd - sigma2.sqrt()).abs() < 1e-9 * sigma2);
+        assert!((s.figures[0].noise_sd.unwrap() - sigma2.sqrt()).abs() < 1e-9 * sigma2);
         s.toggle_definition().unwrap();
         assert_eq!(s.loss(), Loss::Pure(e("1/2")));
         s.set_total(a("1")).unwrap();

@@ -82,6 +82,19 @@ pub fn epsilon_as<U: crate::privacy::Unit>(exact: bool, e: &crate::privacy::Budg
     show(e, exact, Rounding::Nearest)
 }
 
+/// A level's budget as the operator reads it ([`epsilon_as`]), or "not measured" for
+/// a level left unmeasured (budget 0).
+pub fn level_amount_as<U: crate::privacy::Unit>(
+    exact: bool,
+    e: Option<&crate::privacy::Budget<U>>,
+) -> String {
+    e.map_or_else(|| NOT_MEASURED.to_string(), |e| epsilon_as(exact, e))
+}
+
+/// How a level left unmeasured is shown wherever a level's budget or its independent
+/// estimate would be.
+pub const NOT_MEASURED: &str = "0 (not measured)";
+
 /// A mean ± standard error.
 pub fn stat(s: Stat) -> String {
     s.text()

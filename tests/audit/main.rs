@@ -1160,7 +1160,7 @@ fn release_with_streams<'a>(
                     id,
                     dataset.groups(id),
                     k,
-                    level.budget(),
+                    level.loss().unwrap(),
                     &mut rng,
                 )
                 .unwrap();

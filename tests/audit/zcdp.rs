@@ -567,7 +567,7 @@ fn release_profile(d: &Dataset, d_prime: &Dataset, plan: &ReleasePlan) -> Profil
         };
         let (v, v_prime) = (truth(d), truth(d_prime));
         let norms = level.method().sensitivity_norms();
-        let Noise::Gaussian(noise) = Noise::for_loss(level.budget(), norms).unwrap() else {
+        let Noise::Gaussian(noise) = Noise::for_loss(level.loss().unwrap(), norms).unwrap() else {
             panic!("a ρ measures with the discrete Gaussian")
         };
         let s2 = noise.sigma2().to_f64();

@@ -304,7 +304,7 @@ fn every_bad_flag_value_exits_2() {
             &["plan", &data, "--allocation", "geometric", "--ratio", "-2"],
             "--ratio",
         ),
-        (&["plan", &data, "--budgets", "0.5,0,0.5"], "--budgets"),
+        (&["plan", &data, "--budgets", "0.5,0.5,0"], "--budgets"),
         (&["plan", &data, "--budgets", "0.5,0.5"], "--budgets"),
         (
             &["plan", &data, "--tail", "20", "--tail-groups", "0"],

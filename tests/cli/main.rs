@@ -26,6 +26,7 @@ mod report;
 mod report_browser;
 mod tail_release;
 mod trust;
+mod unmeasured;
 mod verify_edges;
 mod zcdp;
 mod zcdp_ledger;

@@ -26,7 +26,7 @@ use common::cli::{coco, s, sample, text};
 
 /// A release of the sample in both formats with its margins (two replicates) and its
 /// noisy measurements, under `plan`.
-fn release(home: &Path, plan: &Path, out: &Path) -> PathBuf {
+pub(crate) fn release(home: &Path, plan: &Path, out: &Path) -> PathBuf {
     let o = coco(
         &[
             "release",
@@ -100,7 +100,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A copy of `release` at `to` with `edit` applied, every digest in its manifest made to
 /// match its files again (as an operator covering an edit would).
-fn edited(release: &Path, to: &Path, edit: impl FnOnce(&Path)) -> PathBuf {
+pub(crate) fn edited(release: &Path, to: &Path, edit: impl FnOnce(&Path)) -> PathBuf {
     copy_dir(release, to);
     edit(to);
     let path = to.join("manifest.json");
@@ -118,7 +118,7 @@ fn edited(release: &Path, to: &Path, edit: impl FnOnce(&Path)) -> PathBuf {
 }
 
 /// `coco verify OUT --json` with the ledger of `home`: its exit code and problems.
-fn verify(out: &Path, home: &Path) -> (Output, Vec<String>) {
+pub(crate) fn verify(out: &Path, home: &Path) -> (Output, Vec<String>) {
     let o = coco(&["verify", &s(out), "--json"], home);
     let v: serde_json::Value =
         serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
@@ -143,7 +143,7 @@ fn beyond_the_ledger(problems: &[String]) -> Vec<String> {
 
 /// Verify with another ledger exits 6 and finds, besides the missing draw, exactly
 /// problems of which one holds every text of `says`.
-fn refused_for(out: &Path, other_home: &Path, says: &[&str]) -> Vec<String> {
+pub(crate) fn refused_for(out: &Path, other_home: &Path, says: &[&str]) -> Vec<String> {
     let (o, problems) = verify(out, other_home);
     assert_eq!(o.status.code(), Some(6), "{}", text(&o));
     let found = beyond_the_ledger(&problems);
@@ -155,7 +155,7 @@ fn refused_for(out: &Path, other_home: &Path, says: &[&str]) -> Vec<String> {
 }
 
 /// The JSON lines of `measurements.jsonl`, edited by `edit`, written back.
-fn edit_measurements(out: &Path, edit: impl FnOnce(&mut Vec<serde_json::Value>)) {
+pub(crate) fn edit_measurements(out: &Path, edit: impl FnOnce(&mut Vec<serde_json::Value>)) {
     let path = out.join("measurements.jsonl");
     let mut lines: Vec<serde_json::Value> = std::fs::read_to_string(&path)
         .unwrap()

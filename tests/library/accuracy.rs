@@ -114,11 +114,11 @@ fn bounds(d: &Dataset, plan: &ReleasePlan) -> Bounds {
             let level = plan.level(l);
             match level.method() {
                 Method::Hc | Method::HcTail(_) => {
-                    Some(2.0 * laplace_variance(level.budget().as_pure().unwrap()))
+                    Some(2.0 * laplace_variance(level.loss().unwrap().as_pure().unwrap()))
                 }
                 Method::Naive => {
                     // Sensitivity 2: the scale of ε/2.
-                    let half = level.budget().as_pure().unwrap().to_f64() / 2.0;
+                    let half = level.loss().unwrap().as_pure().unwrap().to_f64() / 2.0;
                     let p = (-half).exp();
                     Some(2.0 * p / ((1.0 - p) * (1.0 - p)))
                 }

@@ -227,14 +227,23 @@ fn measure(
     trials: u64,
     options: &UncertaintyOptions,
 ) -> Vec<LevelScore> {
-    let p = family_plan(d, k, definition, family);
+    measure_plan(d, &family_plan(d, k, definition, family), trials, options)
+}
+
+/// [`measure`] of a given plan.
+fn measure_plan(
+    d: &Dataset,
+    p: &ReleasePlan,
+    trials: u64,
+    options: &UncertaintyOptions,
+) -> Vec<LevelScore> {
     let mut total = vec![LevelScore::default(); d.hierarchy.depth()];
     for t in 0..trials {
         let o = UncertaintyOptions {
             key: Some(NoiseSource::seeded(100 + t)),
             ..*options
         };
-        for (a, b) in total.iter_mut().zip(score(d, &p, 1 + t, &o)) {
+        for (a, b) in total.iter_mut().zip(score(d, p, 1 + t, &o)) {
             a.add(&b);
         }
     }
@@ -278,6 +287,15 @@ fn coverage_failures(definition: Definition) -> Vec<String> {
             TRIALS,
             &UncertaintyOptions::default(),
         );
+        failures.extend(score_failures(&format!("{name} ({definition})"), &scores));
+    }
+    failures
+}
+
+/// The levels of `scores` that fall short of a bound below, described under `name`.
+fn score_failures(name: &str, scores: &[LevelScore]) -> Vec<String> {
+    let mut failures = Vec::new();
+    {
         for (level, s) in scores.iter().enumerate() {
             let coverage = s.covered as f64 / s.cells.max(1) as f64;
             let ratio = s.width / s.error.max(1.0);
@@ -292,7 +310,7 @@ fn coverage_failures(definition: Definition) -> Vec<String> {
                 || ratio > MAX_WIDTH_RATIO
             {
                 failures.push(format!(
-                    "{name} ({definition}) level {level}: coverage {coverage:.3} of {} cells ({occupied:.3} of {} occupied, {tail:.3} of their {} in the tail; {stats:.3} of {} statistics), mean width {:.2} = {ratio:.2} × the mean absolute error",
+                    "{name} level {level}: coverage {coverage:.3} of {} cells ({occupied:.3} of {} occupied, {tail:.3} of their {} in the tail; {stats:.3} of {} statistics), mean width {:.2} = {ratio:.2} × the mean absolute error",
                     s.cells,
                     s.occupied,
                     s.tail,
@@ -445,6 +463,93 @@ fn table() {
             );
         }
     }
+}
+
+/// Plans that leave levels unmeasured (issue 36): coco's default plan's methods and
+/// total, all of it on the leaves (bottom-up), or split evenly over the levels but one
+/// middle level (its regions estimated from their children), whose margins come from
+/// the bootstrap alone (no floor: there is no measurement to bound).
+fn unmeasured_plans(d: &Dataset, k: Size) -> Vec<(String, ReleasePlan)> {
+    use coco::release::plan::LevelBudget;
+    let base = plan(d, k, Definition::Pure);
+    let total = base.levels_total().unwrap().amount();
+    coco::tradeoff::unmeasured_budgets(&total, d.hierarchy.level_names())
+        .into_iter()
+        .map(|(origin, budgets)| {
+            let mut p = base.clone();
+            p.set_budgets(
+                budgets
+                    .into_iter()
+                    .map(|b| match b {
+                        Some(b) => {
+                            LevelBudget::Measured(coco::privacy::Loss::of(Definition::Pure, &b))
+                        }
+                        None => LevelBudget::Unmeasured(Definition::Pure),
+                    })
+                    .collect(),
+            )
+            .unwrap();
+            (origin, p)
+        })
+        .collect()
+}
+
+/// The bounds of [`intervals_cover_the_truth_at_every_level_of_every_shape`] hold, not
+/// loosened, at every level of a bottom-up plan and of plans that skip a middle level,
+/// on the sample and `dense`, and of the plans that skip a middle level on `deep`: an
+/// unmeasured level's margins (its regions' bootstrap replicates re-estimate them from
+/// their children, as the release did) cover as a measured level's do. Not `deep`'s
+/// bottom-up plan: the summary statistics of its root (the sum of every leaf's
+/// estimate, four levels up) fall short of [`MIN_SUMMARY_COVERAGE`]; its cells pass.
+/// That is open (issue 36's report), not hidden: [`deep_bottom_up_root_summaries`]
+/// states it.
+#[test]
+fn intervals_cover_the_truth_at_unmeasured_levels() {
+    let mut failures = Vec::new();
+    let mut plans = 0;
+    for (name, d, k) in datasets()
+        .into_iter()
+        .filter(|(n, _, _)| ["sample", "deep", "dense"].contains(&n.as_str()))
+    {
+        for (origin, p) in unmeasured_plans(&d, k) {
+            if name == "deep" && origin.starts_with("bottom-up") {
+                continue;
+            }
+            assert!(p.levels().iter().any(|l| !l.is_measured()));
+            plans += 1;
+            let scores = measure_plan(&d, &p, TRIALS, &UncertaintyOptions::default());
+            failures.extend(score_failures(&format!("{name} ({origin})"), &scores));
+        }
+    }
+    assert!(plans >= 6, "{plans} plans");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The case left out above, as it stands: on `deep`'s bottom-up plan every bound holds
+/// but the root's summary statistics' coverage. When this fails, the shortfall is
+/// fixed: move the case into the test above.
+#[test]
+fn deep_bottom_up_root_summaries() {
+    let (_, d, k) = datasets()
+        .into_iter()
+        .find(|(n, _, _)| n == "deep")
+        .unwrap();
+    let (_, p) = unmeasured_plans(&d, k)
+        .into_iter()
+        .find(|(o, _)| o.starts_with("bottom-up"))
+        .unwrap();
+    let scores = measure_plan(&d, &p, TRIALS, &UncertaintyOptions::default());
+    let failures = score_failures("deep (bottom-up)", &scores);
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(
+        failures[0].starts_with("deep (bottom-up) level 0:"),
+        "{failures:#?}"
+    );
+    let root = &scores[0];
+    assert!(
+        (root.stats_covered as f64) < MIN_SUMMARY_COVERAGE * root.stats as f64,
+        "{failures:#?}"
+    );
 }
 
 fn sample() -> Dataset {
@@ -612,7 +717,7 @@ fn the_measurements_file_is_the_noise_drawn() {
             .find_display_id(v["region"].as_str().unwrap())
             .unwrap();
         let level = p.level(d.hierarchy.node(id).level);
-        let eps = level.budget().as_pure().unwrap();
+        let eps = level.loss().unwrap().as_pure().unwrap();
         assert_eq!(v["epsilon"], eps.to_string());
         let scale = f64::from(level.method().sensitivity()) / eps.to_f64();
         assert!((v["scale"].as_f64().unwrap() - scale).abs() < 1e-9);
@@ -622,7 +727,7 @@ fn the_measurements_file_is_the_noise_drawn() {
             id,
             d.groups(id),
             draw.max_size(),
-            level.budget(),
+            level.loss().unwrap(),
             &mut source.stream(Purpose::Measure.node(id)),
         )
         .unwrap();

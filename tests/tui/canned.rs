@@ -95,13 +95,13 @@ fn preview(d: &Dataset, plan: &ReleasePlan, trials: usize) -> PreviewReport {
             nodes: h.level_nodes(LevelId(l)).len(),
             budget: lp.budget().clone(),
             method: lp.method().label(),
-            independent: stat(d, l, 0.031, trials),
+            independent: Some(stat(d, l, 0.031, trials)),
             consistent: vec![VariantStat {
                 variant: plan.consistency().name().to_string(),
                 emd: stat(d, l, 0.024, trials),
             }],
             bottom_up: stat(d, l, 0.047, trials),
-            omniscient: 1.0 + 0.012 * groups_per_region(d, l),
+            omniscient: Some(1.0 + 0.012 * groups_per_region(d, l)),
             mae_per_cell: Some(Stat {
                 mean: 1.25 + 0.5 * l as f64,
                 se: 0.0625,
@@ -160,7 +160,11 @@ fn errors(d: &Dataset, depth: usize, scale: f64, trials: usize) -> Vec<Stat> {
 }
 
 fn sweep(d: &Dataset, plan: &ReleasePlan, level: LevelId, trials: usize) -> Vec<AllocationPoint> {
-    let budgets: Vec<Epsilon> = plan.levels().iter().map(|l| l.budget().amount()).collect();
+    let budgets: Vec<Epsilon> = plan
+        .levels()
+        .iter()
+        .map(|l| l.loss().unwrap().amount())
+        .collect();
     SWEEP_FACTORS
         .iter()
         .map(|&(n, den)| {
@@ -168,7 +172,7 @@ fn sweep(d: &Dataset, plan: &ReleasePlan, level: LevelId, trials: usize) -> Vec<
             b[level.0] = b[level.0].mul_ratio(n, den).expect("a factor of a budget");
             AllocationPoint {
                 x: b[level.0].to_f64(),
-                budgets: b,
+                budgets: b.into_iter().map(Some).collect(),
                 consistent: errors(d, budgets.len(), den as f64 / n as f64, trials),
             }
         })
@@ -202,10 +206,13 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
             }
             Candidate {
                 x: k as f64 / 10.0,
-                budgets,
+                budgets: budgets.into_iter().map(Some).collect(),
                 methods: methods.clone(),
                 consistent: errors(d, depth, 1.0 + (k as f64 - 5.0).abs() / 4.0, trials),
-                independent: errors(d, depth, 1.3, trials),
+                independent: errors(d, depth, 1.3, trials)
+                    .into_iter()
+                    .map(Some)
+                    .collect(),
                 mae_per_cell: vec![None; depth],
                 relative_error: vec![None; depth],
                 origin: format!("the plan's methods at {}% on the leaves", k * 10),
@@ -215,10 +222,17 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
         .collect();
     candidates.push(Candidate {
         x: 0.5,
-        budgets: plan.levels().iter().map(|l| l.budget().amount()).collect(),
+        budgets: plan
+            .levels()
+            .iter()
+            .map(|l| l.loss().map(|b| b.amount()))
+            .collect(),
         methods: methods.clone(),
         consistent: errors(d, depth, 1.1, trials),
-        independent: errors(d, depth, 1.3, trials),
+        independent: errors(d, depth, 1.3, trials)
+            .into_iter()
+            .map(Some)
+            .collect(),
         mae_per_cell: vec![None; depth],
         relative_error: vec![None; depth],
         origin: "current plan".to_string(),

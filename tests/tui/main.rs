@@ -16,3 +16,4 @@ mod tui_scale;
 mod tui_snapshots;
 mod tui_tmux;
 mod tui_zcdp;
+mod unmeasured;

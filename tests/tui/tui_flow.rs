@@ -108,7 +108,7 @@ fn edit_preview_draw_approve_and_export() {
     assert!(rt.app.overlay.is_none(), "{:?}", rt.app.overlay);
     let session = rt.app.session.as_ref().unwrap();
     assert_eq!(
-        session.plan.levels()[2].budget().as_pure().unwrap(),
+        session.plan.levels()[2].loss().unwrap().as_pure().unwrap(),
         &e("0.5")
     );
     assert_eq!(
@@ -399,8 +399,11 @@ fn the_tradeoff_recommendation_can_be_applied_to_the_plan() {
     assert_eq!(rt.app.session.as_ref().unwrap().plan, before);
     act(&mut rt, &[Action::ApplyRecommendation, Action::Yes]);
     let plan = &rt.app.session.as_ref().unwrap().plan;
-    let now: Vec<coco::tradeoff::Amount> =
-        plan.levels().iter().map(|l| l.budget().amount()).collect();
+    let now: Vec<Option<coco::tradeoff::Amount>> = plan
+        .levels()
+        .iter()
+        .map(|l| l.loss().map(|b| b.amount()))
+        .collect();
     assert_eq!(now, budgets);
     assert_eq!(
         plan.levels().iter().map(|l| l.method()).collect::<Vec<_>>(),
@@ -657,12 +660,12 @@ fn plans_save_and_load_as_release_toml() {
     assert_eq!(
         read.levels()
             .iter()
-            .map(|l| l.budget().as_pure().unwrap())
+            .map(|l| l.loss().unwrap().as_pure().unwrap())
             .collect::<Vec<_>>(),
         saved
             .levels()
             .iter()
-            .map(|l| l.budget().as_pure().unwrap())
+            .map(|l| l.loss().unwrap().as_pure().unwrap())
             .collect::<Vec<_>>()
     );
     assert_eq!(read.consistency(), saved.consistency());
@@ -674,12 +677,12 @@ fn plans_save_and_load_as_release_toml() {
         loaded
             .levels()
             .iter()
-            .map(|l| l.budget().as_pure().unwrap())
+            .map(|l| l.loss().unwrap().as_pure().unwrap())
             .collect::<Vec<_>>(),
         saved
             .levels()
             .iter()
-            .map(|l| l.budget().as_pure().unwrap())
+            .map(|l| l.loss().unwrap().as_pure().unwrap())
             .collect::<Vec<_>>()
     );
     // A plan for another hierarchy is refused with the file and line.
@@ -718,7 +721,10 @@ fn budget_keys_step_toggle_and_estimate_k() {
         ],
     );
     let s = rt.app.session.as_ref().unwrap();
-    assert_eq!(s.plan.levels()[2].budget().as_pure().unwrap(), &e("0.35"));
+    assert_eq!(
+        s.plan.levels()[2].loss().unwrap().as_pure().unwrap(),
+        &e("0.35")
+    );
     // The public default's tail, then hg, hc, and a tail again.
     let method = |rt: &Runtime| rt.app.session.as_ref().unwrap().plan.levels()[2].method();
     let default_tail = coco::estimate::Method::HcTail(coco::estimate::Tail::AUTO);

@@ -114,15 +114,16 @@ fn the_budget_screen_toggles_the_plan_between_epsilon_and_rho() {
             .plan
             .levels()
             .iter()
-            .all(|l| *l.budget() == rho("1/6"))
+            .all(|l| l.loss() == Some(&rho("1/6")))
     );
+    // (0 is accepted: it leaves the level unmeasured; a negative ρ is refused.)
     act(&mut rt, &[Action::TypeEpsilon]);
-    answer(&mut rt, "0");
+    answer(&mut rt, "-1");
     assert!(
         matches!(
             &rt.app.overlay,
             Some(Overlay::Input(i)) if i.prompt.starts_with("ρ for level country")
-                && i.error.as_deref().is_some_and(|e| e.contains("ρ \"0\" is not positive"))
+                && i.error.as_deref().is_some_and(|e| e.contains("ρ \"-1\" is not positive"))
         ),
         "{:?}",
         rt.app.overlay
@@ -151,7 +152,13 @@ fn a_rho_plan_previews_and_its_release_speaks_rho() {
     rho_plan(&mut rt);
     act(&mut rt, &[Action::ScreenPreview, Action::Run]);
     let result = rt.app.preview.result.as_ref().expect("a preview result");
-    assert!(result.report.levels.iter().all(|l| l.budget == rho("1/6")));
+    assert!(
+        result
+            .report
+            .levels
+            .iter()
+            .all(|l| l.budget.loss() == Some(&rho("1/6")))
+    );
     let text = rt.text(100, 30);
     assert!(text.contains("level      ρ"), "{text}");
 

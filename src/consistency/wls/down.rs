@@ -119,6 +119,23 @@ pub(super) fn child_target_rounded(child: &[Piece], corr: &Correction, out: &mut
     }
 }
 
+/// Whether each node (by [`NodeId`]) lies in the unmeasured top of the hierarchy: it
+/// was not measured, and neither was any region above it. Such a region has no
+/// histogram of its own to split: it is its subtree's, so each of its children keeps its
+/// own projection and the region is their sum ([`down`]). (A region left unmeasured
+/// below a measured one receives its parent's groups and splits them as usual.)
+fn unmeasured_top(input: &Input) -> Vec<bool> {
+    let h = input.hierarchy;
+    let mut top = vec![false; h.len()];
+    for l in 0..h.depth() {
+        for id in h.level_nodes(LevelId(l)) {
+            let above = h.node(id).parent.is_none_or(|p| top[p.index()]);
+            top[id.index()] = above && !input.estimates.is_measured(id.index());
+        }
+    }
+    top
+}
+
 /// Steps 2 (downward) and 3: targets and projection, level by level from the root; with,
 /// per level, the regions whose stored targets had runs joined.
 pub(super) fn down(
@@ -135,6 +152,7 @@ pub(super) fn down(
     let mut targets = LevelPieces::default();
     targets.push(&root_target);
     let mut capped = vec![0u64; h.depth()];
+    let top = unmeasured_top(input);
     for l in 0..h.depth() - 1 {
         let parents: Vec<u32> = h.level_range(LevelId(l)).collect();
         let first = parents.first().copied().unwrap_or(0);
@@ -178,6 +196,18 @@ pub(super) fn down(
                         }
                     }
                     scratch.children = children;
+                    if top[parent.index()] {
+                        // Its children keep their own projections; it is their sum
+                        // (below).
+                        for slots in &wanted[..n] {
+                            hists.push(
+                                CountOfCounts::from_pairs(slots.iter().map(|r| (r.size, r.count)))
+                                    .expect("block starts are distinct sizes")
+                                    .as_ref(),
+                            );
+                        }
+                        continue;
+                    }
                     parent_runs.clear();
                     parent_runs.extend(unit_runs(fixed.get(pos).pairs()));
                     split_into(&parent_runs, &wanted[..n], &mut received).map_err(|source| {
@@ -202,6 +232,28 @@ pub(super) fn down(
         }
         levels.push(HistogramSet::concat(hists));
         targets = LevelPieces::concat(nexts);
+    }
+    // The unmeasured top, bottom-up: each region the sum of its children.
+    for l in (0..h.depth() - 1).rev() {
+        let range = h.level_range(LevelId(l));
+        if !range.clone().any(|id| top[id as usize]) {
+            continue;
+        }
+        let first_child = h.level_range(LevelId(l + 1)).start;
+        let mut rebuilt = HistogramSet::new();
+        for id in range {
+            let node = h.node(NodeId(id));
+            if top[id as usize] {
+                let sum = CountOfCounts::sum(
+                    node.children()
+                        .map(|c| levels[l + 1].get((c.0 - first_child) as usize)),
+                );
+                rebuilt.push(sum.as_ref());
+            } else {
+                rebuilt.push(levels[l].get((id - h.level_range(LevelId(l)).start) as usize));
+            }
+        }
+        levels[l] = rebuilt;
     }
     Ok((HistogramSet::concat(levels), capped))
 }

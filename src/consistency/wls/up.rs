@@ -75,6 +75,10 @@ pub(super) fn up(input: &Input) -> Up {
                 let mut c = crate::consistency::guard::Calibration::default();
                 for &id in chunk {
                     let id = NodeId(id);
+                    if !input.estimates.is_measured(id.index()) {
+                        // No measurement: no evidence for the check.
+                        continue;
+                    }
                     let children = input.children_functions(&partial, id, scratch);
                     sum_children(&children, scratch);
                     scratch.children = children;
@@ -107,14 +111,22 @@ pub(super) fn up(input: &Input) -> Up {
                     let children = input.children_functions(&partial, id, scratch);
                     sum_children(&children, scratch);
                     scratch.children = children;
-                    input.expand(id, &mut scratch.events, &mut scratch.own);
-                    let l = crate::consistency::guard::combine(
-                        &input.region(id, &scratch.own, &scratch.sums),
-                        &factors,
-                        &mut scratch.guard,
-                        &mut combined,
-                    );
-                    leaning.add(&l);
+                    if input.estimates.is_measured(id.index()) {
+                        input.expand(id, &mut scratch.events, &mut scratch.own);
+                        let l = crate::consistency::guard::combine(
+                            &input.region(id, &scratch.own, &scratch.sums),
+                            &factors,
+                            &mut scratch.guard,
+                            &mut combined,
+                        );
+                        leaning.add(&l);
+                    } else {
+                        // A region left unmeasured has no own term: it is its
+                        // children's sum, `z = s`, `V = S`, and the downward pass
+                        // shares its parent's correction among its children as usual.
+                        combined.clear();
+                        combined.extend_from_slice(&scratch.sums);
+                    }
                     if crate::consistency::pieces::cap(&mut combined, input.cap(id), input.max_size)
                     {
                         joined += 1;

@@ -477,12 +477,14 @@ impl LedgerEntry {
         tool: Tool,
     ) -> LedgerEntry {
         let levels = match spend.levels {
+            // A level left unmeasured spent nothing: the ledger lists what was spent.
             true => plan
                 .levels()
                 .iter()
-                .map(|l| LevelRecord {
+                .filter_map(|l| l.loss().map(|budget| (l, budget)))
+                .map(|(l, budget)| LevelRecord {
                     name: l.name().to_string(),
-                    budget: l.budget().clone(),
+                    budget: budget.clone(),
                     method: MethodKind::of(l.method()),
                     tail: l.method().tail().map(|t| TailRecord {
                         above: t.above,

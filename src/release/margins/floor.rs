@@ -50,7 +50,9 @@ pub struct Floor {
 }
 
 /// Per level of `plan` (root first), its floor; `None` for a level measured with `hg`,
-/// whose cells' errors have no simple form.
+/// whose cells' errors have no simple form, and for a level left unmeasured, which has
+/// no raw measurement to bound (its regions are their children's sums; the bootstrap
+/// alone gives their margins).
 pub fn floors(
     plan: &ReleasePlan,
     public: PublicData<'_>,
@@ -69,7 +71,8 @@ pub fn floors(
                 Method::Hg => return None,
             };
             let p = confidence.level();
-            let raw = match level.budget() {
+            let loss = level.loss()?;
+            let raw = match loss {
                 Loss::Pure(epsilon) => {
                     let rate = epsilon.to_f64() / f64::from(level.method().sensitivity());
                     if differences {
@@ -79,7 +82,7 @@ pub fn floors(
                     }
                 }
                 Loss::Zcdp(_) => {
-                    let var = noise_variance(level.method().sensitivity_norms(), level.budget());
+                    let var = noise_variance(level.method().sensitivity_norms(), loss);
                     gaussian_quantile(if differences { 2.0 * var } else { var }, p)
                 }
             };
@@ -95,10 +98,10 @@ pub fn floors(
 }
 
 /// The variance of one head cell's raw measurement at a level, or `None` if the level's
-/// cells are not measured one by one (`hg`).
+/// cells are not measured one by one (`hg`) or not measured at all.
 fn own_variance(plan: &ReleasePlan, level: LevelId) -> Option<f64> {
     let level = plan.level(level);
-    let var = noise_variance(level.method().sensitivity_norms(), level.budget());
+    let var = noise_variance(level.method().sensitivity_norms(), level.loss()?);
     match level.method() {
         Method::Hc | Method::HcTail(_) => Some(2.0 * var),
         Method::Naive => Some(var),

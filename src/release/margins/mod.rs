@@ -866,7 +866,7 @@ pub(crate) fn bootstrap(
         Bias::TailZone => zone::zones(plan, public.hierarchy.depth(), k),
         Bias::Ignored => vec![None; public.hierarchy.depth()],
     };
-    let spread = zone::world(released, public, &zones);
+    let spread = zone::world(released, public, &zones, plan);
     let world = Released {
         histograms: spread.as_ref().unwrap_or(released),
         ..release

@@ -60,7 +60,8 @@ pub fn zones(plan: &ReleasePlan, levels: usize, k: Size) -> Vec<Option<Zone>> {
             if tail.above >= k {
                 return None;
             }
-            let var = variance_of(level.budget(), level.method().sensitivity_norms());
+            // The tail is per measured level: an unmeasured level has no noisy tail.
+            let var = variance_of(level.loss()?, level.method().sensitivity_norms());
             let width = (SIGNIFICANT * var.sqrt()).ceil();
             let last = (f64::from(tail.above) + width).min(f64::from(k)) as Size;
             (last > tail.above).then_some(Zone {
@@ -72,18 +73,22 @@ pub fn zones(plan: &ReleasePlan, levels: usize, k: Size) -> Vec<Option<Zone>> {
 }
 
 /// The bootstrap's truth: the released histograms with, in every region of a level with
-/// a zone, the size-`L` groups spread over the zone's sizes (see the module docs).
-/// `None` if no level has a zone.
+/// a zone, the size-`L` groups spread over the zone's sizes (see the module docs), and
+/// every region of a level `plan` leaves unmeasured the sum of its children's truths: a
+/// replicate estimates such a region from its children, as the release did, so its
+/// truth is theirs (the released region, their sum, would miss the groups spread below
+/// it). `None` if no level has a zone.
 pub fn world(
     released: &HistogramSet,
     public: PublicData<'_>,
     zones: &[Option<Zone>],
+    plan: &ReleasePlan,
 ) -> Option<HistogramSet> {
     if zones.iter().all(Option::is_none) {
         return None;
     }
     let h = public.hierarchy;
-    let hists = (0..h.len())
+    let mut hists: Vec<CountOfCounts> = (0..h.len())
         .map(|i| {
             let hist = released.get(i);
             let level = h.node(NodeId(i as u32)).level.0;
@@ -93,7 +98,14 @@ pub fn world(
             }
         })
         .collect();
-    Some(hists)
+    for id in h.bottom_up() {
+        let node = h.node(id);
+        if node.is_leaf() || plan.level(node.level).is_measured() {
+            continue;
+        }
+        hists[id.index()] = CountOfCounts::sum(node.children().map(|c| hists[c.index()].as_ref()));
+    }
+    Some(hists.into_iter().collect())
 }
 
 /// A region's phase in `[0, 1)`: the fractional parts of multiples of the golden ratio,

@@ -66,6 +66,10 @@ fn budget(manifest: &Manifest) -> String {
         .levels
         .iter()
         .map(|l| match (&l.epsilon, &l.rho) {
+            _ if !l.measured => format!(
+                "{} not measured (budget 0: estimated from its children)",
+                l.name
+            ),
             (Some(e), _) => format!("{} ε = {e}", l.name),
             (None, Some(r)) => format!("{} ρ = {r}", l.name),
             (None, None) => l.name.clone(),

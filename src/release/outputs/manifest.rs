@@ -12,7 +12,7 @@ use crate::release::ledger::MethodKind;
 use crate::release::pipeline::checks::Checks;
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::tuning::Tuning;
-use crate::release::plan::{MaxSize, ReleasePlan};
+use crate::release::plan::{LevelBudget, MaxSize, ReleasePlan};
 use crate::warning::Warning;
 
 /// The manifest's format version. Version 2 dropped `inputs` and `dataset` (digests of
@@ -39,6 +39,12 @@ pub struct ManifestLevel {
     /// A zCDP level's ρ exactly (absent for a pure level).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rho: Option<String>,
+    /// `false` for a level the plan left unmeasured (`epsilon = "0"`): its budget is
+    /// written as 0, its regions got no noisy measurement (no line of
+    /// measurements.jsonl) and were estimated from their children. Absent, and read as
+    /// `true`, for a measured level and in manifests written before coco allowed it.
+    #[serde(default = "measured", skip_serializing_if = "is_measured")]
+    pub measured: bool,
     pub method: MethodKind,
     /// For `method = "hc"` with a tail: sizes below `above` were measured as `Hc`, groups
     /// of size `above` or more as the sorted sizes of each region's `groups` largest groups (absent otherwise).
@@ -119,6 +125,14 @@ pub struct ManifestPrivacy {
     pub epsilon_at_delta: f64,
 }
 
+fn measured() -> bool {
+    true
+}
+
+fn is_measured(measured: &bool) -> bool {
+    *measured
+}
+
 /// One level's budget in the manifest's `privacy` object.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PrivacyLevel {
@@ -127,14 +141,20 @@ pub struct PrivacyLevel {
     pub epsilon: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rho: Option<String>,
+    /// `false` for a level left unmeasured (its budget written as `"0"`); absent, and
+    /// read as `true`, otherwise.
+    #[serde(default = "measured", skip_serializing_if = "is_measured")]
+    pub measured: bool,
 }
 
 impl PrivacyLevel {
-    fn of(name: &str, budget: &Loss) -> PrivacyLevel {
+    fn of(name: &str, budget: &LevelBudget) -> PrivacyLevel {
+        let exact = budget.exact();
         PrivacyLevel {
             name: name.to_string(),
-            epsilon: budget.as_pure().map(|e| e.to_string()),
-            rho: budget.as_zcdp().map(|r| r.to_string()),
+            epsilon: (budget.definition() == Definition::Pure).then(|| exact.clone()),
+            rho: (budget.definition() == Definition::Zcdp).then_some(exact),
+            measured: budget.is_measured(),
         }
     }
 }
@@ -237,13 +257,13 @@ pub fn build(dataset: &Dataset, plan: &ReleasePlan, draw: &Draw) -> Manifest {
         .zip(samples)
         .map(|((l, level), noise_samples)| ManifestLevel {
             name: l.name().to_string(),
-            epsilon: l.budget().epsilon_at(DEFAULT_DELTA),
-            epsilon_exact: l
-                .budget()
-                .as_pure()
-                .map(|e| e.to_string())
-                .unwrap_or_default(),
-            rho: l.budget().as_zcdp().map(|r| r.to_string()),
+            epsilon: l.loss().map_or(0.0, |b| b.epsilon_at(DEFAULT_DELTA)),
+            epsilon_exact: match l.budget().definition() {
+                Definition::Pure => l.budget().exact(),
+                Definition::Zcdp => String::new(),
+            },
+            rho: (l.budget().definition() == Definition::Zcdp).then(|| l.budget().exact()),
+            measured: l.is_measured(),
             method: MethodKind::of(l.method()),
             tail: l.method().tail().map(|t| ManifestTail {
                 above: t.above,

@@ -406,6 +406,7 @@ pub fn verify_release(
             problems.push(format!("{p}: not listed in manifest.json"));
         }
     }
+    problems.extend(unmeasured_levels(&manifest));
     // The tables against the counts.
     problems.extend(cross_check(out, &manifest, &readable));
     // [uncertainty] The margins' files, each in the form it was written: `uncertainty.*`
@@ -649,8 +650,10 @@ fn against_ledger(e: &LedgerEntry, manifest: &Manifest, sha256: &str) -> Vec<Str
         ));
     }
     if !e.levels.is_empty() {
-        let same = e.levels.len() == manifest.levels.len()
-            && e.levels.iter().zip(&manifest.levels).all(|(a, b)| {
+        // The ledger lists the levels that spent budget: the manifest's measured ones.
+        let measured: Vec<_> = manifest.levels.iter().filter(|l| l.measured).collect();
+        let same = e.levels.len() == measured.len()
+            && e.levels.iter().zip(measured).all(|(a, b)| {
                 a.name == b.name
                     && a.method == b.method
                     && match a.budget() {
@@ -669,6 +672,42 @@ fn against_ledger(e: &LedgerEntry, manifest: &Manifest, sha256: &str) -> Vec<Str
                 "manifest.json's levels (names, ε, methods) are not the ones the ledger recorded"
                     .into(),
             );
+        }
+    }
+    problems
+}
+
+/// Where the manifest's levels contradict what it says of their measurement: a level
+/// marked `"measured": false` states a budget of 0 and no noise samples, a measured one
+/// a positive budget, and the leaf level (the last) is measured, since an unmeasured
+/// region is estimated from its children.
+fn unmeasured_levels(manifest: &Manifest) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, level) in manifest.levels.iter().enumerate() {
+        let budget = level.rho.as_deref().unwrap_or(&level.epsilon_exact);
+        let zero = budget.trim() == "0";
+        match (level.measured, zero) {
+            (false, false) => problems.push(format!(
+                "manifest.json: level {:?} is marked \"measured\": false but states a budget of {budget:?}: expected \"0\"",
+                level.name
+            )),
+            (true, true) => problems.push(format!(
+                "manifest.json: level {:?} states a budget of 0 without \"measured\": false",
+                level.name
+            )),
+            _ => {}
+        }
+        if !level.measured && level.noise_samples != 0 {
+            problems.push(format!(
+                "manifest.json: level {:?} is marked \"measured\": false but states {} noise samples: expected 0",
+                level.name, level.noise_samples
+            ));
+        }
+        if !level.measured && i + 1 == manifest.levels.len() {
+            problems.push(format!(
+                "manifest.json: the leaf level {:?} is marked \"measured\": false: the leaves must be measured",
+                level.name
+            ));
         }
     }
     problems

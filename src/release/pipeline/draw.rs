@@ -239,9 +239,12 @@ pub fn estimate_nodes(
                     return Err(RunError::Cancelled);
                 }
                 let level = h.node(id).level;
-                let setting = settings[level.0]
-                    .as_ref()
-                    .expect("a setting for every measured level");
+                let Some(setting) = settings[level.0].as_ref() else {
+                    // A level left unmeasured: no noise is drawn for its regions, and the
+                    // consistency step estimates them from their children.
+                    out.push_unmeasured();
+                    continue;
+                };
                 let mut stream = source.stream(purpose.node(id));
                 let m = estimate::measure(
                     setting.method,
@@ -300,14 +303,15 @@ pub fn estimate_nodes(
     })
 }
 
-/// The plan's per-level settings, in hierarchy order (the plan must be validated).
+/// The plan's per-level settings, in hierarchy order (the plan must be validated):
+/// `None` for a level left unmeasured, whose regions are estimated from their children.
 pub fn plan_settings(plan: &ReleasePlan) -> Vec<Option<LevelSetting>> {
     plan.levels()
         .iter()
         .map(|l| {
-            Some(LevelSetting {
+            l.loss().map(|budget| LevelSetting {
                 method: l.method(),
-                budget: l.budget().clone(),
+                budget: budget.clone(),
             })
         })
         .collect()
@@ -688,7 +692,7 @@ pub fn bottom_up(
 ) -> Result<HistogramSet, RunError> {
     let h = &dataset.hierarchy;
     let leaf_level = h.leaf_level();
-    let total = Loss::sum(plan.levels().iter().map(|l| l.budget())).ok_or(RunError::EmptyPlan)?;
+    let total = plan.levels_total().ok_or(RunError::EmptyPlan)?;
     let mut settings: Vec<Option<LevelSetting>> = vec![None; h.depth()];
     settings[leaf_level.0] = Some(LevelSetting {
         method: plan.level(leaf_level).method(),

@@ -150,7 +150,7 @@ pub fn is_public_default(
     hierarchy: &Hierarchy,
     groups: impl Fn(NodeId) -> Count,
 ) -> bool {
-    let Some(total) = Loss::sum(plan.levels().iter().map(|l| l.budget())) else {
+    let Some(total) = plan.levels_total() else {
         return false;
     };
     public_default(hierarchy, groups, &total, plan.max_size().clone())
@@ -196,7 +196,7 @@ pub const DEFAULT_MAX_SIZE: Size = 10_000;
 /// a K set by hand (say, the largest true size `coco inspect` shows) is not coco's
 /// default, whatever the levels say.
 pub fn is_coco_default(plan: &ReleasePlan, dataset: &Dataset) -> bool {
-    let Some(total) = Loss::sum(plan.levels().iter().map(|l| l.budget())) else {
+    let Some(total) = plan.levels_total() else {
         return false;
     };
     public_default(

@@ -66,8 +66,9 @@ impl MaxSize {
 #[derive(Clone, Debug)]
 pub struct LevelPlan {
     name: String,
-    /// The level's budget: an ε or a ρ, as the plan's definition says.
-    budget: Loss,
+    /// The level's budget: an ε or a ρ, as the plan's definition says, or none
+    /// ([`LevelBudget::Unmeasured`]).
+    budget: LevelBudget,
     method: Method,
     /// Held by the operator: the TUI's Budget screen rebalances only the levels not
     /// held when the total or another level changes (`held = true` in the plan file).
@@ -92,8 +93,18 @@ impl LevelPlan {
     }
 
     /// The level's budget, in the plan's definition.
-    pub fn budget(&self) -> &Loss {
+    pub fn budget(&self) -> &LevelBudget {
         &self.budget
+    }
+
+    /// The level's loss when it is measured; `None` for a level left unmeasured.
+    pub fn loss(&self) -> Option<&Loss> {
+        self.budget.loss()
+    }
+
+    /// Whether the level's regions get a noisy measurement.
+    pub fn is_measured(&self) -> bool {
+        self.budget.is_measured()
     }
 
     pub fn method(&self) -> Method {
@@ -206,6 +217,15 @@ pub enum PlanRuleError {
     },
     #[error("no level {index}: the plan has {levels} level(s)")]
     NoSuchLevel { index: usize, levels: usize },
+    /// The leaf level has nothing below it to estimate its regions from.
+    #[error(
+        "level {level:?}: {budget}: the leaf level must be measured (an unmeasured level is estimated from its children, and the leaves have none): give it a budget greater than 0"
+    )]
+    LeafUnmeasured { level: String, budget: String },
+    #[error(
+        "every level has budget 0 ({names}): nothing would be measured; give the leaf level at least a budget greater than 0"
+    )]
+    NothingMeasured { names: String },
 }
 
 impl PlanRuleError {
@@ -218,7 +238,8 @@ impl PlanRuleError {
             | PlanRuleError::Epsilon { level, .. }
             | PlanRuleError::TailNotBelowK { level, .. }
             | PlanRuleError::TailAbove { level, .. }
-            | PlanRuleError::TailGroups { level, .. } => Some(level),
+            | PlanRuleError::TailGroups { level, .. }
+            | PlanRuleError::LeafUnmeasured { level, .. } => Some(level),
             _ => None,
         }
     }
@@ -319,14 +340,34 @@ impl ReleasePlan {
         {
             return Err(mixed(None, budget));
         }
+        if !self.levels.is_empty() && self.levels.iter().all(|l| !l.is_measured()) {
+            return Err(PlanRuleError::NothingMeasured {
+                names: self.level_names().join(", "),
+            });
+        }
+        if let Some(leaf) = self.levels.last()
+            && !leaf.is_measured()
+        {
+            return Err(PlanRuleError::LeafUnmeasured {
+                level: leaf.name.clone(),
+                budget: leaf.budget.labelled(),
+            });
+        }
         for level in &self.levels {
             if level.budget.definition() != definition {
-                return Err(mixed(Some(level.name.clone()), &level.budget));
+                return Err(PlanRuleError::MixedDefinitions {
+                    level: Some(level.name.clone()),
+                    budget: level.budget.labelled(),
+                    expected: definition,
+                });
             }
-            Noise::for_loss(&level.budget, level.method.sensitivity_norms()).map_err(|e| {
+            let Some(loss) = level.loss() else {
+                continue;
+            };
+            Noise::for_loss(loss, level.method.sensitivity_norms()).map_err(|e| {
                 PlanRuleError::Epsilon {
                     level: level.name.clone(),
-                    budget: level.budget.labelled(),
+                    budget: loss.labelled(),
                     reason: e.to_string(),
                 }
             })?;
@@ -377,7 +418,7 @@ impl ReleasePlan {
     pub fn set_budget(
         &mut self,
         level: LevelId,
-        budget: impl Into<Loss>,
+        budget: impl Into<LevelBudget>,
     ) -> Result<(), PlanRuleError> {
         let budget = budget.into();
         let i = self.level_index(level)?;
@@ -389,7 +430,7 @@ impl ReleasePlan {
     pub fn set_definition(&mut self, definition: Definition) -> Result<(), PlanRuleError> {
         self.edit(|p| {
             for l in &mut p.levels {
-                l.budget = Loss::of(definition, &l.budget.amount());
+                l.budget = l.budget.restated(definition);
             }
             if let MaxSize::Estimate { budget } = &mut p.max_size {
                 *budget = Loss::of(definition, &budget.amount());
@@ -405,8 +446,11 @@ impl ReleasePlan {
     }
 
     /// Sets every level's budget at once, root first.
-    pub fn set_budgets<B: Into<Loss>>(&mut self, budgets: Vec<B>) -> Result<(), PlanRuleError> {
-        let budgets: Vec<Loss> = budgets.into_iter().map(Into::into).collect();
+    pub fn set_budgets<B: Into<LevelBudget>>(
+        &mut self,
+        budgets: Vec<B>,
+    ) -> Result<(), PlanRuleError> {
+        let budgets: Vec<LevelBudget> = budgets.into_iter().map(Into::into).collect();
         if budgets.len() != self.levels.len() {
             return Err(PlanRuleError::LevelCount {
                 given: budgets.len(),
@@ -553,15 +597,22 @@ impl ReleasePlan {
         Ok(())
     }
 
-    /// The total budget, in the plan's definition: the levels' budgets plus the budget
-    /// for estimating `K`, if any (sequential composition adds ε, and adds ρ; see
+    /// The total budget, in the plan's definition: the measured levels' budgets plus
+    /// the budget for estimating `K`, if any (sequential composition adds ε, and adds
+    /// ρ; an unmeasured level charges nothing; see
     /// [`crate::release::pipeline::accounting::guarantee`]).
     pub fn total(&self) -> Option<Loss> {
         let k = match &self.max_size {
             MaxSize::Estimate { budget } => Some(budget),
             MaxSize::Fixed(_) => None,
         };
-        Loss::sum(self.levels.iter().map(|l| &l.budget).chain(k))
+        Loss::sum(self.levels_total().iter().chain(k))
+    }
+
+    /// The measured levels' budgets summed (without `K`'s estimate); `None` when no
+    /// level is measured, which the plan rules refuse.
+    pub fn levels_total(&self) -> Option<Loss> {
+        Loss::sum(self.levels.iter().filter_map(LevelPlan::loss))
     }
 
     /// The total ε of a pure plan (`None` for a zCDP plan).
@@ -611,7 +662,7 @@ impl ReleasePlan {
     /// A plan with the given per-level budgets (root first) and one method everywhere.
     pub fn with_budgets(
         hierarchy: &Hierarchy,
-        budgets: Vec<impl Into<Loss>>,
+        budgets: Vec<impl Into<LevelBudget>>,
         method: Method,
         max_size: MaxSize,
     ) -> Result<ReleasePlan, PlanRuleError> {
@@ -651,7 +702,8 @@ impl ReleasePlan {
 
     /// Noise samples each level costs: per region K+1 for `hc` and `naive`, G for
     /// `hg`, L + min(m, G) for `hc` with a tail (at most L + min(G, K + 1 − L) for an
-    /// `auto` tail); `groups` gives each region's public G.
+    /// `auto` tail), none for a level left unmeasured; `groups` gives each region's
+    /// public G.
     pub fn noise_samples(
         &self,
         hierarchy: &Hierarchy,
@@ -661,19 +713,22 @@ impl ReleasePlan {
         self.levels
             .iter()
             .zip(hierarchy.levels())
-            .map(|(l, level)| {
-                hierarchy
+            .map(|(l, level)| match l.is_measured() {
+                false => 0,
+                true => hierarchy
                     .level_nodes(level)
                     .map(|id| l.method.noise_samples(groups(id), max_size))
-                    .fold(0u64, u64::saturating_add)
+                    .fold(0u64, u64::saturating_add),
             })
             .collect()
     }
 }
 
 mod allocation;
+mod level_budget;
 mod toml;
 pub use allocation::*;
+pub use level_budget::LevelBudget;
 
 #[cfg(test)]
 mod tests;

@@ -243,8 +243,9 @@ fn errors_name_the_line() {
         m.starts_with("plan.toml:4: ε \"-0.1\" is not positive"),
         "{m}"
     );
-    let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = 0"));
-    assert!(m.starts_with("plan.toml:4: ε \"0\" is not positive"), "{m}");
+    // 0 is not refused: it leaves the level unmeasured (issue 36).
+    let unmeasured = parse(&GOOD.replace("epsilon = 0.1", "epsilon = 0")).unwrap();
+    assert!(!unmeasured.levels[0].is_measured());
     let m = message(&GOOD.replace("epsilon = 0.1", "epsilon = nan"));
     assert!(
         m.starts_with("plan.toml:4: ε \"nan\" is not a number"),
@@ -332,4 +333,110 @@ fn allocations_sum_exactly() {
     assert_eq!(Epsilon::sum(&g).unwrap(), third);
     assert!(g.iter().all(Epsilon::within_text_bounds));
     assert!(g.windows(2).all(|w| w[0] < w[1]));
+}
+
+/// A plan for the tiny hierarchy with these budget lines (`epsilon = …` or `rho = …`),
+/// root first.
+fn with_budgets(lines: [&str; 3]) -> String {
+    let names = ["nation", "state", "county"];
+    let mut s = String::from("max_size = 100\n");
+    for (name, line) in names.iter().zip(lines) {
+        s.push_str(&format!(
+            "\n[[level]]\nname = \"{name}\"\n{line}\nmethod = \"hc\"\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn a_zero_budget_leaves_a_level_unmeasured_and_is_written_back_as_zero() {
+    for zero in [
+        "epsilon = \"0\"",
+        "epsilon = 0",
+        "epsilon = 0.0",
+        "epsilon = \"0/3\"",
+    ] {
+        let plan = parse(&with_budgets([zero, zero, "epsilon = 1"])).unwrap();
+        assert_eq!(
+            plan.levels[0].budget,
+            LevelBudget::Unmeasured(Definition::Pure),
+            "{zero}"
+        );
+        assert!(!plan.levels[1].is_measured(), "{zero}");
+        assert!(plan.levels[2].is_measured(), "{zero}");
+        // It charges nothing: the total is the leaves' alone.
+        assert_eq!(plan.total().unwrap().exact(), "1", "{zero}");
+        let text = plan.to_toml();
+        assert_eq!(text.matches("epsilon = \"0\"").count(), 2, "{text}");
+        assert_eq!(parse(&text).unwrap(), plan, "{text}");
+    }
+    // In a zCDP plan, `rho = "0"`, written back as such.
+    let plan = parse(&with_budgets([
+        "rho = \"1/4\"",
+        "rho = \"0\"",
+        "rho = \"1/4\"",
+    ]))
+    .unwrap();
+    assert_eq!(plan.definition(), Definition::Zcdp);
+    assert_eq!(
+        plan.levels[1].budget,
+        LevelBudget::Unmeasured(Definition::Zcdp)
+    );
+    assert_eq!(plan.total().unwrap().exact(), "0.5");
+    let text = plan.to_toml();
+    assert!(text.contains("rho = \"0\""), "{text}");
+    assert!(!text.contains("epsilon"), "{text}");
+    assert_eq!(parse(&text).unwrap(), plan);
+    // Restated in pure ε, the unmeasured level stays unmeasured.
+    let mut pure = plan.clone();
+    pure.set_definition(Definition::Pure).unwrap();
+    assert_eq!(
+        pure.levels[1].budget,
+        LevelBudget::Unmeasured(Definition::Pure)
+    );
+}
+
+#[test]
+fn an_unmeasured_leaf_level_or_no_measured_level_is_refused_with_its_line() {
+    let m = message(&with_budgets([
+        "epsilon = 1",
+        "epsilon = 1",
+        "epsilon = \"0\"",
+    ]));
+    assert!(
+        m.starts_with("plan.toml:13:")
+            && m.contains("level \"county\"")
+            && m.contains("the leaf level must be measured"),
+        "{m}"
+    );
+    let m = message(&with_budgets(["epsilon = 0", "epsilon = 0", "epsilon = 0"]));
+    assert!(
+        m.contains("every level has budget 0") && m.contains("nothing would be measured"),
+        "{m}"
+    );
+    // Every other non-positive value keeps its own message.
+    let m = message(&with_budgets([
+        "epsilon = -1",
+        "epsilon = 1",
+        "epsilon = 1",
+    ]));
+    assert!(
+        m.starts_with("plan.toml:5:") && m.contains("ε \"-1\" is not positive"),
+        "{m}"
+    );
+    let m = message(&with_budgets([
+        "epsilon = 1",
+        "rho = \"-0.5\"",
+        "epsilon = 1",
+    ]));
+    assert!(m.contains("ρ \"-0.5\" is not positive"), "{m}");
+    // Nor may an edit leave the leaves unmeasured.
+    let mut plan = parse(GOOD).unwrap();
+    assert!(matches!(
+        plan.set_budget(LevelId(2), LevelBudget::Unmeasured(Definition::Pure)),
+        Err(PlanRuleError::LeafUnmeasured { .. })
+    ));
+    plan.set_budget(LevelId(1), LevelBudget::Unmeasured(Definition::Pure))
+        .unwrap();
+    assert_eq!(plan.levels_total().unwrap().exact(), "0.4333333333333333");
 }

@@ -276,7 +276,11 @@ impl ReleasePlan {
                 "[[level]]\nname = {}\n{} = {}\nmethod = \"{}\"\n",
                 toml_string(&level.name),
                 level.budget.definition().budget_name(),
-                toml_budget(&level.budget),
+                match &level.budget {
+                    LevelBudget::Measured(loss) => toml_budget(loss),
+                    LevelBudget::Unmeasured(_) =>
+                        "\"0\"  # not measured: estimated from its children".to_string(),
+                },
                 level.method.name()
             );
             if level.held {
@@ -507,30 +511,41 @@ pub(crate) fn parse_budget(
     value: &Value,
     definition: Definition,
 ) -> Result<Loss, Located> {
+    let raw = budget_text(text, value, definition)?;
+    Loss::parse(definition, &raw).map_err(|e| (value.span(), PlanErrorKind::Epsilon(e)))
+}
+
+/// A level's budget: as [`parse_budget`], with an exact zero read as
+/// [`LevelBudget::Unmeasured`].
+pub(crate) fn parse_level_budget(
+    text: &str,
+    value: &Value,
+    definition: Definition,
+) -> Result<LevelBudget, Located> {
+    let raw = budget_text(text, value, definition)?;
+    LevelBudget::parse(definition, &raw).map_err(|e| (value.span(), PlanErrorKind::Epsilon(e)))
+}
+
+/// The text of a budget's value: a string's contents, or a number as written.
+fn budget_text(text: &str, value: &Value, definition: Definition) -> Result<String, Located> {
     let span = value.span();
-    let parsed = match value {
-        Value::String(s) => Loss::parse(definition, s.value()),
-        Value::Float(_) | Value::Integer(_) => {
-            let raw_text = span
-                .clone()
-                .and_then(|s| text.get(s))
-                .unwrap_or("")
-                .trim()
-                .replace('_', "");
-            Loss::parse(definition, &raw_text)
-        }
-        other => {
-            return Err((
-                span,
-                PlanErrorKind::BadValue {
-                    key: definition.budget_name(),
-                    found: one_line(other.to_string().trim()),
-                    expected: "a decimal > 0 like 0.25 or a fraction string like \"1/3\"",
-                },
-            ));
-        }
-    };
-    parsed.map_err(|e| (span, PlanErrorKind::Epsilon(e)))
+    match value {
+        Value::String(s) => Ok(s.value().to_string()),
+        Value::Float(_) | Value::Integer(_) => Ok(span
+            .clone()
+            .and_then(|s| text.get(s))
+            .unwrap_or("")
+            .trim()
+            .replace('_', "")),
+        other => Err((
+            span,
+            PlanErrorKind::BadValue {
+                key: definition.budget_name(),
+                found: one_line(other.to_string().trim()),
+                expected: "a decimal >= 0 like 0.25 (0: the level is not measured) or a fraction string like \"1/3\"",
+            },
+        )),
+    }
 }
 
 pub(crate) fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Located> {
@@ -595,7 +610,7 @@ pub(crate) fn parse_level(text: &str, table: &Table) -> Result<LevelPlan, Locate
         (None, Some(item)) => (Definition::Zcdp, item),
     };
     let budget = match item.as_value() {
-        Some(v) => parse_budget(text, v, definition)?,
+        Some(v) => parse_level_budget(text, v, definition)?,
         None => {
             return Err((
                 item.span(),

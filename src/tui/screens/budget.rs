@@ -17,7 +17,7 @@ use crate::estimate::{Tail, TailLength};
 use crate::histogram::Size;
 use crate::preview::fmt_num;
 use crate::privacy::{Definition, Loss, Rounding};
-use crate::release::plan::{MaxSize, ReleasePlan, tail_groups};
+use crate::release::plan::{LevelBudget, MaxSize, ReleasePlan, tail_groups};
 use crate::tradeoff::Amount;
 
 use super::super::action::{Action, Context};
@@ -248,7 +248,12 @@ fn submit_to(
 ) -> Result<(), String> {
     let session = app.session.as_mut().ok_or("no dataset is open")?;
     match purpose {
-        InputPurpose::LevelEpsilon(l) => session.set_budget(LevelId(*l), epsilon(text)?),
+        InputPurpose::LevelEpsilon(l) => {
+            // 0 leaves the level unmeasured (its regions estimated from their children).
+            let budget =
+                LevelBudget::parse(session.definition(), text).map_err(|e| e.to_string())?;
+            session.set_budget(LevelId(*l), budget.loss().map(Loss::amount))
+        }
         InputPurpose::TotalEpsilon => session.set_total(epsilon(text)?),
         InputPurpose::MaxSize => {
             let k = text.replace([',', '_'], "").parse::<u32>().map_err(|_| {
@@ -414,9 +419,12 @@ fn recommendation_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
         .map(|(now, (b, m))| {
             let method = crate::tradeoff::method_text(now.method());
             // Only what changes is said twice; ε compared exactly, shown for reading.
-            let now_amount = crate::tui::session::amount(now.budget());
-            let same = *b == now_amount.as_unit();
-            let (b, e) = (app.epsilon_text(b), app.epsilon_text(&now_amount));
+            let now_amount = now.loss().map(crate::tui::session::amount);
+            let same = *b == now_amount;
+            let (b, e) = (
+                crate::tui::widgets::level_amount_as(app.exact_epsilon, b.as_ref()),
+                crate::tui::widgets::level_amount_as(app.exact_epsilon, now_amount.as_ref()),
+            );
             match (same, *m == method) {
                 (true, true) => format!("{} {b} {m} (as now)", now.name()),
                 (false, true) => format!("{} {b} (now {e})", now.name()),
@@ -570,7 +578,10 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
             vec![
                 lp.name().to_string(),
                 int(h.level_len(level) as u64),
-                app.epsilon_text(&crate::tui::session::amount(lp.budget())),
+                crate::tui::widgets::level_amount_as(
+                    app.exact_epsilon,
+                    lp.loss().map(crate::tui::session::amount).as_ref(),
+                ),
                 if lp.held() {
                     format!("{:.1}% held", f.share)
                 } else {
@@ -588,7 +599,7 @@ fn render_levels(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                         format!("{at_most}{}", int(n))
                     },
                 ),
-                fmt_num(f.noise_sd),
+                f.noise_sd.map_or_else(|| "—".to_string(), fmt_num),
             ]
         })
         .collect();

@@ -460,12 +460,19 @@ fn render_table(
         .map(|l| {
             let mut cells = vec![
                 l.level.clone(),
-                app.epsilon_text(&l.budget.amount()),
+                widgets::level_amount_as(
+                    app.exact_epsilon,
+                    l.budget.loss().map(|b| b.amount()).as_ref(),
+                ),
                 l.method.clone(),
-                stat(l.independent),
+                // A level left unmeasured has no independent estimate, and no
+                // reference for the measurement it did not get.
+                l.independent
+                    .map_or_else(|| "not measured".to_string(), stat),
                 stat(l.consistent[0].emd),
                 stat(l.bottom_up),
-                fmt_num(l.omniscient),
+                l.omniscient
+                    .map_or_else(|| "not measured".to_string(), fmt_num),
             ];
             if !wide {
                 cells.remove(2);
@@ -502,15 +509,19 @@ fn render_table(
     frame.render_widget(table, area);
 }
 
-/// The four errors of one level, for the bar chart: (label, mean).
+/// The four errors of one level, for the bar chart: (label, mean); a level left
+/// unmeasured has no independent or omniscient bar.
 pub fn level_bars(report: &PreviewReport, level: usize) -> Vec<(&'static str, f64)> {
     let l = &report.levels[level];
-    vec![
-        ("independent", l.independent.mean),
-        ("consistent", l.consistent[0].emd.mean),
-        ("bottom-up", l.bottom_up.mean),
-        ("omniscient", l.omniscient),
+    [
+        l.independent.map(|s| ("independent", s.mean)),
+        Some(("consistent", l.consistent[0].emd.mean)),
+        Some(("bottom-up", l.bottom_up.mean)),
+        l.omniscient.map(|o| ("omniscient", o)),
     ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn render_bars(frame: &mut Frame, area: Rect, app: &App, report: &PreviewReport) {

@@ -484,7 +484,10 @@ fn summary_lines(app: &App, session: &Session) -> Vec<Line<'static>> {
             format!(
                 "{} {} {}",
                 l.name(),
-                app.epsilon_text(&l.budget().amount()),
+                crate::tui::widgets::level_amount_as(
+                    app.exact_epsilon,
+                    l.loss().map(|b| b.amount()).as_ref()
+                ),
                 l.method().label()
             )
         })

@@ -236,7 +236,7 @@ pub fn apply_recommendation_now(app: &mut App) {
                 .budgets
                 .iter()
                 .zip(&rec.methods)
-                .map(|(b, m)| format!("{} {m}", widgets::epsilon_as(exact, b)))
+                .map(|(b, m)| format!("{} {m}", widgets::level_amount_as(exact, b.as_ref())))
                 .collect();
             let tuning = match session.plan.tuning_source() {
                 Some(source) => format!("{} on {source}", session.plan.tuning()),
@@ -769,7 +769,7 @@ fn render_sweep(frame: &mut Frame, area: Rect, app: &App, sweep: &SweepResult, n
         .enumerate()
         .map(|(i, (p, (n, d)))| {
             let mut cells = vec![
-                app.epsilon_text(&p.budgets[sweep.level]),
+                widgets::level_amount_as(app.exact_epsilon, p.budgets[sweep.level].as_ref()),
                 if d == 1 {
                     format!("{n}")
                 } else {
@@ -872,10 +872,10 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     );
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".to_string()];
     header.extend(f.levels.iter().cloned());
-    let budgets = |budgets: &[crate::tradeoff::Amount]| {
+    let budgets = |budgets: &[Option<crate::tradeoff::Amount>]| {
         budgets
             .iter()
-            .map(|b| app.epsilon_text(b))
+            .map(|b| widgets::level_amount_as(app.exact_epsilon, b.as_ref()))
             .collect::<Vec<_>>()
             .join(" / ")
     };
@@ -960,7 +960,12 @@ pub fn recommendation_line(app: &App, f: &Frontier, apply_key: &str) -> Line<'st
                 .budgets
                 .iter()
                 .zip(&r.methods)
-                .map(|(b, m)| format!("{} {m}", app.epsilon_text(b)))
+                .map(|(b, m)| {
+                    format!(
+                        "{} {m}",
+                        widgets::level_amount_as(app.exact_epsilon, b.as_ref())
+                    )
+                })
                 .collect();
             let ratios = r.ratio_texts();
             let (on, style) = match &f.data {
