@@ -67,6 +67,8 @@ table { border-collapse: collapse; margin: 0.6rem 0 1rem; font-size: 0.85rem; }
 th, td { border: 1px solid #ccc; padding: 0.15rem 0.45rem; text-align: right; vertical-align: top; }
 th { background: #f0f0f0; }
 td.text, th.text, td:has(> span.text) { text-align: left; }
+/* A figure and its margin ("57.3 ± 4.53") never wrap apart. */
+td:not(.text):not(:has(> span.text)) { white-space: nowrap; }
 caption { caption-side: top; text-align: left; font-weight: 600; padding-bottom: 0.2rem; }
 figure { margin: 1rem 0; }
 figcaption { font-size: 0.85rem; color: #333; }
