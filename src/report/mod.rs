@@ -45,12 +45,6 @@ pub enum ReportError {
     Published(#[from] PublishedError),
     #[error("{path}: {problem}")]
     File { path: PathBuf, problem: String },
-    #[error("{path}: line {line}: {problem}")]
-    Row {
-        path: PathBuf,
-        line: u64,
-        problem: String,
-    },
     #[error(transparent)]
     Ledger(#[from] LedgerError),
     #[error(

@@ -1,14 +1,20 @@
 //! What a report shows of a release, read from its published files only: the
 //! manifest, the level tables and the counts (through
 //! [`published::read`](crate::release::outputs::margins::published::read), as
-//! `coco margins` reads them), `uncertainty.csv` and `summary.csv`. Nothing here reads
-//! a dataset or the ledger, so what it gives is as public as the release.
+//! `coco margins` reads them), `uncertainty.csv` and `summary.csv` (or their Parquet
+//! forms, in a release written with `--format parquet`, read through the same rows as
+//! `coco verify` reads them). Nothing here reads a dataset or the ledger, so what it
+//! gives is as public as the release.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use arrow_schema::{DataType, SchemaRef};
 
 use crate::data::NodeId;
 use crate::histogram::Count;
 use crate::release::outputs::margins::published::{self, Published};
+use crate::release::outputs::margins::tables;
+use crate::release::outputs::margins::verify::rows::{self, Rows};
 
 use super::ReportError;
 
@@ -91,147 +97,157 @@ pub fn read(dir: &Path) -> Result<ReleaseFacts, ReportError> {
         })
         .collect();
     let lists = |f: &str| published.manifest.outputs.iter().any(|o| o.path == f);
-    let csv_file = |name: &str| -> Result<PathBuf, ReportError> {
-        if lists(&format!("{name}.csv")) {
-            Ok(dir.join(format!("{name}.csv")))
-        } else {
-            Err(ReportError::File {
+    // The CSV form where the release has one, else the Parquet form.
+    let listed = |name: &str| -> Result<String, ReportError> {
+        [format!("{name}.csv"), format!("{name}.parquet")]
+            .into_iter()
+            .find(|f| lists(f))
+            .ok_or_else(|| ReportError::File {
                 path: dir.join("manifest.json"),
                 problem: format!(
-                    "lists no {name}.csv: a report reads the margins of error from the CSV form \
-                     (a release written with --format csv or both, with margins of error)"
+                    "lists neither {name}.csv nor {name}.parquet: a report shows the margins of \
+                     error, and this release was written without them (--uncertainty none)"
                 ),
             })
-        }
     };
-    read_uncertainty(&csv_file("uncertainty")?, &mut levels)?;
-    read_summary(&csv_file("summary")?, &mut levels)?;
+    let uncertainty = listed("uncertainty")?;
+    read_uncertainty(
+        open(dir, &uncertainty, &tables::schema())?.as_mut(),
+        &dir.join(&uncertainty),
+        &mut levels,
+    )?;
+    let summary = listed("summary")?;
+    let schema = tables::summary_schema(
+        published.manifest.max_size,
+        crate::release::outputs::margins::verify::summary::columns(&published.manifest),
+    );
+    read_summary(
+        open(dir, &summary, &schema)?.as_mut(),
+        &dir.join(&summary),
+        &schema,
+        &mut levels,
+    )?;
     Ok(ReleaseFacts { published, levels })
 }
 
-/// A CSV reader of `path` whose header must be `expected` (a prefix of it, for
-/// `summary.csv`, whose statistics follow).
-fn open(path: &Path, expected: &[&str]) -> Result<csv::Reader<std::fs::File>, ReportError> {
-    let file_error = |problem: String| ReportError::File {
-        path: path.to_path_buf(),
+/// The rows of `file` in release `dir`, CSV or Parquet, checked against `schema` (the
+/// columns coco writes it with).
+fn open(dir: &Path, file: &str, schema: &SchemaRef) -> Result<Box<dyn Rows>, ReportError> {
+    rows::open(dir, file, schema).map_err(|problem| ReportError::File {
+        path: dir.join(file),
         problem,
-    };
-    let mut reader = csv::Reader::from_path(path).map_err(|e| file_error(e.to_string()))?;
-    let header = reader.headers().map_err(|e| file_error(e.to_string()))?;
-    let found: Vec<&str> = header.iter().take(expected.len()).collect();
-    if found != expected {
-        return Err(ReportError::Row {
-            path: path.to_path_buf(),
-            line: 1,
-            problem: format!(
-                "header {:?}: expected it to begin {:?}, as coco writes it",
-                header.iter().collect::<Vec<_>>().join(","),
-                expected.join(",")
-            ),
-        });
-    }
-    Ok(reader)
+    })
 }
 
-fn read_uncertainty(path: &Path, levels: &mut [LevelFacts]) -> Result<(), ReportError> {
-    let mut reader = open(
-        path,
-        &["level", "region", "size", "count", "lower", "upper"],
-    )?;
-    for (i, record) in reader.records().enumerate() {
-        let line = i as u64 + 2;
-        let row_error = |problem: String| ReportError::Row {
-            path: path.to_path_buf(),
-            line,
+/// What is wrong with row `n` of `file`.
+fn row_error(rows: &dyn Rows, file: &Path, n: u64, problem: String) -> ReportError {
+    ReportError::File {
+        path: file.to_path_buf(),
+        problem: format!("{}: {problem}", rows.at(n)),
+    }
+}
+
+fn read_uncertainty(
+    rows: &mut dyn Rows,
+    file: &Path,
+    levels: &mut [LevelFacts],
+) -> Result<(), ReportError> {
+    let mut n = 0;
+    while let Some(row) = rows.next_row() {
+        n += 1;
+        let (level, region, numbers) = row.map_err(|problem| ReportError::File {
+            path: file.to_path_buf(),
             problem,
+        })?;
+        let Some(facts) = levels.iter_mut().find(|l| l.name == level) else {
+            return Err(row_error(
+                rows,
+                file,
+                n,
+                format!("level {level:?}: expected a level of the manifest"),
+            ));
         };
-        let record = record.map_err(|e| row_error(e.to_string()))?;
-        let level = levels
-            .iter_mut()
-            .find(|l| l.name == record[0])
-            .ok_or_else(|| {
-                row_error(format!(
-                    "level {:?}: expected a level of the manifest",
-                    &record[0]
-                ))
-            })?;
-        let number = |i: usize, name: &str| -> Result<u64, ReportError> {
-            record
-                .get(i)
-                .and_then(|t| t.parse::<u64>().ok())
-                .ok_or_else(|| {
-                    row_error(format!(
-                        "{name} {:?}: expected a whole number",
-                        record.get(i).unwrap_or("")
-                    ))
-                })
+        let [Some(size), Some(count), Some(lower), Some(upper)] = numbers[..] else {
+            return Err(row_error(
+                rows,
+                file,
+                n,
+                "expected a size, a count and its interval".into(),
+            ));
         };
         let cell = Cell {
-            size: number(2, "size")?,
-            count: number(3, "count")?,
-            lower: number(4, "lower")?,
-            upper: number(5, "upper")?,
+            size,
+            count,
+            lower,
+            upper,
         };
         if !(cell.lower <= cell.count && cell.count <= cell.upper) {
-            return Err(row_error(format!(
-                "interval [{}, {}] does not hold its count {}: expected lower ≤ count ≤ upper",
-                cell.lower, cell.upper, cell.count
-            )));
+            return Err(row_error(
+                rows,
+                file,
+                n,
+                format!(
+                    "interval [{}, {}] does not hold its count {}: expected lower ≤ count ≤ upper",
+                    cell.lower, cell.upper, cell.count
+                ),
+            ));
         }
-        level.widths.push(cell.upper - cell.lower);
-        if record[1] == *level.largest_id {
-            level.cells.push(cell);
+        facts.widths.push(cell.upper - cell.lower);
+        if region == facts.largest_id {
+            facts.cells.push(cell);
         }
     }
     Ok(())
 }
 
-fn read_summary(path: &Path, levels: &mut [LevelFacts]) -> Result<(), ReportError> {
-    let mut reader = open(path, &["level", "region", "groups"])?;
-    let header: Vec<String> = reader
-        .headers()
-        .map_err(|e| ReportError::File {
-            path: path.to_path_buf(),
-            problem: e.to_string(),
-        })?
-        .iter()
-        .map(str::to_string)
-        .collect();
-    // After `groups`, each statistic is three columns: NAME, NAME_lower, NAME_upper.
-    let stats = &header[3..];
-    if !stats.len().is_multiple_of(3)
-        || stats
-            .chunks(3)
-            .any(|c| c[1] != format!("{}_lower", c[0]) || c[2] != format!("{}_upper", c[0]))
-    {
-        return Err(ReportError::Row {
-            path: path.to_path_buf(),
-            line: 1,
-            problem: "expected each statistic's columns as NAME, NAME_lower, NAME_upper".into(),
-        });
+/// A number of a summary column as `summary.csv` writes it: an integer, a decimal with
+/// the column's places (`2.6091`), or empty.
+fn summary_text(value: Option<u64>, data_type: &DataType) -> String {
+    match (value, data_type) {
+        (None, _) => String::new(),
+        (Some(v), DataType::Decimal128(_, places)) if *places > 0 => {
+            let places = u32::from(places.unsigned_abs());
+            let unit = 10u64.pow(places);
+            format!("{}.{:0width$}", v / unit, v % unit, width = places as usize)
+        }
+        (Some(v), _) => v.to_string(),
     }
-    for (i, record) in reader.records().enumerate() {
-        let record = record.map_err(|e| ReportError::Row {
-            path: path.to_path_buf(),
-            line: i as u64 + 2,
-            problem: e.to_string(),
+}
+
+fn read_summary(
+    rows: &mut dyn Rows,
+    file: &Path,
+    schema: &SchemaRef,
+    levels: &mut [LevelFacts],
+) -> Result<(), ReportError> {
+    // After `level`, `region` and `groups`, each statistic is three columns: NAME,
+    // NAME_lower, NAME_upper (the schema says so).
+    let stats: Vec<_> = schema.fields().iter().skip(3).collect();
+    let mut n = 0;
+    while let Some(row) = rows.next_row() {
+        n += 1;
+        let (level, region, numbers) = row.map_err(|problem| ReportError::File {
+            path: file.to_path_buf(),
+            problem,
         })?;
-        let Some(level) = levels.iter_mut().find(|l| l.name == record[0]) else {
-            return Err(ReportError::Row {
-                path: path.to_path_buf(),
-                line: i as u64 + 2,
-                problem: format!("level {:?}: expected a level of the manifest", &record[0]),
-            });
+        let Some(facts) = levels.iter_mut().find(|l| l.name == level) else {
+            return Err(row_error(
+                rows,
+                file,
+                n,
+                format!("level {level:?}: expected a level of the manifest"),
+            ));
         };
-        if record[1] != *level.largest_id {
+        if region != facts.largest_id {
             continue;
         }
-        let field = |j: usize| record.get(3 + j).unwrap_or("").to_string();
-        level.summary = stats
+        let field =
+            |j: usize| summary_text(numbers.get(1 + j).copied().flatten(), stats[j].data_type());
+        facts.summary = stats
             .chunks(3)
             .enumerate()
             .map(|(k, c)| Statistic {
-                name: c[0].clone(),
+                name: c[0].name().clone(),
                 estimate: field(3 * k),
                 lower: field(3 * k + 1),
                 upper: field(3 * k + 2),

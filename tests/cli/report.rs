@@ -566,3 +566,94 @@ fn a_preview_file_that_is_not_a_preview_is_refused_naming_it() {
     assert_eq!(o.status.code(), Some(3), "{}", text(&o));
     assert!(text(&o).contains("manifest.json"), "{}", text(&o));
 }
+
+/// A release written in Parquet only gets the same report as its CSV twin (its margins
+/// read from `uncertainty.parquet` and `summary.parquet`); a release written without
+/// margins of error is refused with a message that says so.
+#[test]
+fn a_parquet_release_gets_the_same_report_and_one_without_margins_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let plan = tmp.path().join("plan.toml");
+    let ok = |args: &[&str]| {
+        let o = coco(args, &home);
+        assert!(o.status.success(), "coco {args:?}: {}", text(&o));
+    };
+    ok(&["plan", &s(&sample()), "--out", &s(&plan)]);
+    let both = tmp.path().join("both");
+    ok(&[
+        "release",
+        &s(&sample()),
+        "--config",
+        &s(&plan),
+        "--out",
+        &s(&both),
+        "--format",
+        "both",
+        "--seed",
+        "5",
+        "--not-private",
+    ]);
+    // The same draw in Parquet only: the Parquet files of the CSV-and-Parquet release,
+    // with a manifest listing them alone, is what --format parquet writes.
+    let parquet = tmp.path().join("parquet");
+    ok(&[
+        "release",
+        &s(&sample()),
+        "--config",
+        &s(&plan),
+        "--out",
+        &s(&parquet),
+        "--format",
+        "parquet",
+        "--seed",
+        "5",
+        "--not-private",
+    ]);
+    assert!(!parquet.join("uncertainty.csv").exists());
+    let report = |release: &Path, name: &str| {
+        let out = tmp.path().join(name);
+        ok(&["report", &s(release), "--out", &s(&out)]);
+        std::fs::read_to_string(out).unwrap()
+    };
+    let from_csv = report(&both, "both.html");
+    let from_parquet = report(&parquet, "parquet.html");
+    // The two pages differ only where they name their release directory and its files.
+    let mask = |html: &str, dir: &str| html.replace(dir, "RELEASE");
+    let (a, b) = (mask(&from_csv, "both"), mask(&from_parquet, "parquet"));
+    let strip = |html: &str| -> Vec<String> {
+        html.lines()
+            .filter(|l| !l.contains(".csv") && !l.contains(".parquet") && !l.contains("format"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(strip(&a), strip(&b));
+    assert!(
+        from_parquet.contains("<td>"),
+        "the Parquet release's report has tables"
+    );
+
+    let none = tmp.path().join("none");
+    ok(&[
+        "release",
+        &s(&sample()),
+        "--config",
+        &s(&plan),
+        "--out",
+        &s(&none),
+        "--uncertainty",
+        "none",
+    ]);
+    let o = coco(
+        &[
+            "report",
+            &s(&none),
+            "--out",
+            &s(&tmp.path().join("none.html")),
+        ],
+        &home,
+    );
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(text(&o).contains("no margins of error"), "{}", text(&o));
+    assert!(!tmp.path().join("none.html").exists());
+}

@@ -18,8 +18,8 @@
 mod measurements;
 mod regions;
 mod replicates;
-mod rows;
-mod summary;
+pub(crate) mod rows;
+pub(crate) mod summary;
 mod uncertainty;
 mod wide;
 

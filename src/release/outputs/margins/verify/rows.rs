@@ -15,10 +15,10 @@ use arrow_schema::{DataType, SchemaRef};
 
 /// A row: its level, its region, and its numbers in the schema's order (`None`: an
 /// empty field or a null, where the column may hold one).
-pub(super) type Row = (String, String, Vec<Option<u64>>);
+pub(crate) type Row = (String, String, Vec<Option<u64>>);
 
 /// Rows of `level, region` and numbers, from a CSV or a Parquet file.
-pub(super) trait Rows {
+pub(crate) trait Rows {
     /// The next row, or what is wrong with it (the message names the file and row).
     fn next_row(&mut self) -> Option<Result<Row, String>>;
     /// Where row `n` (1 for the first after the header) is: `line n + 1` or `row n`.
@@ -28,7 +28,7 @@ pub(super) trait Rows {
 /// A row's place in its file, shown as `line 12` or `row 11` (built for every row: no
 /// allocation until a problem is written).
 #[derive(Clone, Copy)]
-pub(super) struct At(&'static str, u64);
+pub(crate) struct At(&'static str, u64);
 
 impl std::fmt::Display for At {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -290,7 +290,7 @@ impl Rows for ParquetRows {
 
 /// Opens `file` in release `out` as the rows of `schema`: Parquet by its extension,
 /// else CSV.
-pub(super) fn open(out: &Path, file: &str, schema: &SchemaRef) -> Result<Box<dyn Rows>, String> {
+pub(crate) fn open(out: &Path, file: &str, schema: &SchemaRef) -> Result<Box<dyn Rows>, String> {
     let path = out.join(file);
     if file.ends_with(".parquet") {
         ParquetRows::open(&path, file, schema).map(|r| Box::new(r) as Box<dyn Rows>)

@@ -64,7 +64,7 @@ pub(super) fn check(out: &Path, manifest: &Manifest, lists: &dyn Fn(&str) -> boo
 
 /// The statistics the summary of the release holds: a release written before coco
 /// published the bootstrap's key (`uncertainty.seed`) holds the first columns only.
-fn columns(manifest: &Manifest) -> Columns {
+pub(crate) fn columns(manifest: &Manifest) -> Columns {
     match manifest.uncertainty.as_ref().and_then(|u| u.seed.as_ref()) {
         Some(_) => Columns::WithOccupied,
         None => Columns::First,
