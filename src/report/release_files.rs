@@ -147,10 +147,18 @@ fn row_error(rows: &dyn Rows, file: &Path, n: u64, problem: String) -> ReportErr
     }
 }
 
-fn read_uncertainty(
+/// Calls `f` with each row's level, region, numbers and a maker of errors at that row;
+/// a row of a level the manifest does not have is refused.
+fn each_row(
     rows: &mut dyn Rows,
     file: &Path,
     levels: &mut [LevelFacts],
+    mut f: impl FnMut(
+        &mut LevelFacts,
+        &str,
+        &[Option<u64>],
+        &dyn Fn(String) -> ReportError,
+    ) -> Result<(), ReportError>,
 ) -> Result<(), ReportError> {
     let mut n = 0;
     while let Some(row) = rows.next_row() {
@@ -159,21 +167,25 @@ fn read_uncertainty(
             path: file.to_path_buf(),
             problem,
         })?;
+        let error = |problem: String| row_error(&*rows, file, n, problem);
         let Some(facts) = levels.iter_mut().find(|l| l.name == level) else {
-            return Err(row_error(
-                rows,
-                file,
-                n,
-                format!("level {level:?}: expected a level of the manifest"),
-            ));
+            return Err(error(format!(
+                "level {level:?}: expected a level of the manifest"
+            )));
         };
+        f(facts, &region, &numbers, &error)?;
+    }
+    Ok(())
+}
+
+fn read_uncertainty(
+    rows: &mut dyn Rows,
+    file: &Path,
+    levels: &mut [LevelFacts],
+) -> Result<(), ReportError> {
+    each_row(rows, file, levels, |facts, region, numbers, error| {
         let [Some(size), Some(count), Some(lower), Some(upper)] = numbers[..] else {
-            return Err(row_error(
-                rows,
-                file,
-                n,
-                "expected a size, a count and its interval".into(),
-            ));
+            return Err(error("expected a size, a count and its interval".into()));
         };
         let cell = Cell {
             size,
@@ -182,22 +194,17 @@ fn read_uncertainty(
             upper,
         };
         if !(cell.lower <= cell.count && cell.count <= cell.upper) {
-            return Err(row_error(
-                rows,
-                file,
-                n,
-                format!(
-                    "interval [{}, {}] does not hold its count {}: expected lower ≤ count ≤ upper",
-                    cell.lower, cell.upper, cell.count
-                ),
-            ));
+            return Err(error(format!(
+                "interval [{}, {}] does not hold its count {}: expected lower ≤ count ≤ upper",
+                cell.lower, cell.upper, cell.count
+            )));
         }
         facts.widths.push(cell.upper - cell.lower);
         if region == facts.largest_id {
             facts.cells.push(cell);
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// A number of a summary column as `summary.csv` writes it: an integer, a decimal with
@@ -223,23 +230,9 @@ fn read_summary(
     // After `level`, `region` and `groups`, each statistic is three columns: NAME,
     // NAME_lower, NAME_upper (the schema says so).
     let stats: Vec<_> = schema.fields().iter().skip(3).collect();
-    let mut n = 0;
-    while let Some(row) = rows.next_row() {
-        n += 1;
-        let (level, region, numbers) = row.map_err(|problem| ReportError::File {
-            path: file.to_path_buf(),
-            problem,
-        })?;
-        let Some(facts) = levels.iter_mut().find(|l| l.name == level) else {
-            return Err(row_error(
-                rows,
-                file,
-                n,
-                format!("level {level:?}: expected a level of the manifest"),
-            ));
-        };
+    each_row(rows, file, levels, |facts, region, numbers, _| {
         if region != facts.largest_id {
-            continue;
+            return Ok(());
         }
         let field =
             |j: usize| summary_text(numbers.get(1 + j).copied().flatten(), stats[j].data_type());
@@ -253,6 +246,6 @@ fn read_summary(
                 upper: field(3 * k + 2),
             })
             .collect();
-    }
-    Ok(())
+        Ok(())
+    })
 }
