@@ -140,8 +140,8 @@
 //!   partitioning and medians); the heap formulation is the folklore "slope trick".
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::collections::binary_heap::PeekMut;
+use std::collections::{BinaryHeap, VecDeque};
 
 use super::IsotonicFit;
 
@@ -306,26 +306,124 @@ fn clip_pools(pools: Vec<(i128, i128)>, lo: i64, hi: i64) -> Vec<Block> {
     out.blocks
 }
 
+/// The slope trick's breakpoints (a multiset with its maximum), as a max-heap `low`
+/// under a sorted run-length list `high`: every value in `low` is at most `high`'s
+/// first, and `high` holds `(value, copies)` with strictly increasing values.
+///
+/// A binary heap alone pays `O(log n)` for every push of a new maximum and every
+/// replacement of it, and noisy cumulative counts are mostly one or the other: rising
+/// where the sizes are, and a long flat run of noise around `G` above the largest size,
+/// where the maximum is replaced at nearly every step by a value a few noise scales
+/// below it. Here a new maximum is appended to `high`, and a value within
+/// [`Breakpoints::SHALLOW`] distinct values of the maximum joins or is inserted among
+/// them, both `O(1)`; deeper, the part of `high` below the value moves to `low` first
+/// (each entry moves at most once), so the worst case stays the heap's `O(n log n)`.
+/// The multiset, and so every maximum [`l1`] reads, is the heap's: the fits are
+/// unchanged (tested against the plain heap).
+struct Breakpoints<T> {
+    low: BinaryHeap<(T, u32)>,
+    high: VecDeque<(T, u32)>,
+}
+
+impl<T> Default for Breakpoints<T> {
+    fn default() -> Self {
+        Breakpoints {
+            low: BinaryHeap::new(),
+            high: VecDeque::new(),
+        }
+    }
+}
+
+impl<T: Copy + Ord> Breakpoints<T> {
+    /// The most distinct values of `high` above an inserted value before `high`'s
+    /// lower part moves to `low`.
+    const SHALLOW: usize = 24;
+
+    fn max(&self) -> Option<T> {
+        self.high
+            .back()
+            .or_else(|| self.low.peek())
+            .map(|&(v, _)| v)
+    }
+
+    /// One step of the slope trick: if the maximum exceeds `v`, it is replaced by `v`;
+    /// then `v` is added.
+    fn step(&mut self, v: T) {
+        match self.max() {
+            Some(top) if top > v => {
+                self.remove_max();
+                self.insert(v, 2);
+            }
+            _ => match self.high.back_mut() {
+                Some(last) if last.0 == v => last.1 += 1,
+                _ => self.high.push_back((v, 1)),
+            },
+        }
+    }
+
+    fn remove_max(&mut self) {
+        if let Some(last) = self.high.back_mut() {
+            last.1 -= 1;
+            if last.1 == 0 {
+                self.high.pop_back();
+            }
+        } else if let Some(mut top) = self.low.peek_mut() {
+            top.1 -= 1;
+            if top.1 == 0 {
+                PeekMut::pop(top);
+            }
+        }
+    }
+
+    /// Adds `copies` copies of `v`, which is below the maximum.
+    fn insert(&mut self, v: T, copies: u32) {
+        match self.high.front() {
+            Some(&(first, _)) if v >= first => {
+                // The entries above `v`: counted from the back up to the shallow
+                // limit, found by bisection beyond it.
+                let above = self
+                    .high
+                    .iter()
+                    .rev()
+                    .take(Self::SHALLOW + 1)
+                    .take_while(|&&(x, _)| x > v)
+                    .count();
+                let at = if above <= Self::SHALLOW {
+                    self.high.len() - above
+                } else {
+                    self.high.partition_point(|&(x, _)| x <= v)
+                };
+                if at > 0 && self.high[at - 1].0 == v {
+                    self.high[at - 1].1 += copies;
+                } else if above <= Self::SHALLOW {
+                    self.high.insert(at, (v, copies));
+                } else {
+                    self.low.extend(self.high.drain(..at));
+                    self.high.push_front((v, copies));
+                }
+            }
+            // Below all of `high`, or `high` is empty and the maximum is `low`'s.
+            _ => self.low.push((v, copies)),
+        }
+    }
+}
+
 /// Least-absolute-deviations isotonic regression of `y` within `[lo, hi]`: the
 /// pointwise smallest optimal solution (see the module documentation). Every value is
-/// a data value or a bound. `O(n log n)` time, `O(n)` memory in `T`.
+/// a data value or a bound. `O(n log n)` time at worst, `O(n)` on mostly increasing data
+/// ([`Breakpoints`]), `O(n)` memory in `T`.
 ///
 /// # Panics
 /// If `lo > hi`.
 pub fn l1<T: Copy + Ord + Into<i64>>(y: &[T], lo: i64, hi: i64) -> Vec<Block> {
     assert!(lo <= hi, "isotonic bounds [{lo}, {hi}] are empty");
-    let mut heap: BinaryHeap<T> = BinaryHeap::new();
+    let mut breakpoints = Breakpoints::default();
     let mut tops: Vec<T> = Vec::with_capacity(y.len());
     for &v in y {
-        if let Some(mut top) = heap.peek_mut()
-            && *top > v
-        {
-            *top = v;
-        }
-        heap.push(v);
-        tops.push(*heap.peek().expect("just pushed"));
+        breakpoints.step(v);
+        tops.push(breakpoints.max().expect("just pushed"));
     }
-    drop(heap);
+    drop(breakpoints);
     // Backward pass, collecting maximal runs of equal clipped value right to left.
     let mut runs: Vec<(usize, i64)> = Vec::new(); // (start, value), right to left
     let mut b: Option<T> = None;

@@ -460,3 +460,86 @@ proptest! {
         }
     }
 }
+
+/// The slope trick on a plain binary heap: [`l1`]'s maxima before the two-level
+/// [`Breakpoints`], kept as the reference it must agree with.
+fn heap_tops(y: &[i64]) -> Vec<i64> {
+    let mut heap = std::collections::BinaryHeap::new();
+    let mut tops = Vec::with_capacity(y.len());
+    for &v in y {
+        if let Some(mut top) = heap.peek_mut()
+            && *top > v
+        {
+            *top = v;
+        }
+        heap.push(v);
+        tops.push(*heap.peek().unwrap());
+    }
+    tops
+}
+
+fn breakpoint_tops(y: &[i64]) -> Vec<i64> {
+    let mut b = Breakpoints::default();
+    y.iter()
+        .map(|&v| {
+            b.step(v);
+            b.max().unwrap()
+        })
+        .collect()
+}
+
+/// Noisy cumulative counts: a rising trend, then flat, with noise of `scale`.
+fn arb_noisy_cumulative() -> impl Strategy<Value = Vec<i64>> {
+    (
+        proptest::collection::vec(0i64..6, 0..300),
+        0usize..300,
+        1i64..60,
+        any::<u64>(),
+    )
+        .prop_map(|(steps, flat, scale, seed)| {
+            let mut state = seed | 1;
+            let mut noise = move || {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % (2 * scale as u64 + 1)) as i64 - scale
+            };
+            let mut level = 0;
+            let mut out = Vec::new();
+            for s in steps {
+                level += s;
+                out.push(level + noise());
+            }
+            for _ in 0..flat {
+                out.push(level + noise());
+            }
+            out
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn breakpoints_keep_the_heaps_maxima(y in proptest::collection::vec(-40i64..40, 0..200)) {
+        prop_assert_eq!(breakpoint_tops(&y), heap_tops(&y));
+    }
+
+    #[test]
+    fn breakpoints_keep_the_heaps_maxima_on_noisy_cumulative_counts(y in arb_noisy_cumulative()) {
+        prop_assert_eq!(breakpoint_tops(&y), heap_tops(&y));
+    }
+}
+
+#[test]
+fn breakpoints_keep_the_heaps_maxima_on_long_monotone_and_alternating_runs() {
+    let rising: Vec<i64> = (0..5_000).collect();
+    let falling: Vec<i64> = (0..5_000).rev().collect();
+    let zigzag: Vec<i64> = (0..5_000)
+        .map(|i| if i % 2 == 0 { i } else { -i })
+        .collect();
+    let sawtooth: Vec<i64> = (0..5_000).map(|i| i % 97).collect();
+    for y in [rising, falling, zigzag, sawtooth] {
+        assert_eq!(breakpoint_tops(&y), heap_tops(&y));
+    }
+}
