@@ -90,6 +90,7 @@ pub fn run(args: MarginsArgs) -> Result<()> {
             confidence,
             rule: release.rule,
             replicates: release.replicates,
+            top_replicates: release.top_replicates,
             key: release.key,
         },
         &[Query {

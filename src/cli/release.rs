@@ -351,11 +351,10 @@ pub fn run(args: ReleaseArgs) -> Result<()> {
             })
             .collect();
         println!(
-            "margins of error: {}, {}% intervals from {} bootstrap replicate{} of the release (computed from the published tables only; docs/uncertainty.md)",
+            "margins of error: {}, {}% intervals from {} (computed from the published tables only; docs/uncertainty.md)",
             files.join(", "),
             (u.confidence * 1000.0).round() / 10.0,
-            u.replicates,
-            if u.replicates == 1 { "" } else { "s" }
+            u.replicates_phrase()
         );
     }
     let c = &manifest.checks;

@@ -369,6 +369,45 @@ impl Hierarchy {
     }
 
     /// The bytes the hierarchy holds, roughly (for resource estimates and tests).
+    /// The top `depth` levels of this hierarchy, the last of them its leaves: the same
+    /// nodes with the same ids (nodes are ordered level by level), codes and names.
+    /// The margins of error draw the levels with few regions again on it
+    /// ([`crate::release::margins`]).
+    ///
+    /// # Panics
+    /// If `depth` is 0 or more than [`Hierarchy::depth`].
+    pub fn truncated(&self, depth: usize) -> Hierarchy {
+        assert!(
+            (1..=self.depth()).contains(&depth),
+            "a hierarchy of {} levels cut to {depth}",
+            self.depth()
+        );
+        let levels = self.levels[..depth].to_vec();
+        let end = levels[depth - 1].end as usize;
+        let mut nodes = self.nodes[..end].to_vec();
+        for id in levels[depth - 1].clone() {
+            nodes[id as usize].children = 0..0;
+        }
+        let codes = Codes {
+            text: self.codes.text[..self.codes.ends[end - 1] as usize].to_string(),
+            ends: self.codes.ends[..end].to_vec(),
+        };
+        let leaves = leaf_index(&codes, levels[depth - 1].clone());
+        Hierarchy {
+            level_names: self.level_names[..depth].to_vec(),
+            nodes,
+            levels,
+            codes,
+            names: self
+                .names
+                .iter()
+                .filter(|(id, _)| id.index() < end)
+                .map(|(&id, n)| (id, n.clone()))
+                .collect(),
+            leaves,
+        }
+    }
+
     pub fn memory_bytes(&self) -> u64 {
         (self.nodes.capacity() * std::mem::size_of::<Node>()
             + self.codes.text.capacity()
@@ -673,25 +712,7 @@ impl HierarchyBuilder {
                 }
             }
         }
-        let leaf_range = levels[depth - 1].clone();
-        let first = leaf_range.start;
-        let leaves = leaves.unwrap_or_else(|| {
-            let increasing = leaf_range
-                .clone()
-                .skip(1)
-                .all(|id| codes.get(id as usize - 1) < codes.get(id as usize));
-            if increasing {
-                return LeafIndex::Sorted;
-            }
-            let mut table: HashTable<u32> = HashTable::with_capacity(leaf_range.len());
-            for id in leaf_range {
-                let hash = hash_code(codes.get(id as usize).as_bytes());
-                table.insert_unique(hash, id - first, |&j| {
-                    hash_code(codes.get((first + j) as usize).as_bytes())
-                });
-            }
-            LeafIndex::Hashed(table)
-        });
+        let leaves = leaves.unwrap_or_else(|| leaf_index(&codes, levels[depth - 1].clone()));
         debug_assert_eq!(codes.len(), nodes.len());
         Ok(Hierarchy {
             level_names: self.level_names,
@@ -702,6 +723,27 @@ impl HierarchyBuilder {
             leaves,
         })
     }
+}
+
+/// The index of the leaves `leaf_range` by code: [`LeafIndex::Sorted`] when their codes
+/// increase in node order, else a hash table.
+fn leaf_index(codes: &Codes, leaf_range: Range<u32>) -> LeafIndex {
+    let first = leaf_range.start;
+    let increasing = leaf_range
+        .clone()
+        .skip(1)
+        .all(|id| codes.get(id as usize - 1) < codes.get(id as usize));
+    if increasing {
+        return LeafIndex::Sorted;
+    }
+    let mut table: HashTable<u32> = HashTable::with_capacity(leaf_range.len());
+    for id in leaf_range {
+        let hash = hash_code(codes.get(id as usize).as_bytes());
+        table.insert_unique(hash, id - first, |&j| {
+            hash_code(codes.get((first + j) as usize).as_bytes())
+        });
+    }
+    LeafIndex::Hashed(table)
 }
 
 #[cfg(test)]
@@ -750,6 +792,30 @@ mod tests {
                 assert!(order[pos..].contains(&p));
             }
         }
+    }
+
+    #[test]
+    fn truncated_keeps_the_top_levels_as_built_from_their_paths() {
+        let rows = [
+            "US,06,06037",
+            "US,01,01001",
+            "US,06,06001",
+            "US,01,01003",
+            "US,02,02013",
+        ];
+        let h = Hierarchy::from_leaf_paths(names("nation,state,county"), &paths(&rows)).unwrap();
+        let top: Vec<&str> = rows.iter().map(|r| &r[..5]).collect();
+        let mut top: Vec<&str> = top.into_iter().collect();
+        top.sort_unstable();
+        top.dedup();
+        let expected = Hierarchy::from_leaf_paths(names("nation,state"), &paths(&top)).unwrap();
+        let cut = h.truncated(2);
+        assert_eq!(cut, expected);
+        assert_eq!(cut.leaf("02"), expected.leaf("02"));
+        assert_eq!(cut.find("US/06"), h.find("US/06"));
+        assert!(cut.level_nodes(LevelId(1)).all(|id| cut.node(id).is_leaf()));
+        assert_eq!(h.truncated(3), h);
+        assert_eq!(h.truncated(1).len(), 1);
     }
 
     #[test]

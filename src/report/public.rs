@@ -283,12 +283,15 @@ fn percent(m: &Manifest) -> String {
 
 fn margins(m: &Manifest) -> String {
     let pct = percent(m);
-    let replicates = m.uncertainty.as_ref().map_or(0, |u| u.replicates);
+    let replicates = m.uncertainty.as_ref().map_or_else(
+        || "0 bootstrap replicates".to_string(),
+        |u| u.replicates_phrase(),
+    );
     format!(
         "<section id=\"margins\">\n<h2>What the margins of error mean</h2>\n<p>Every released count \
          is an estimate: noise was added to protect privacy. Beside each count, the release gives a \
          {pct} interval, from a lower to an upper bound, for the true count. The intervals were \
-         computed from the published tables alone, from {replicates} bootstrap replicates: the \
+         computed from the published tables alone, from {replicates}: the \
          release's noise drawn again, as many times, to see how far the estimates move. Over many \
          cells, about {pct} of such intervals hold the true count: that share is the intervals' \
          coverage, and coco's documentation reports it as measured. A count whose interval is \

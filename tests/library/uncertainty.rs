@@ -385,7 +385,8 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape_under_zcdp() {
 /// `RULE=basic|percentile|symmetric`, `DATA=sample,dense` to change what is measured,
 /// `EXTRA=1` to add datasets drawn from real figures, `NO_ZONE=1` without the tail's
 /// zone, `DIRS=name=path,…` datasets on
-/// disk, `DEFINITION=zcdp` for ρ-zCDP plans).
+/// disk, `DEFINITION=zcdp` for ρ-zCDP plans, `TOP=n` for `n` top replicates instead of
+/// `auto`'s).
 #[test]
 #[ignore]
 fn table() {
@@ -437,6 +438,10 @@ fn table() {
         }
         let options = UncertaintyOptions {
             replicates: reps,
+            top_replicates: match std::env::var("TOP").ok().and_then(|s| s.parse().ok()) {
+                Some(n) => uncertainty::TopReplicates::Fixed(n),
+                None => uncertainty::TopReplicates::Auto,
+            },
             rule,
             bias: if std::env::var_os("NO_ZONE").is_some() {
                 uncertainty::Bias::Ignored
@@ -800,4 +805,56 @@ fn the_release_review_shows_each_cells_interval() {
     assert!(text.contains("90% margins of error"), "{text}");
     // Cells shown as `count (lower–upper)`.
     assert!(text.contains(" (") && text.contains('–'), "{text}");
+}
+
+/// A top replicate (the hierarchy cut below its thin levels) draws the noise the full
+/// replicate with the same key draws: cut below the leaves it is that replicate, region
+/// for region, under both consistency steps; cut higher, its levels are consistent
+/// among themselves (each region's groups its `G`, children adding up to parents) and
+/// differ from the full replicate's, whose regions also merged what was measured below
+/// the cut.
+#[test]
+fn a_top_replicate_draws_the_full_replicates_noise() {
+    use coco::consistency::Consistency;
+    use coco::histogram::CountOfCounts;
+    use coco::release::margins::bootstrap::{Cut, replicate};
+    let d = Shape::Deep.build(7, 0.2).unwrap().to_dataset().unwrap();
+    let h = &d.hierarchy;
+    let public = d.public();
+    for step in [Consistency::TopDown, Consistency::Wls] {
+        let mut p = plan(&d, 1_000, Definition::Pure);
+        p.set_consistency(step);
+        let draw = run::draw(&d, &p, &NoiseSource::seeded(3), &Default::default()).unwrap();
+        let options = run::consistency_options(&p, h);
+        let key = NoiseSource::seeded(11);
+        let full = replicate((&draw).into(), &p, public, &key, &options).unwrap();
+        for depth in 1..=h.depth() {
+            let cut = h.truncated(depth);
+            let top = Cut::new(&p, h, depth)
+                .replicate((&draw).into(), public, &key)
+                .unwrap();
+            assert_eq!(top.histograms.len(), cut.len());
+            let same = (0..cut.len()).all(|i| top.histograms.get(i) == full.histograms.get(i));
+            if depth == h.depth() {
+                assert!(same, "{step:?}: the whole hierarchy is the full replicate");
+                continue;
+            }
+            for i in 0..cut.len() {
+                let id = NodeId(i as u32);
+                assert_eq!(top.histograms.get(i).groups(), d.groups(id), "{step:?}");
+                let node = cut.node(id);
+                if !node.is_leaf() {
+                    let sum =
+                        CountOfCounts::sum(node.children().map(|c| top.histograms.get(c.index())));
+                    assert_eq!(sum.pairs(), top.histograms.get(i).pairs(), "{step:?}");
+                }
+            }
+            if depth == h.depth() - 1 {
+                assert!(
+                    !same,
+                    "{step:?}, cut to {depth} levels: expected a difference"
+                );
+            }
+        }
+    }
 }

@@ -8,7 +8,7 @@
 //! do not depend on).
 
 use crate::consistency::{self, ConsistencyOptions};
-use crate::data::{NodeId, PublicData};
+use crate::data::{Hierarchy, NodeId, PublicData};
 use crate::estimate::Keep;
 use crate::histogram::HistogramSet;
 use crate::noise::{NoiseSource, Purpose};
@@ -30,6 +30,63 @@ pub struct Replicate {
 /// released histogram as its truth, estimated, and made consistent with the step the
 /// release used. Reads no confidential data: its inputs are published or public.
 pub fn replicate(
+    release: super::Released<'_>,
+    plan: &ReleasePlan,
+    public: PublicData<'_>,
+    source: &NoiseSource,
+    consistency_options: &ConsistencyOptions,
+) -> Result<Replicate, UncertaintyError> {
+    draw(release, plan, public, source, consistency_options)
+}
+
+/// The top levels of a release, cut below the levels with few regions
+/// ([`super::top_cut`]): the hierarchy of the first `depth` levels, the plan of those
+/// levels and its consistency options, built once for all the top replicates.
+pub struct Cut {
+    hierarchy: Hierarchy,
+    plan: ReleasePlan,
+    consistency: ConsistencyOptions,
+}
+
+impl Cut {
+    pub fn new(plan: &ReleasePlan, hierarchy: &Hierarchy, depth: usize) -> Cut {
+        let hierarchy = hierarchy.truncated(depth);
+        let plan = plan.truncated(depth);
+        let consistency = crate::release::pipeline::draw::consistency_options(&plan, &hierarchy);
+        Cut {
+            hierarchy,
+            plan,
+            consistency,
+        }
+    }
+
+    /// One top replicate: [`replicate`] on the cut hierarchy, whose last level stands
+    /// for the leaves (measured and estimated as the release's were, without their
+    /// children's measurements). With the same `source`, its regions draw the noise a
+    /// full replicate's draw; the cut's levels lose what the measurements below the cut
+    /// would have merged into them, a little of their precision (the intervals lean
+    /// wide: [`super::top_cut`]).
+    pub fn replicate(
+        &self,
+        release: super::Released<'_>,
+        public: PublicData<'_>,
+        source: &NoiseSource,
+    ) -> Result<Replicate, UncertaintyError> {
+        let public = PublicData {
+            hierarchy: &self.hierarchy,
+            groups: &public.groups[..self.hierarchy.len()],
+        };
+        draw(release, &self.plan, public, source, &self.consistency)
+    }
+
+    /// The regions of the cut hierarchy.
+    pub fn regions(&self) -> usize {
+        self.hierarchy.len()
+    }
+}
+
+/// A replicate of the regions of `public.hierarchy` (the release's, or a cut of it).
+fn draw(
     release: super::Released<'_>,
     plan: &ReleasePlan,
     public: PublicData<'_>,

@@ -221,6 +221,8 @@ pub struct UncertaintyOptions {
     pub keep_replicates: bool,
     /// Which known biases of the estimators the bootstrap's truth accounts for.
     pub bias: Bias,
+    /// How many top replicates the levels with few regions get ([`top_cut`]).
+    pub top_replicates: TopReplicates,
 }
 
 /// The biases of the estimators the bootstrap's truth undoes before the replicates are
@@ -235,16 +237,18 @@ pub enum Bias {
     Ignored,
 }
 
-/// The work the automatic choice of `R` spends on all replicates together, in the
-/// units of [`replicate_cost`] (a unit is a few nanoseconds of one core: the figures
-/// are in `docs/uncertainty.md`). A census-scale release (8 million blocks, about
-/// 10¹⁰ units per replicate) gets one replicate: a replicate costs about what the
-/// release's own measurement and consistency cost, and the margins must stay within
-/// twice a release's time; each block-level pool still holds millions of errors. The
-/// sample and most robustness shapes get [`MAX_REPLICATES`].
-pub const WORK_BUDGET: u64 = 1_000_000_000;
-/// At most this many replicates: the coverage measured with 100 is within sampling
-/// error of that with more (`docs/uncertainty.md`).
+/// The work the automatic choice of `R` may spend on the full replicates, in the units
+/// of [`replicate_cost`] (a unit is 5–6 ns of one core of the 2-core build machine:
+/// `docs/uncertainty.md`): about one second of one core. A release whose replicate
+/// costs more gets one replicate, about what the release's own measurement and
+/// consistency cost, so that the margins add at most about a second or the release's
+/// own time, whichever is more (issue 35). Each pool of a level of many regions still
+/// holds many errors per replicate; the levels with few regions get top replicates
+/// ([`top_cut`]).
+pub const WORK_BUDGET: u64 = 180_000_000;
+/// At most this many full replicates: the coverage measured with 100 is within sampling
+/// error of that with more (`docs/uncertainty.md`). The levels with few regions are
+/// drawn this many times in all, full and top replicates together.
 pub const MAX_REPLICATES: u32 = 100;
 /// Below this many errors a pool of a summary statistic borrows its level's.
 pub const MIN_SAMPLES_SUMMARY: u64 = 100;
@@ -271,23 +275,112 @@ pub fn replicate_cost(measurement_work: u64, released_cells: u64, regions: u64) 
         .saturating_add(UNITS_PER_REPLICATE)
 }
 
-/// The fewest replicates `auto` draws where they fit [`STRETCH_BUDGET`]: with fewer,
-/// the pools of levels with few cells (a nation, a handful of states) are too small and
-/// their coverage falls well below the nominal (the figures, per number of replicates,
-/// are in `docs/uncertainty.md`, "How many replicates").
+/// The fewest full replicates `auto` draws where a level has few regions and no top
+/// replicates can serve it (the hierarchy cannot be cut above its leaves), where they
+/// fit [`STRETCH_BUDGET`]: with fewer, the pools of levels with few cells (a nation, a
+/// handful of states) are too small and their coverage falls well below the nominal
+/// (the figures, per number of replicates, are in `docs/uncertainty.md`, "How many
+/// replicates").
 pub const MIN_AUTO_REPLICATES: u32 = 30;
 /// The work `auto` may spend to reach [`MIN_AUTO_REPLICATES`] (four times
-/// [`WORK_BUDGET`]). Beyond it (census scale) the time bound wins: the levels with few
-/// cells are then the least certain intervals of the release.
+/// [`WORK_BUDGET`]).
 pub const STRETCH_BUDGET: u64 = 4 * WORK_BUDGET;
 
 /// `R` for replicates that each cost `cost` ([`replicate_cost`]): as many as fit
-/// [`WORK_BUDGET`], at least [`MIN_AUTO_REPLICATES`] where they fit [`STRETCH_BUDGET`].
+/// [`WORK_BUDGET`], between [`MIN_REPLICATES`] and [`MAX_REPLICATES`].
 pub fn auto_replicates(cost: u64) -> u32 {
-    let cost = cost.max(1);
-    let floor = (STRETCH_BUDGET / cost).min(u64::from(MIN_AUTO_REPLICATES));
-    let r = (WORK_BUDGET / cost).max(floor);
-    (r.min(u64::from(MAX_REPLICATES)) as u32).max(MIN_REPLICATES)
+    replicates_within(WORK_BUDGET, cost)
+}
+
+/// [`auto_replicates`], raised where a level has few regions and no [`top_cut`] can
+/// serve it (the levels are thin down to the leaves): to the fewest replicates for which
+/// a cut exists, or to [`MIN_AUTO_REPLICATES`], within [`STRETCH_BUDGET`].
+fn auto_replicates_for(cost: u64, plan: &ReleasePlan, public: PublicData<'_>) -> u32 {
+    let r = auto_replicates(cost);
+    let regions = regions_per_level(public);
+    let served =
+        |r: u32| regions.iter().all(|&n| !thin_level(n, r)) || top_cut(plan, public, r).is_some();
+    let most = (STRETCH_BUDGET / cost.max(1)).min(u64::from(MIN_AUTO_REPLICATES)) as u32;
+    (r..=most.max(r))
+        .find(|&r| served(r))
+        .unwrap_or(most.max(r))
+}
+
+/// A level's regions with groups, times the full replicates, below which its pools hold
+/// too few independent draws (a region's errors within one replicate move together):
+/// the level is drawn again in top replicates ([`top_cut`]).
+pub const MIN_LEVEL_DRAWS: u64 = 300;
+
+fn thin_level(regions: u64, replicates: u32) -> bool {
+    regions.saturating_mul(u64::from(replicates)) < MIN_LEVEL_DRAWS
+}
+
+/// Per level, its regions with groups (those the margins describe).
+fn regions_per_level(public: PublicData<'_>) -> Vec<u64> {
+    let h = public.hierarchy;
+    h.levels()
+        .map(|l| h.level_nodes(l).filter(|&id| public.groups(id) > 0).count() as u64)
+        .collect()
+}
+
+/// Where the top replicates cut the hierarchy: the first `thin_levels` levels have too
+/// few regions for the full replicates ([`MIN_LEVEL_DRAWS`]) and are drawn again on the
+/// hierarchy of the first `depth` levels, the last of them measured and standing for
+/// the leaves ([`bootstrap::Cut`]): the last thin level itself, or the first measured
+/// level below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopCut {
+    pub thin_levels: usize,
+    pub depth: usize,
+}
+
+/// The cut of the top replicates for `replicates` full ones, if any: none when no level
+/// is thin, or when the cut would hold the leaf level (the whole release: the levels
+/// are thin down to the leaves, or no level between them is measured). A function of
+/// the plan, the hierarchy and `G` only (public), so that `coco margins` finds the
+/// release's cut again.
+///
+/// A top replicate draws the noise the full replicate with its key draws, region for
+/// region. Both consistency steps merge a region's own estimate with what its children
+/// add up to, so the cut's levels lose what the measurements below the cut add to them;
+/// a region's own measurement dominates that sum when it has many children (with equal
+/// budgets, a parent of `n` children loses about a share `1/(n + 1)` of its precision),
+/// so their intervals lean wide.
+pub fn top_cut(plan: &ReleasePlan, public: PublicData<'_>, replicates: u32) -> Option<TopCut> {
+    let regions = regions_per_level(public);
+    let depth = regions.len();
+    let thin_levels = (0..depth)
+        .find(|&l| !thin_level(regions[l], replicates))
+        .unwrap_or(depth);
+    if thin_levels == 0 {
+        return None;
+    }
+    let leaf = (thin_levels - 1..depth).find(|&l| plan.levels()[l].is_measured())?;
+    (leaf + 1 < depth).then_some(TopCut {
+        thin_levels,
+        depth: leaf + 1,
+    })
+}
+
+/// How many top replicates `auto` draws beside `replicates` full ones: enough that the
+/// thin levels are drawn [`MAX_REPLICATES`] times in all, at most as many as cost, in
+/// regions measured, what the full replicates cost (`regions` in all, `cut_regions`
+/// above the cut).
+pub fn auto_top_replicates(replicates: u32, regions: usize, cut_regions: usize) -> u32 {
+    let wanted = MAX_REPLICATES.saturating_sub(replicates);
+    let affordable =
+        u64::from(replicates).saturating_mul(regions as u64) / (cut_regions.max(1) as u64);
+    wanted.min(affordable.min(u64::from(u32::MAX)) as u32)
+}
+
+/// How many top replicates to draw.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TopReplicates {
+    /// [`auto_top_replicates`].
+    #[default]
+    Auto,
+    /// This many (`coco margins`: the number the release's manifest records).
+    Fixed(u32),
 }
 
 /// `R` for replicates that each cost `cost` within `budget`.
@@ -310,6 +403,10 @@ pub struct Uncertainty {
     pub confidence: Confidence,
     pub rule: Rule,
     pub replicates: u32,
+    /// The top replicates drawn besides ([`top_cut`]), and the levels they drew
+    /// (the first `top_levels`); 0 and 0 when none.
+    pub top_replicates: u32,
+    pub top_levels: usize,
     /// The bootstrap's key, published in the manifest (`uncertainty.seed`) so that
     /// anyone re-running the bootstrap on the published tables (`coco margins`) draws
     /// the same replicates and gets the same intervals.
@@ -918,7 +1015,7 @@ pub(crate) fn bootstrap(
                     public.hierarchy.len() as u64,
                 );
                 match options.replicates {
-                    Replicates::Auto => replicates = auto_replicates(cost),
+                    Replicates::Auto => replicates = auto_replicates_for(cost, plan, public),
                     Replicates::Within(budget) => replicates = replicates_within(budget, cost),
                     Replicates::Fixed(_) => {}
                 }
@@ -949,6 +1046,60 @@ pub(crate) fn bootstrap(
             r += 1;
         }
     }
+    // The levels with few regions, drawn again on the hierarchy cut below them.
+    let cut = top_cut(plan, public, replicates);
+    let mut top_replicates = 0;
+    if let Some(cut) = cut {
+        let top = bootstrap::Cut::new(plan, public.hierarchy, cut.depth);
+        top_replicates = match options.top_replicates {
+            TopReplicates::Auto => {
+                auto_top_replicates(replicates, public.hierarchy.len(), top.regions())
+            }
+            TopReplicates::Fixed(n) => n,
+        };
+        // Their errors are pooled for the thin levels only (a measured level below
+        // them that ends the cut has its full replicates).
+        let thin = public.hierarchy.truncated(cut.thin_levels);
+        let pooled = PublicData {
+            hierarchy: &thin,
+            groups: public.groups,
+        };
+        let first = replicates;
+        let end = first.saturating_add(top_replicates);
+        let mut r = first;
+        while r < end {
+            let drawn: Vec<bootstrap::Replicate> = (r..end.min(r + batch))
+                .into_par_iter()
+                .map(|r| {
+                    let phase =
+                        crate::timing::phase("    top replicate: measure, estimate, consistency");
+                    let replicate =
+                        top.replicate(world, public, &source.derive(Subkey::Replicate(r)));
+                    phase.done();
+                    replicate
+                })
+                .collect::<Result<_, _>>()?;
+            for replicate in drawn {
+                add_replicate(
+                    &mut pools,
+                    &mut moved,
+                    (released, world.histograms),
+                    &replicate.histograms,
+                    pooled,
+                    k,
+                    &zones,
+                    false,
+                );
+                summary.add(world.histograms, &replicate.histograms, pooled);
+                r += 1;
+            }
+        }
+        crate::timing::note(&format!(
+            "margins of error: {top_replicates} top replicates of the first {} level(s), cut below level {}",
+            cut.thin_levels,
+            cut.depth - 1
+        ));
+    }
     let phase = crate::timing::phase("    quantiles of the pools");
     let floors = floor::floors(plan, public, k, options.confidence);
     let offsets = offsets_table(&pools, options.rule, options.confidence, &floors);
@@ -956,6 +1107,10 @@ pub(crate) fn bootstrap(
         confidence: options.confidence,
         rule: options.rule,
         replicates,
+        top_replicates,
+        top_levels: cut
+            .filter(|_| top_replicates > 0)
+            .map_or(0, |c| c.thin_levels),
         key,
         max_size: k,
         reach: moved.table(&offsets, options.confidence),
@@ -988,14 +1143,145 @@ mod tests {
         // Cheap replicates: the most.
         assert_eq!(auto_replicates(1), MAX_REPLICATES);
         assert_eq!(auto_replicates(WORK_BUDGET / 100), MAX_REPLICATES);
-        // Between: as many as fit the budget, at least the floor while it fits the
-        // stretched budget.
+        // Between: as many as fit the budget.
         assert_eq!(auto_replicates(WORK_BUDGET / 50), 50);
-        assert_eq!(auto_replicates(WORK_BUDGET / 13), MIN_AUTO_REPLICATES);
-        assert_eq!(auto_replicates(STRETCH_BUDGET / 20), 20);
+        assert_eq!(auto_replicates(WORK_BUDGET / 13), 13);
         // Census scale: one.
         assert_eq!(auto_replicates(10_000_000_000), 1);
         assert_eq!(auto_replicates(u64::MAX), 1);
+    }
+
+    /// nation → 2 states → 20 counties → 200 tracts, 5 groups in each region.
+    fn four_levels() -> (crate::data::Hierarchy, Vec<Count>) {
+        let mut paths = Vec::new();
+        for s in 0..2 {
+            for c in 0..10 {
+                for t in 0..10 {
+                    paths.push(vec![
+                        "US".to_string(),
+                        format!("s{s}"),
+                        format!("c{s}{c}"),
+                        format!("t{s}{c}{t}"),
+                    ]);
+                }
+            }
+        }
+        let names = ["nation", "state", "county", "tract"]
+            .map(String::from)
+            .to_vec();
+        let h = crate::data::Hierarchy::from_leaf_paths(names, &paths).unwrap();
+        let groups = vec![5; h.len()];
+        (h, groups)
+    }
+
+    fn four_level_plan(h: &crate::data::Hierarchy, budgets: &[&str]) -> ReleasePlan {
+        use crate::privacy::Definition;
+        use crate::release::plan::LevelBudget;
+        let mut plan = ReleasePlan::uniform(
+            h,
+            &crate::privacy::Epsilon::parse("1").unwrap(),
+            crate::estimate::Method::Hc,
+            crate::release::plan::MaxSize::Fixed(100),
+        )
+        .unwrap();
+        let budgets: Vec<LevelBudget> = budgets
+            .iter()
+            .map(|b| LevelBudget::parse(Definition::Pure, b).unwrap())
+            .collect();
+        plan.set_budgets(budgets).unwrap();
+        plan
+    }
+
+    #[test]
+    fn top_cut_takes_the_thin_levels_down_to_a_measured_one() {
+        let (h, groups) = four_levels();
+        let public = PublicData {
+            hierarchy: &h,
+            groups: &groups,
+        };
+        let even = four_level_plan(&h, &["1/4", "1/4", "1/4", "1/4"]);
+        let cut = |plan: &ReleasePlan, r| top_cut(plan, public, r);
+        // With MIN_LEVEL_DRAWS = 300: 300 replicates draw the nation 300 times, and
+        // nothing is thin.
+        assert_eq!(MIN_LEVEL_DRAWS, 300);
+        assert_eq!(cut(&even, 300), None);
+        // 150: the nation alone is thin, and the cut is the nation.
+        let nation = TopCut {
+            thin_levels: 1,
+            depth: 1,
+        };
+        assert_eq!(cut(&even, 150), Some(nation));
+        // 100: the nation (100 draws) and the states (200); the counties (2,000) are not.
+        let two = TopCut {
+            thin_levels: 2,
+            depth: 2,
+        };
+        assert_eq!(cut(&even, 100), Some(two));
+        // 10: the counties too (200 draws); the cut ends above the tracts.
+        let three = TopCut {
+            thin_levels: 3,
+            depth: 3,
+        };
+        assert_eq!(cut(&even, 10), Some(three));
+        // 1: thin down to the leaves (the tracts 200 draws): no cut.
+        assert_eq!(cut(&even, 1), None);
+        // An unmeasured last thin level: the cut goes down to the next measured one.
+        let skip = four_level_plan(&h, &["1/4", "0", "1/4", "1/2"]);
+        let deeper = TopCut {
+            thin_levels: 2,
+            depth: 3,
+        };
+        assert_eq!(cut(&skip, 100), Some(deeper));
+        // ...unless that is the leaf level: the cut would be the whole release.
+        let bottom_up = four_level_plan(&h, &["0", "0", "0", "1"]);
+        assert_eq!(cut(&bottom_up, 100), None);
+        // Thin down to the leaves (no region has many draws): no cut.
+        let empty = vec![0; h.len()];
+        let mut sparse = empty.clone();
+        sparse[0] = 5;
+        let none = PublicData {
+            hierarchy: &h,
+            groups: &sparse,
+        };
+        assert_eq!(top_cut(&even, none, 1), None);
+    }
+
+    #[test]
+    fn auto_replicates_reach_a_cut_or_the_stretch() {
+        let (h, groups) = four_levels();
+        let public = PublicData {
+            hierarchy: &h,
+            groups: &groups,
+        };
+        let even = four_level_plan(&h, &["1/4", "1/4", "1/4", "1/4"]);
+        // A cut exists: the budget alone decides.
+        assert_eq!(auto_replicates_for(WORK_BUDGET / 7, &even, public), 7);
+        // Thin down to the leaves at 1 (the tracts 200 draws): raised to the fewest
+        // replicates with a cut, 2.
+        assert_eq!(auto_replicates_for(WORK_BUDGET, &even, public), 2);
+        // Bottom-up: no cut can serve the thin levels, so `R` is stretched to
+        // [`MIN_AUTO_REPLICATES`] where that fits the stretched budget...
+        let bottom_up = four_level_plan(&h, &["0", "0", "0", "1"]);
+        assert_eq!(
+            auto_replicates_for(WORK_BUDGET / 8, &bottom_up, public),
+            MIN_AUTO_REPLICATES
+        );
+        // ...and to what fits it where it does not.
+        assert_eq!(
+            auto_replicates_for(STRETCH_BUDGET / 12, &bottom_up, public),
+            12
+        );
+        assert_eq!(auto_replicates_for(u64::MAX, &bottom_up, public), 1);
+    }
+
+    #[test]
+    fn top_replicates_fill_the_thin_levels_draws_at_the_full_ones_cost() {
+        // Want MAX_REPLICATES in all.
+        assert_eq!(auto_top_replicates(28, 3_273, 1), MAX_REPLICATES - 28);
+        // No more than the full replicates cost, in regions measured.
+        assert_eq!(auto_top_replicates(1, 3_273, 53), 61);
+        assert_eq!(auto_top_replicates(4, 31, 3), 41);
+        assert_eq!(auto_top_replicates(100, 10, 1), 0);
     }
 
     #[test]

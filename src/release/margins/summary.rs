@@ -387,6 +387,11 @@ impl SummaryPools {
             self.pools.entry(k).or_default().merge(&v);
         }
         for (set, pools) in self.sets.iter().zip(&mut self.set_pools) {
+            // A top replicate's hierarchy is cut above some sets' regions: they are not
+            // in it.
+            if set.regions.iter().any(|id| id.index() >= h.len()) {
+                continue;
+            }
             let (x_hist, g) = set.histogram(released, public);
             let (y_hist, _) = set.histogram(replicate, public);
             for stat in set.pooled() {

@@ -55,6 +55,9 @@ pub struct SumsOptions {
     pub confidence: Confidence,
     pub rule: Rule,
     pub replicates: u32,
+    /// The release's top replicates (its manifest's `uncertainty.top_replicates`; 0 for
+    /// a release written before coco drew them).
+    pub top_replicates: u32,
     pub key: BootstrapKey,
 }
 
@@ -119,6 +122,7 @@ pub fn margins(
             key: None,
             keep_replicates: false,
             bias: super::Bias::default(),
+            top_replicates: super::TopReplicates::Fixed(options.top_replicates),
         },
         options.key,
         &request,

@@ -234,9 +234,9 @@ pub fn render(manifest: &Manifest) -> String {
             &mut out,
             "",
             &format!(
-                "An interval [lower, upper] is a {}% interval for the true count: over many cells, about that share of the intervals hold their true value. The intervals are computed from {} bootstrap replicates of the release (the plan's measurements drawn again on the released tables), from published information only. They are not symmetric around the released count: counts are whole numbers that cannot go below 0 or above the region's groups, and the estimator's errors are skewed. Cell intervals cannot be added up to give an interval for a sum; use the summary, or the replicate tables where published.",
+                "An interval [lower, upper] is a {}% interval for the true count: over many cells, about that share of the intervals hold their true value. The intervals are computed from {} (the plan's measurements drawn again on the released tables), from published information only. They are not symmetric around the released count: counts are whole numbers that cannot go below 0 or above the region's groups, and the estimator's errors are skewed. Cell intervals cannot be added up to give an interval for a sum; use the summary, or the replicate tables where published.",
                 (u.confidence * 1000.0).round() / 10.0,
-                u.replicates
+                u.replicates_phrase()
             ),
         );
         out.push('\n');

@@ -371,6 +371,14 @@ pub struct ManifestUncertainty {
     pub method: crate::release::margins::MarginsMethod,
     /// Bootstrap replicates drawn.
     pub replicates: u32,
+    /// Top replicates drawn besides: the first `top_levels` levels, those with few
+    /// regions, drawn again on the hierarchy cut below them
+    /// ([`crate::release::margins::top_cut`]). Absent when none were drawn (and in
+    /// manifests written before coco drew them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub top_replicates: u32,
+    #[serde(default, skip_serializing_if = "is_zero_usize")]
+    pub top_levels: usize,
     /// How an interval is read from the pooled differences.
     pub rule: crate::release::margins::Rule,
     /// The bootstrap's key, 64 hexadecimal digits
@@ -380,4 +388,33 @@ pub struct ManifestUncertainty {
     /// manifests written before coco published it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<String>,
+}
+
+impl ManifestUncertainty {
+    /// "100 bootstrap replicates of the release", or with top replicates "2 bootstrap
+    /// replicates of the release and 98 more of its first level, the one with few
+    /// regions".
+    pub fn replicates_phrase(&self) -> String {
+        let mut out = format!(
+            "{} bootstrap replicate{} of the release",
+            self.replicates,
+            if self.replicates == 1 { "" } else { "s" }
+        );
+        if self.top_replicates > 0 {
+            let levels = match self.top_levels {
+                1 => "its first level, the one with few regions".to_string(),
+                n => format!("its first {n} levels, those with few regions"),
+            };
+            out.push_str(&format!(" and {} more of {levels}", self.top_replicates));
+        }
+        out
+    }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_usize(n: &usize) -> bool {
+    *n == 0
 }

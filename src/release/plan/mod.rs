@@ -493,6 +493,20 @@ impl ReleasePlan {
         &self.levels
     }
 
+    /// The plan of the top `depth` levels only (a hierarchy cut with
+    /// [`crate::data::Hierarchy::truncated`]): the same rules for those levels. The
+    /// margins of error draw the levels with few regions again under it.
+    ///
+    /// # Panics
+    /// If `depth` is 0 or more than the plan's levels.
+    pub fn truncated(&self, depth: usize) -> ReleasePlan {
+        assert!((1..=self.levels.len()).contains(&depth));
+        ReleasePlan {
+            levels: self.levels[..depth].to_vec(),
+            ..self.clone()
+        }
+    }
+
     fn level_names(&self) -> Vec<&str> {
         self.levels.iter().map(|l| l.name.as_str()).collect()
     }

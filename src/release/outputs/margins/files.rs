@@ -144,6 +144,8 @@ pub fn write(
             confidence: u.confidence.level(),
             method: u.method(),
             replicates: u.replicates,
+            top_replicates: u.top_replicates,
+            top_levels: u.top_levels,
             rule: u.rule,
             seed: Some(u.key.to_hex()),
         }),

@@ -53,6 +53,8 @@ pub struct Published {
     pub confidence: Confidence,
     pub rule: Rule,
     pub replicates: u32,
+    /// The top replicates drawn besides (0 when none, or before coco drew them).
+    pub top_replicates: u32,
     pub key: BootstrapKey,
 }
 
@@ -189,6 +191,7 @@ pub fn read(dir: &Path) -> Result<Published, PublishedError> {
         confidence,
         rule: margins.rule,
         replicates: margins.replicates.max(1),
+        top_replicates: margins.top_replicates,
         key,
         manifest,
         hierarchy,
