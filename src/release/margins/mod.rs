@@ -532,9 +532,11 @@ impl Uncertainty {
         hist: HistRef<'_>,
         groups: Count,
     ) -> Vec<Option<summary::StatInterval>> {
+        // The region's cell intervals, computed once for all its statistics.
+        let cells = std::cell::OnceCell::new();
         summary::stats(self.max_size)
             .into_iter()
-            .map(|stat| self.statistic(level, stat, hist, groups))
+            .map(|stat| self.statistic_with(level, stat, hist, groups, &cells))
             .collect()
     }
 
@@ -552,13 +554,26 @@ impl Uncertainty {
         hist: HistRef<'_>,
         groups: Count,
     ) -> Option<summary::StatInterval> {
+        self.statistic_with(level, stat, hist, groups, &std::cell::OnceCell::new())
+    }
+
+    /// [`Uncertainty::statistic`], with the region's cell intervals ([`Uncertainty::region`])
+    /// computed at most once into `cells`.
+    fn statistic_with(
+        &self,
+        level: usize,
+        stat: summary::Stat,
+        hist: HistRef<'_>,
+        groups: Count,
+        cells: &std::cell::OnceCell<Vec<CellInterval>>,
+    ) -> Option<summary::StatInterval> {
         use summary::{Denominator, Stat, StatInterval};
+        let region_cells = || cells.get_or_init(|| self.region(level, hist, groups));
         let count = |range: summary::SizeRange| -> StatInterval {
             let x = range_count(hist, range);
             match Stat::Groups(range).pooled(summary::Scope::Region) {
                 None => {
-                    let cells = self.region(level, hist, groups);
-                    let (lower, upper) = cells
+                    let (lower, upper) = region_cells()
                         .iter()
                         .find(|c| c.size == range.lower())
                         .map_or((x, x), |c| (c.lower as i64, c.upper as i64));
@@ -574,8 +589,7 @@ impl Uncertainty {
                         .region(level, pooled, hist, groups, self.max_size)
                         .expect("a count is always defined");
                     if self.few_regions.get(level).copied().unwrap_or(false) {
-                        let cells = self.region(level, hist, groups);
-                        let (lower, upper) = summary::from_cells(range, &cells, groups, x);
+                        let (lower, upper) = summary::from_cells(range, region_cells(), groups, x);
                         iv.lower = iv.lower.min(lower);
                         iv.upper = iv.upper.max(upper);
                     }
