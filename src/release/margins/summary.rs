@@ -413,9 +413,8 @@ impl SummaryPools {
             whole.entry((l, s)).or_default().merge(p);
         }
         let read = |p: &Pool| read_offsets(p, confidence);
-        SummaryOffsets {
-            regions: self
-                .pools
+        SummaryOffsets::new(
+            self.pools
                 .iter()
                 .map(|(&key, p)| {
                     let chosen = if p.cells >= MIN_SAMPLES_SUMMARY {
@@ -426,12 +425,11 @@ impl SummaryPools {
                     (key, read(chosen))
                 })
                 .collect(),
-            sets: self
-                .set_pools
+            self.set_pools
                 .iter()
                 .map(|pools| pools.iter().map(|(&s, p)| (s, read(p))).collect())
                 .collect(),
-        }
+        )
     }
 }
 
@@ -493,7 +491,41 @@ pub fn from_cells(
 #[derive(Clone, Debug, Default)]
 pub struct SummaryOffsets {
     regions: HashMap<Key, Offsets>,
+    /// Per level and statistic, its pools' buckets in increasing order with their
+    /// offsets: where a value's own bucket has no pool, the nearest one's (the lower on
+    /// a tie) is found by bisection.
+    by_bucket: HashMap<(u16, Stat), Vec<(u16, Offsets)>>,
     sets: Vec<HashMap<Stat, Offsets>>,
+}
+
+impl SummaryOffsets {
+    fn new(regions: HashMap<Key, Offsets>, sets: Vec<HashMap<Stat, Offsets>>) -> Self {
+        let mut by_bucket: HashMap<(u16, Stat), Vec<(u16, Offsets)>> = HashMap::default();
+        for (&(level, stat, b), &o) in &regions {
+            by_bucket.entry((level, stat)).or_default().push((b, o));
+        }
+        for v in by_bucket.values_mut() {
+            v.sort_unstable_by_key(|&(b, _)| b);
+        }
+        SummaryOffsets {
+            regions,
+            by_bucket,
+            sets,
+        }
+    }
+
+    /// The offsets of the pool of `level` and `stat` whose bucket is nearest `b`.
+    fn nearest(&self, level: u16, stat: Stat, b: u16) -> Option<Offsets> {
+        let pools = self.by_bucket.get(&(level, stat))?;
+        let at = pools.partition_point(|&(x, _)| x < b);
+        let below = at.checked_sub(1).map(|i| pools[i]);
+        let above = pools.get(at).copied();
+        match (below, above) {
+            (Some((x, lo)), Some((y, hi))) => Some(if b - x <= y - b { lo } else { hi }),
+            (Some((_, o)), None) | (None, Some((_, o))) => Some(o),
+            (None, None) => None,
+        }
+    }
 }
 
 /// A statistic with its interval.
@@ -546,15 +578,9 @@ impl SummaryOffsets {
         let o = self
             .regions
             .get(&(level as u16, stat, bucket(stat, x)))
-            .or_else(|| {
-                // A value no replicate reached: the nearest pool of its level.
-                self.regions
-                    .iter()
-                    .filter(|(k, _)| k.0 == level as u16 && k.1 == stat)
-                    .min_by_key(|(k, _)| k.2.abs_diff(bucket(stat, x)))
-                    .map(|(_, o)| o)
-            })
             .copied()
+            // A value no replicate reached: the nearest pool of its level.
+            .or_else(|| self.nearest(level as u16, stat, bucket(stat, x)))
             .unwrap_or(Offsets { low: 0, high: 0 });
         Some(StatInterval::around(x, o, stat.range(groups, k)))
     }
@@ -592,6 +618,35 @@ mod tests {
             lower,
             upper,
         }
+    }
+
+    #[test]
+    fn a_value_without_a_pool_takes_the_nearest_buckets_the_lower_on_a_tie() {
+        let stat = Stat::MeanSize(Denominator::All);
+        let o = |low: i64| Offsets { low, high: 1 };
+        let mut regions: HashMap<Key, Offsets> = HashMap::default();
+        for (b, low) in [(2u16, -2), (6, -6), (9, -9)] {
+            regions.insert((0, stat, b), o(low));
+        }
+        // Another level's and another statistic's pools are not candidates.
+        regions.insert((1, stat, 4), o(-100));
+        regions.insert(
+            (
+                0,
+                Stat::Share(SizeRange::new(1, 1, 10).unwrap(), Denominator::All),
+                4,
+            ),
+            o(-200),
+        );
+        let offsets = SummaryOffsets::new(regions, Vec::new());
+        let near = |b| offsets.nearest(0, stat, b).map(|o| o.low);
+        assert_eq!(near(0), Some(-2));
+        assert_eq!(near(3), Some(-2));
+        assert_eq!(near(4), Some(-2), "a tie: the lower");
+        assert_eq!(near(5), Some(-6));
+        assert_eq!(near(8), Some(-9));
+        assert_eq!(near(40), Some(-9));
+        assert_eq!(offsets.nearest(2, stat, 3), None);
     }
 
     #[test]
