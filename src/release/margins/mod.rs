@@ -1063,7 +1063,9 @@ pub(crate) fn bootstrap(
     // The levels with few regions, drawn again on the hierarchy cut below them.
     let cut = top_cut(plan, public, replicates);
     let mut top_replicates = 0;
-    if let Some(cut) = cut {
+    if let Some(cut) = cut
+        && replicates < MAX_REPLICATES
+    {
         let top = bootstrap::Cut::new(plan, public.hierarchy, cut.depth);
         top_replicates = match options.top_replicates {
             TopReplicates::Auto => {
@@ -1108,11 +1110,13 @@ pub(crate) fn bootstrap(
                 r += 1;
             }
         }
-        crate::timing::note(&format!(
-            "margins of error: {top_replicates} top replicates of the first {} level(s), cut below level {}",
-            cut.thin_levels,
-            cut.depth - 1
-        ));
+        if top_replicates > 0 {
+            crate::timing::note(&format!(
+                "margins of error: {top_replicates} top replicates of the first {} level(s), cut below level {}",
+                cut.thin_levels,
+                cut.depth - 1
+            ));
+        }
     }
     let phase = crate::timing::phase("    quantiles of the pools");
     let floors = floor::floors(plan, public, k, options.confidence);
