@@ -1197,7 +1197,7 @@ mod tests {
         use crate::release::plan::LevelBudget;
         let mut plan = ReleasePlan::uniform(
             h,
-            &crate::privacy::Epsilon::parse("1").unwrap(),
+            crate::privacy::Epsilon::parse("1").unwrap(),
             crate::estimate::Method::Hc,
             crate::release::plan::MaxSize::Fixed(100),
         )
