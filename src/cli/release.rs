@@ -61,9 +61,11 @@ pub struct ReleaseArgs {
     /// the release alone: no ε. See docs/uncertainty.md.
     #[arg(long, default_value = "0.9", value_name = "LEVEL|none", value_parser = parse_confidence)]
     pub uncertainty: Margins,
-    /// How many bootstrap replicates the margins of error draw: `auto` (as many as fit a
-    /// budget of work: 100 on small data, fewer as regions and noise samples grow, at
-    /// least 1) or a number from 1 to 10,000. See docs/uncertainty.md.
+    /// How many bootstrap replicates of the whole release the margins of error draw:
+    /// `auto` (as many as fit about a second of work: 100 on small data, fewer as
+    /// regions and noise samples grow, at least 1) or a number from 1 to 10,000. The
+    /// levels with few regions are drawn again besides, on the hierarchy cut below them,
+    /// up to 100 draws in all. See docs/uncertainty.md.
     #[arg(long, default_value = "auto", value_name = "auto|N", value_parser = parse_replicates)]
     pub replicates: ReplicatesArg,
     /// Also write measurements.jsonl: the noisy measurements the release was computed
