@@ -779,6 +779,31 @@ fn merge_pools(mut a: Pools, b: Pools) -> Pools {
 /// Regions per task when pooling.
 const CHUNK: usize = 1024;
 
+/// Draws the replicates `range` a batch at a time, one per core, and hands each to
+/// `pool` in order: a small release's replicate does not keep both cores busy on its
+/// own, and each draws from its own key, so the results are those drawn one by one. (A
+/// large release gets few replicates, and a batch holds at most one replicate's tables
+/// per core.)
+fn in_batches(
+    range: std::ops::Range<u32>,
+    draw: impl Fn(u32) -> Result<bootstrap::Replicate, UncertaintyError> + Sync,
+    mut pool: impl FnMut(u32, bootstrap::Replicate),
+) -> Result<(), UncertaintyError> {
+    let batch = rayon::current_num_threads().max(1) as u32;
+    let mut r = range.start;
+    while r < range.end {
+        let drawn: Vec<bootstrap::Replicate> = (r..range.end.min(r.saturating_add(batch)))
+            .into_par_iter()
+            .map(&draw)
+            .collect::<Result<_, _>>()?;
+        for replicate in drawn {
+            pool(r, replicate);
+            r += 1;
+        }
+    }
+    Ok(())
+}
+
 /// Adds one replicate to `pools`: each of its cells, classed by the replicate's own
 /// histogram (the observed value in the bootstrap world), with the error `e = c − c*`
 /// of the replicate's count `c*` from the bootstrap world's truth `c` (`truth`: the
@@ -1005,61 +1030,45 @@ pub(crate) fn bootstrap(
         phase.done();
         replicate
     };
-    // Replicates after the first are drawn a batch at a time, one per core: a small
-    // release's replicate does not keep both cores busy on its own, and each draws from
-    // its own key, so the batch's results are those drawn one by one. They are pooled
-    // in order, as one by one. (A large release gets few replicates, and a batch holds
-    // at most one replicate's tables per core.)
-    let batch = rayon::current_num_threads().max(1) as u32;
-    let mut r = 0;
-    while r < replicates {
-        let drawn: Vec<bootstrap::Replicate> = if r == 0 {
-            vec![draw(0)?]
-        } else {
-            (r..replicates.min(r + batch))
-                .into_par_iter()
-                .map(draw)
-                .collect::<Result<_, _>>()?
-        };
-        for replicate in drawn {
-            if r == 0 {
-                let cost = replicate_cost(
-                    replicate.work,
-                    released.cells() as u64,
-                    public.hierarchy.len() as u64,
-                );
-                match options.replicates {
-                    Replicates::Auto => replicates = auto_replicates_for(cost, plan, public),
-                    Replicates::Within(budget) => replicates = replicates_within(budget, cost),
-                    Replicates::Fixed(_) => {}
-                }
-                crate::timing::note(&format!(
-                    "margins of error: a replicate costs {} units ({} of measurements, {} cells, {} regions): {replicates} replicates",
-                    crate::units::thousands(u128::from(cost)),
-                    crate::units::thousands(u128::from(replicate.work)),
-                    crate::units::thousands(released.cells() as u128),
-                    crate::units::thousands(public.hierarchy.len() as u128),
-                ));
-            }
-            let phase = crate::timing::phase("    replicate: pooling its errors");
-            add_replicate(
-                &mut pools,
-                &mut moved,
-                (released, world.histograms),
-                &replicate.histograms,
-                public,
-                k,
-                &zones,
-                r == 0,
-            );
-            summary.add(world.histograms, &replicate.histograms, public);
-            if options.keep_replicates {
-                kept.push(replicate.histograms);
-            }
-            phase.done();
-            r += 1;
+    let mut pool = |r: u32, replicate: bootstrap::Replicate| {
+        let phase = crate::timing::phase("    replicate: pooling its errors");
+        add_replicate(
+            &mut pools,
+            &mut moved,
+            (released, world.histograms),
+            &replicate.histograms,
+            public,
+            k,
+            &zones,
+            r == 0,
+        );
+        summary.add(world.histograms, &replicate.histograms, public);
+        if options.keep_replicates {
+            kept.push(replicate.histograms);
         }
+        phase.done();
+    };
+    // The first replicate says what one costs.
+    let first = draw(0)?;
+    let cost = replicate_cost(
+        first.work,
+        released.cells() as u64,
+        public.hierarchy.len() as u64,
+    );
+    match options.replicates {
+        Replicates::Auto => replicates = auto_replicates_for(cost, plan, public),
+        Replicates::Within(budget) => replicates = replicates_within(budget, cost),
+        Replicates::Fixed(_) => {}
     }
+    crate::timing::note(&format!(
+        "margins of error: a replicate costs {} units ({} of measurements, {} cells, {} regions): {replicates} replicates",
+        crate::units::thousands(u128::from(cost)),
+        crate::units::thousands(u128::from(first.work)),
+        crate::units::thousands(released.cells() as u128),
+        crate::units::thousands(public.hierarchy.len() as u128),
+    ));
+    pool(0, first);
+    in_batches(1..replicates, draw, &mut pool)?;
     // The levels with few regions, drawn again on the hierarchy cut below them.
     let cut = top_cut(plan, public, replicates);
     let mut top_replicates = 0;
@@ -1080,36 +1089,26 @@ pub(crate) fn bootstrap(
             hierarchy: &thin,
             groups: public.groups,
         };
-        let first = replicates;
-        let end = first.saturating_add(top_replicates);
-        let mut r = first;
-        while r < end {
-            let drawn: Vec<bootstrap::Replicate> = (r..end.min(r + batch))
-                .into_par_iter()
-                .map(|r| {
-                    let phase =
-                        crate::timing::phase("    top replicate: measure, estimate, consistency");
-                    let replicate =
-                        top.replicate(world, public, &source.derive(Subkey::Replicate(r)));
-                    phase.done();
-                    replicate
-                })
-                .collect::<Result<_, _>>()?;
-            for replicate in drawn {
-                add_replicate(
-                    &mut pools,
-                    &mut moved,
-                    (released, world.histograms),
-                    &replicate.histograms,
-                    pooled,
-                    k,
-                    &zones,
-                    false,
-                );
-                summary.add(world.histograms, &replicate.histograms, pooled);
-                r += 1;
-            }
-        }
+        let draw_top = |r: u32| {
+            let phase = crate::timing::phase("    top replicate: measure, estimate, consistency");
+            let replicate = top.replicate(world, public, &source.derive(Subkey::Replicate(r)));
+            phase.done();
+            replicate
+        };
+        let end = replicates.saturating_add(top_replicates);
+        in_batches(replicates..end, draw_top, |_, replicate| {
+            add_replicate(
+                &mut pools,
+                &mut moved,
+                (released, world.histograms),
+                &replicate.histograms,
+                pooled,
+                k,
+                &zones,
+                false,
+            );
+            summary.add(world.histograms, &replicate.histograms, pooled);
+        })?;
         if top_replicates > 0 {
             crate::timing::note(&format!(
                 "margins of error: {top_replicates} top replicates of the first {} level(s), cut below level {}",
