@@ -238,7 +238,11 @@ fn measure_plan(
     options: &UncertaintyOptions,
 ) -> Vec<LevelScore> {
     let mut total = vec![LevelScore::default(); d.hierarchy.depth()];
-    for t in 0..trials {
+    let first: u64 = std::env::var("FIRST")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    for t in first..first + trials {
         let o = UncertaintyOptions {
             key: Some(NoiseSource::seeded(100 + t)),
             ..*options
@@ -252,6 +256,8 @@ fn measure_plan(
 
 /// Seeded releases per dataset in the coverage test.
 const TRIALS: u64 = 2;
+/// Seeded releases per dataset in the coverage test under ρ-zCDP.
+const ZCDP_TRIALS: u64 = 6;
 /// The least share of a level's cells whose truth an interval at 90% must cover.
 const MIN_COVERAGE: f64 = 0.85;
 /// The least share of a level's occupied cells (true or released count above 0) an
@@ -261,11 +267,12 @@ const MIN_COVERAGE: f64 = 0.85;
 const MIN_OCCUPIED_COVERAGE: f64 = 0.75;
 /// The least share of a level's occupied tail cells (sizes at or above its `L`) an
 /// interval at 90% must cover, where the level holds at least [`MIN_TAIL_CELLS`] of
-/// them: without the tail's zone ([`coco::release::margins::zone`]) the tails of
+/// them per release: without the tail's zone ([`coco::release::margins::zone`]) the tails of
 /// `deep`'s counties and tracts were covered at 0.71–0.74 (`docs/uncertainty.md`).
 const MIN_TAIL_COVERAGE: f64 = 0.8;
-/// Fewer occupied tail cells than this measure a level's tail too coarsely to test.
-const MIN_TAIL_CELLS: u64 = 200;
+/// Fewer occupied tail cells per seeded release than this measure a level's tail too
+/// coarsely to test.
+const MIN_TAIL_CELLS: u64 = 100;
 /// The least share of a level's `summary.csv` statistics (region × statistic values
 /// defined for the truth) an interval at 90% must cover.
 const MIN_SUMMARY_COVERAGE: f64 = 0.8;
@@ -277,23 +284,27 @@ const MAX_WIDTH_RATIO: f64 = 9.2;
 
 /// The levels of every dataset of [`datasets`] whose intervals, for coco's default plan
 /// under `definition`, fall short of a bound below.
-fn coverage_failures(definition: Definition) -> Vec<String> {
+fn coverage_failures(definition: Definition, trials: u64) -> Vec<String> {
     let mut failures = Vec::new();
     for (name, d, k) in datasets() {
         let scores = measure(
             &d,
             k,
             (definition, Family::Default),
-            TRIALS,
+            trials,
             &UncertaintyOptions::default(),
         );
-        failures.extend(score_failures(&format!("{name} ({definition})"), &scores));
+        failures.extend(score_failures(
+            &format!("{name} ({definition})"),
+            &scores,
+            trials,
+        ));
     }
     failures
 }
 
 /// The levels of `scores` that fall short of a bound below, described under `name`.
-fn score_failures(name: &str, scores: &[LevelScore]) -> Vec<String> {
+fn score_failures(name: &str, scores: &[LevelScore], trials: u64) -> Vec<String> {
     let mut failures = Vec::new();
     {
         for (level, s) in scores.iter().enumerate() {
@@ -304,7 +315,7 @@ fn score_failures(name: &str, scores: &[LevelScore]) -> Vec<String> {
             if s.cells == 0
                 || coverage < MIN_COVERAGE
                 || occupied < MIN_OCCUPIED_COVERAGE
-                || (s.tail >= MIN_TAIL_CELLS && tail < MIN_TAIL_COVERAGE)
+                || (s.tail >= MIN_TAIL_CELLS * trials && tail < MIN_TAIL_COVERAGE)
                 || s.stats == 0
                 || stats < MIN_SUMMARY_COVERAGE
                 || ratio > MAX_WIDTH_RATIO
@@ -330,7 +341,7 @@ fn score_failures(name: &str, scores: &[LevelScore]) -> Vec<String> {
 /// [`MAX_WIDTH_RATIO`] mean absolute errors. Seeded: the outcome is deterministic.
 #[test]
 fn intervals_cover_the_truth_at_every_level_of_every_shape() {
-    let failures = coverage_failures(Definition::Pure);
+    let failures = coverage_failures(Definition::Pure, TRIALS);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -357,7 +368,7 @@ fn without_the_tail_zone_the_tail_is_not_covered() {
     let short = |levels: &[(u64, f64)]| {
         levels
             .iter()
-            .any(|&(n, share)| n >= MIN_TAIL_CELLS && share < MIN_TAIL_COVERAGE)
+            .any(|&(n, share)| n >= MIN_TAIL_CELLS * TRIALS && share < MIN_TAIL_COVERAGE)
     };
     let without = shares(uncertainty::Bias::Ignored);
     assert!(short(&without), "{without:?}");
@@ -368,15 +379,14 @@ fn without_the_tail_zone_the_tail_is_not_covered() {
 /// The same claims for ρ-zCDP plans, at the ρ of similar accuracy
 /// ([`crate::robustness::budget`]). For a Gaussian error the width ratio is
 /// 3.29σ / (σ·√(2/π)) = 4.1, below the Laplace's 4.6, so [`MAX_WIDTH_RATIO`] is no
-/// looser for it. It does not hold yet: with the tail's zone, the chain shape's levels
-/// 0–3 are covered at 0.71–0.80 (occupied 0.68–0.79, statistics 0.50–0.81) and the
-/// nations of group-quarters and giant have statistics at 0.72 and 0.78 (of 18 each);
-/// `deep` and `threshold` hold. The test is ignored until the margins of a zCDP release
-/// are fixed (issues 33 and 34); run it with `--ignored`.
+/// looser for it. Over [`ZCDP_TRIALS`] releases, not [`TRIALS`]: a level of one region
+/// (chain's first two, the nations) scores its 9 statistics once per release, and its
+/// cells' errors are those of one draw, so two releases measure it too coarsely to
+/// tell 0.9 from 0.8 (seeds 1–2 gave 0.61–0.78 where seeds 1–6 and 7–12 give 0.83–0.98,
+/// `docs/uncertainty.md`). The tail bound is per release, as above.
 #[test]
-#[ignore = "zCDP margins under-cover on the chain shape (issues 33, 34): run with --ignored"]
 fn intervals_cover_the_truth_at_every_level_of_every_shape_under_zcdp() {
-    let failures = coverage_failures(Definition::Zcdp);
+    let failures = coverage_failures(Definition::Zcdp, ZCDP_TRIALS);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -386,7 +396,7 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape_under_zcdp() {
 /// `EXTRA=1` to add datasets drawn from real figures, `NO_ZONE=1` without the tail's
 /// zone, `DIRS=name=path,…` datasets on
 /// disk, `DEFINITION=zcdp` for ρ-zCDP plans, `TOP=n` for `n` top replicates instead of
-/// `auto`'s).
+/// `auto`'s, `FIRST=n` to start at the `n`-th seed instead of the first).
 #[test]
 #[ignore]
 fn table() {
@@ -523,7 +533,11 @@ fn intervals_cover_the_truth_at_unmeasured_levels() {
             assert!(p.levels().iter().any(|l| !l.is_measured()));
             plans += 1;
             let scores = measure_plan(&d, &p, TRIALS, &UncertaintyOptions::default());
-            failures.extend(score_failures(&format!("{name} ({origin})"), &scores));
+            failures.extend(score_failures(
+                &format!("{name} ({origin})"),
+                &scores,
+                TRIALS,
+            ));
         }
     }
     assert!(plans >= 6, "{plans} plans");
@@ -544,7 +558,7 @@ fn deep_bottom_up_root_summaries() {
         .find(|(o, _)| o.starts_with("bottom-up"))
         .unwrap();
     let scores = measure_plan(&d, &p, TRIALS, &UncertaintyOptions::default());
-    let failures = score_failures("deep (bottom-up)", &scores);
+    let failures = score_failures("deep (bottom-up)", &scores, TRIALS);
     assert_eq!(failures.len(), 1, "{failures:#?}");
     assert!(
         failures[0].starts_with("deep (bottom-up) level 0:"),
@@ -857,4 +871,80 @@ fn a_top_replicate_draws_the_full_replicates_noise() {
             }
         }
     }
+}
+
+/// On a level of fewer than `FEW_REGIONS` regions, a released 0 in the tail's zone is
+/// not pinned at 0. Chain's root holds two groups above `L` (of sizes 23 and 47) among
+/// 450, fewer than the noise of the head's count of groups at or above `L`: the zCDP
+/// release of seed 1 puts every group below `L`, so the bootstrap's world holds none
+/// in the zone, and without the floor the root's zone cells were `[0, 0]`, both groups
+/// missed. A level of many regions keeps its zone cells to what its classes and reach
+/// learned: the blocks of group-quarters with nothing at `L` do not list their whole
+/// zone.
+#[test]
+fn a_level_of_few_regions_does_not_pin_its_tail_zone_at_zero() {
+    use coco::release::margins::zone;
+    let seeded = UncertaintyOptions {
+        key: Some(NoiseSource::seeded(100)),
+        ..Default::default()
+    };
+    let d = Shape::Chain.build(7, 1.0).unwrap().to_dataset().unwrap();
+    let p = plan(&d, 1_000, Definition::Zcdp);
+    let draw = run::draw(&d, &p, &NoiseSource::seeded(1), &Default::default()).unwrap();
+    let u = uncertainty::intervals(&draw, &p, d.public(), &seeded).unwrap();
+    let root = NodeId(0);
+    let released = draw.histograms().get(0);
+    let z = zone::zones(&p, d.hierarchy.depth(), 1_000)[0].expect("the root has a tail");
+    assert!(
+        released.pairs().iter().all(|&(s, _)| s < z.above),
+        "{released:?}"
+    );
+    let truth = d
+        .truth()
+        .for_diagnostic(Diagnostic::Oracle)
+        .node(root)
+        .to_owned();
+    let tail: Vec<Size> = truth
+        .pairs()
+        .iter()
+        .filter(|p| z.holds(p.0))
+        .map(|p| p.0)
+        .collect();
+    assert_eq!(tail, [23, 47]);
+    let cells = u.region(0, released, d.groups(root));
+    for s in z.above + 1..=z.last {
+        let c = cells.iter().find(|c| c.size == s);
+        assert!(
+            c.is_some_and(|c| (c.lower, c.upper) == (0, 1)),
+            "size {s}: {c:?}"
+        );
+    }
+
+    let d = Shape::GroupQuarters
+        .build(7, 0.25)
+        .unwrap()
+        .to_dataset()
+        .unwrap();
+    let p = plan(&d, 1_000, Definition::Zcdp);
+    let draw = run::draw(&d, &p, &NoiseSource::seeded(1), &Default::default()).unwrap();
+    let u = uncertainty::intervals(&draw, &p, d.public(), &seeded).unwrap();
+    let h = &d.hierarchy;
+    let leaf = h.leaf_level().0;
+    let z = zone::zones(&p, h.depth(), 1_000)[leaf].expect("the blocks have a tail");
+    // Regions with nothing at `L`, and those of them whose whole zone is listed (the
+    // floor would list it in every one).
+    let (mut regions, mut whole) = (0, 0);
+    for i in 0..h.len() {
+        let id = NodeId(i as u32);
+        let hist = draw.histograms().get(i);
+        if h.node(id).level.0 != leaf || hist.count(z.above) > 0 || d.groups(id) == 0 {
+            continue;
+        }
+        regions += 1;
+        let cells = u.region(leaf, hist, d.groups(id));
+        let listed = cells.iter().filter(|c| z.holds(c.size)).count();
+        whole += usize::from(listed == (z.last - z.above) as usize);
+    }
+    assert!(regions > 1_000, "{regions}");
+    assert!(whole * 10 < regions, "{whole} of {regions}");
 }

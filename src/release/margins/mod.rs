@@ -501,8 +501,18 @@ impl Uncertainty {
                 )
             });
         }
-        // The released-0 cells a released group's true position may be in.
-        let within = self.reach.cells(level, pairs, self.max_size);
+        // The released-0 cells a released group's true position may be in; and on a
+        // level of fewer than `FEW_REGIONS` regions, the tail's whole zone: a group
+        // there may be released at `L` or taken into the head's top (the head's count
+        // of groups at or above `L` has the noise of one measured value), which a
+        // bootstrap whose world has nothing there cannot show, and such a level has
+        // too few regions for the classes to average the miss out (`zone`).
+        let mut within = self.reach.cells(level, pairs, self.max_size);
+        if let Some(z) = zone.filter(|_| self.few_regions.get(usize::from(level)) == Some(&true)) {
+            within.extend(z.above + 1..=z.last);
+            within.sort_unstable();
+            within.dedup();
+        }
         if within.is_empty() {
             return out;
         }
