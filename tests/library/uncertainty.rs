@@ -948,3 +948,52 @@ fn a_level_of_few_regions_does_not_pin_its_tail_zone_at_zero() {
     assert!(regions > 1_000, "{regions}");
     assert!(whole * 10 < regions, "{whole} of {regions}");
 }
+
+/// One cell's interval ([`uncertainty::Uncertainty::cell`], which `summary.csv`'s single
+/// share asks of every region) is the one the region's list gives it, or `[0, 0]`
+/// around its count where the list has none: on the sample and on chain under zCDP
+/// (whose top levels list their tail zones), at every listed size and the sizes
+/// 0–80, 100, 1,000 and `K` of every region.
+#[test]
+fn one_cells_interval_is_the_one_its_region_lists() {
+    for (d, k, definition) in [
+        (sample(), 10_000, Definition::Pure),
+        (
+            Shape::Chain.build(7, 1.0).unwrap().to_dataset().unwrap(),
+            1_000,
+            Definition::Zcdp,
+        ),
+    ] {
+        let p = plan(&d, k, definition);
+        let draw = run::draw(&d, &p, &NoiseSource::seeded(2), &Default::default()).unwrap();
+        let options = UncertaintyOptions {
+            key: Some(NoiseSource::seeded(3)),
+            ..Default::default()
+        };
+        let u = uncertainty::intervals(&draw, &p, d.public(), &options).unwrap();
+        let h = &d.hierarchy;
+        let mut listed = 0;
+        for i in 0..h.len() {
+            let id = NodeId(i as u32);
+            let level = h.node(id).level.0;
+            let hist = draw.histograms().get(i);
+            let cells = u.region(level, hist, d.groups(id));
+            listed += cells.len();
+            let mut sizes: Vec<Size> = cells.iter().map(|c| c.size).collect();
+            sizes.extend((0..=80).chain([100, 1_000, k]));
+            for s in sizes {
+                let expected = cells.iter().find(|c| c.size == s).copied().unwrap_or({
+                    let c = hist.count(s);
+                    uncertainty::CellInterval {
+                        size: s,
+                        count: c,
+                        lower: c,
+                        upper: c,
+                    }
+                });
+                assert_eq!(u.cell(level, hist, d.groups(id), s), expected, "{id:?}");
+            }
+        }
+        assert!(listed > 100, "{listed}");
+    }
+}

@@ -396,6 +396,16 @@ pub struct Offsets {
     pub high: i64,
 }
 
+impl Offsets {
+    /// The interval around a released count `c` of a region of `G` groups: within
+    /// `[0, G]`, and holding `c`.
+    fn around(self, c: Count, groups: Count) -> (Count, Count) {
+        let lower = c.saturating_sub(self.low.unsigned_abs()).min(c);
+        let upper = c.saturating_add(self.high as u64).min(groups).max(c);
+        (lower, upper)
+    }
+}
+
 /// The intervals of a release: a table of offsets per class of cells, applied to the
 /// released histograms on demand ([`Uncertainty::region`]).
 #[derive(Clone, Debug)]
@@ -466,8 +476,7 @@ impl Uncertainty {
         let level = level as u16;
         let pairs = hist.pairs();
         let mut push = |s: Size, c: Count, o: Offsets| {
-            let lower = c.saturating_sub(o.low.unsigned_abs()).min(c);
-            let upper = c.saturating_add(o.high as u64).min(groups).max(c);
+            let (lower, upper) = o.around(c, groups);
             if upper > 0 {
                 out.push(CellInterval {
                     size: s,
@@ -501,18 +510,7 @@ impl Uncertainty {
                 )
             });
         }
-        // The released-0 cells a released group's true position may be in; and on a
-        // level of fewer than `FEW_REGIONS` regions, the tail's whole zone: a group
-        // there may be released at `L` or taken into the head's top (the head's count
-        // of groups at or above `L` has the noise of one measured value), which a
-        // bootstrap whose world has nothing there cannot show, and such a level has
-        // too few regions for the classes to average the miss out (`zone`).
-        let mut within = self.reach.cells(level, pairs, self.max_size);
-        if let Some(z) = zone.filter(|_| self.few_regions.get(usize::from(level)) == Some(&true)) {
-            within.extend(z.above + 1..=z.last);
-            within.sort_unstable();
-            within.dedup();
-        }
+        let within = self.unpinned_zeros(level, pairs, zone);
         if within.is_empty() {
             return out;
         }
@@ -533,6 +531,67 @@ impl Uncertainty {
             out.sort_unstable_by_key(|c| c.size);
         }
         out
+    }
+
+    /// The released-0 cells of a region of `level` (released sizes `pairs`, tail zone
+    /// `zone`) whose upper bound is at least 1, ascending: those a released group's true
+    /// position may be in ([`reach`]); and on a level of fewer than [`FEW_REGIONS`]
+    /// regions, the tail's whole zone: a group there may be released at `L` or taken
+    /// into the head's top (the head's count of groups at or above `L` has the noise of
+    /// one measured value), which a bootstrap whose world has nothing there cannot
+    /// show, and such a level has too few regions for the classes to average the miss
+    /// out ([`zone`]).
+    fn unpinned_zeros(
+        &self,
+        level: u16,
+        pairs: &[(Size, Count)],
+        zone: Option<zone::Zone>,
+    ) -> Vec<Size> {
+        let mut within = self.reach.cells(level, pairs, self.max_size);
+        if let Some(z) = zone.filter(|_| self.few_regions.get(usize::from(level)) == Some(&true)) {
+            within.extend(z.above + 1..=z.last);
+            within.sort_unstable();
+            within.dedup();
+        }
+        within
+    }
+
+    /// The interval of the cell of size `s` of a region (released `hist`, public `G`):
+    /// the one [`Uncertainty::region`] lists for it, or `[0, 0]` where it lists none,
+    /// without the region's other cells. `summary.csv`'s single share asks this of
+    /// every region of a release.
+    pub fn cell(&self, level: usize, hist: HistRef<'_>, groups: Count, s: Size) -> CellInterval {
+        let c = hist.count(s);
+        let none = CellInterval {
+            size: s,
+            count: c,
+            lower: c,
+            upper: c,
+        };
+        if groups == 0 || s > self.max_size {
+            return none;
+        }
+        let zone = self.zones.get(level).copied().flatten();
+        let level = level as u16;
+        let pairs = hist.pairs();
+        // A cell `region` does not visit is far, and `class_of` says so.
+        let (lower, mut upper) = self
+            .offsets_of(pool::class_of(level, pairs, s, c, zone))
+            .around(c, groups);
+        if c == 0
+            && self
+                .unpinned_zeros(level, pairs, zone)
+                .binary_search(&s)
+                .is_ok()
+        {
+            upper = upper.max(1);
+        }
+        CellInterval {
+            size: s,
+            count: c,
+            lower,
+            upper,
+        }
     }
 
     /// The summary statistics of a region ([`summary::stats`]) with their intervals.
@@ -583,10 +642,8 @@ impl Uncertainty {
             let x = range_count(hist, range);
             match Stat::Groups(range).pooled(summary::Scope::Region) {
                 None => {
-                    let (lower, upper) = region_cells()
-                        .iter()
-                        .find(|c| c.size == range.lower())
-                        .map_or((x, x), |c| (c.lower as i64, c.upper as i64));
+                    let c = self.cell(level, hist, groups, range.lower());
+                    let (lower, upper) = (c.lower as i64, c.upper as i64);
                     StatInterval {
                         estimate: x,
                         lower,
