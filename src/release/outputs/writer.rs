@@ -1,6 +1,7 @@
 //! How a release's files are written: each through a hashing, buffered writer
 //! ([`write_unsynced`]), and each table format ([`TableFormat`]) knowing how to write
-//! `counts` and a level's wide table, and how to read them back. CSV and Parquet are
+//! `counts` and a level's wide table (and how to read them back), the numeric tables
+//! and the margins of error's tables. CSV and Parquet are
 //! the formats today; a third is one more implementation and one more
 //! [`OutputFormat`](super::export::OutputFormat) name.
 
@@ -11,9 +12,11 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 use thiserror::Error;
 
-use crate::data::{Dataset, Hierarchy, NodeId, hex};
+use crate::data::{Dataset, Hierarchy, NodeId, PublicData, hex};
 use crate::histogram::HistogramSet;
+use crate::release::margins::Uncertainty;
 use crate::release::outputs::manifest::FileDigest;
+use crate::release::outputs::margins::tables as margins;
 use crate::release::outputs::numeric::NumericTable;
 use crate::release::outputs::read_back::read_counts;
 use crate::release::outputs::{csv, parquet};
@@ -175,6 +178,15 @@ pub(crate) trait TableFormat: Sync {
     /// tables' margins) in this format.
     fn write_numeric(&self, w: &mut Out, table: &NumericTable<'_>) -> std::io::Result<()>;
 
+    /// Writes one of the margins of error's tables (`uncertainty.<ext>`,
+    /// `summary.<ext>`: [`super::margins::tables`]) in this format.
+    fn write_margins(
+        &self,
+        w: &mut Out,
+        table: MarginsTable,
+        margins: &Margins<'_>,
+    ) -> std::io::Result<()>;
+
     /// Reads a written wide table back, where the format needs it (a binary format is
     /// compared with what it should hold; CSV rows are formatted by the code that
     /// `counts.csv`'s read-back checks).
@@ -187,6 +199,38 @@ pub(crate) trait TableFormat: Sync {
     ) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// The margins of error's tables, each written in every format of a release.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MarginsTable {
+    /// `uncertainty.<ext>`: every cell's interval.
+    Cells,
+    /// `summary.<ext>`: each region's statistics.
+    Summary,
+}
+
+impl MarginsTable {
+    /// Both, in the order a release writes them.
+    pub(crate) const ALL: [MarginsTable; 2] = [MarginsTable::Cells, MarginsTable::Summary];
+
+    /// The table's file in `format`.
+    pub(crate) fn file(self, format: &dyn TableFormat) -> String {
+        let stem = match self {
+            MarginsTable::Cells => "uncertainty",
+            MarginsTable::Summary => "summary",
+        };
+        format!("{stem}.{}", format.extension())
+    }
+}
+
+/// What the margins' tables are written from: the release's public data, its released
+/// histograms, its levels' regions in `counts.csv`'s order, and the intervals.
+pub(crate) struct Margins<'a> {
+    pub public: PublicData<'a>,
+    pub released: &'a HistogramSet,
+    pub levels: &'a [Vec<NodeId>],
+    pub u: &'a Uncertainty,
 }
 
 /// `counts.csv` and `tables/*.csv`, byte for byte what `csv::Writer` writes.
@@ -219,6 +263,18 @@ impl TableFormat for Csv {
 
     fn write_numeric(&self, w: &mut Out, table: &NumericTable<'_>) -> std::io::Result<()> {
         csv::write_numeric(w, table)
+    }
+
+    fn write_margins(
+        &self,
+        w: &mut Out,
+        table: MarginsTable,
+        m: &Margins<'_>,
+    ) -> std::io::Result<()> {
+        match table {
+            MarginsTable::Cells => margins::write_csv(w, m.public, m.released, m.levels, m.u),
+            MarginsTable::Summary => margins::write_summary(w, m.public, m.released, m.levels, m.u),
+        }
     }
 
     fn read_back_counts(
@@ -264,6 +320,20 @@ impl TableFormat for Parquet {
 
     fn write_numeric(&self, w: &mut Out, table: &NumericTable<'_>) -> std::io::Result<()> {
         parquet::write_numeric(w, table)
+    }
+
+    fn write_margins(
+        &self,
+        w: &mut Out,
+        table: MarginsTable,
+        m: &Margins<'_>,
+    ) -> std::io::Result<()> {
+        match table {
+            MarginsTable::Cells => margins::write_parquet(w, m.public, m.released, m.levels, m.u),
+            MarginsTable::Summary => {
+                margins::write_summary_parquet(w, m.public, m.released, m.levels, m.u)
+            }
+        }
     }
 
     /// The checks of `counts.csv`, and its rows must describe exactly the histograms
@@ -353,5 +423,28 @@ impl OutputFormat {
             OutputFormat::Parquet => &[&Parquet],
             OutputFormat::Both => &[&Csv, &Parquet],
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The margins' files are named as readers and `coco verify` look for them.
+    #[test]
+    fn the_margins_files_are_named_as_their_readers_expect() {
+        let names: Vec<String> = MarginsTable::ALL
+            .iter()
+            .flat_map(|t| OutputFormat::Both.tables().iter().map(|f| t.file(*f)))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                margins::CSV_FILE,
+                margins::PARQUET_FILE,
+                margins::SUMMARY_FILE,
+                margins::SUMMARY_PARQUET_FILE
+            ]
+        );
     }
 }

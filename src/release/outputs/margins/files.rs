@@ -7,12 +7,11 @@ use std::sync::Arc;
 
 use crate::data::{NodeId, PublicData};
 use crate::release::outputs::manifest::{FileDigest, ManifestUncertainty};
-use crate::release::outputs::writer::{ExportError, OutputFormat};
+use crate::release::outputs::writer::{ExportError, Margins, MarginsTable, OutputFormat};
 use crate::release::outputs::writer::{Out, join_synced, write_file, write_unsynced};
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
-use super::tables as files;
 use crate::release::margins::{Uncertainty, UncertaintyOptions, intervals};
 
 /// What a release writes besides its tables.
@@ -108,25 +107,18 @@ pub fn write(
                 syncing.push(scope.spawn(move || file.sync()));
                 Ok::<_, ExportError>(())
             };
-            if format.csv() {
-                write(files::CSV_FILE, &|w| {
-                    files::write_csv(w, public, released, levels, u)
-                })?;
-            }
-            if format.parquet() {
-                write(files::PARQUET_FILE, &|w| {
-                    files::write_parquet(w, public, released, levels, u)
-                })?;
-            }
-            if format.csv() {
-                write(files::SUMMARY_FILE, &|w| {
-                    files::write_summary(w, public, released, levels, u)
-                })?;
-            }
-            if format.parquet() {
-                write(files::SUMMARY_PARQUET_FILE, &|w| {
-                    files::write_summary_parquet(w, public, released, levels, u)
-                })?;
+            let margins = Margins {
+                public,
+                released,
+                levels,
+                u,
+            };
+            // Table by table, each in every format: `uncertainty.csv`,
+            // `uncertainty.parquet`, `summary.csv`, `summary.parquet`.
+            for table in MarginsTable::ALL {
+                for f in format.tables() {
+                    write(&table.file(*f), &|w| f.write_margins(w, table, &margins))?;
+                }
             }
             Ok::<_, ExportError>(())
         })();
