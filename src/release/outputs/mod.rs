@@ -6,6 +6,7 @@ pub mod codebook;
 pub(crate) mod csv;
 pub mod export;
 pub mod manifest;
+pub mod margin_tables;
 pub mod margins;
 pub(crate) mod numeric;
 pub(crate) mod parquet;

@@ -16,7 +16,7 @@ use crate::data::{Dataset, Hierarchy, NodeId, PublicData, hex};
 use crate::histogram::HistogramSet;
 use crate::release::margins::Uncertainty;
 use crate::release::outputs::manifest::FileDigest;
-use crate::release::outputs::margins::tables as margins;
+use crate::release::outputs::margin_tables as margins;
 use crate::release::outputs::numeric::NumericTable;
 use crate::release::outputs::read_back::read_counts;
 use crate::release::outputs::{csv, parquet};
@@ -179,7 +179,7 @@ pub(crate) trait TableFormat: Sync {
     fn write_numeric(&self, w: &mut Out, table: &NumericTable<'_>) -> std::io::Result<()>;
 
     /// Writes one of the margins of error's tables (`uncertainty.<ext>`,
-    /// `summary.<ext>`: [`super::margins::tables`]) in this format.
+    /// `summary.<ext>`: [`super::margin_tables`]) in this format.
     fn write_margins(
         &self,
         w: &mut Out,

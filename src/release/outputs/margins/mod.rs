@@ -7,8 +7,11 @@
 pub mod files;
 pub mod measurements;
 pub mod published;
-pub mod tables;
 pub mod verify;
+
+/// The tables' writers sit beside the release writer, which writes them in every format
+/// ([`crate::release::outputs::writer::TableFormat`]); they are named here too.
+pub use super::margin_tables as tables;
 
 pub use crate::release::outputs::manifest::ManifestUncertainty;
 pub use files::Extras;

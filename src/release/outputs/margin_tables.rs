@@ -1,7 +1,9 @@
 //! `uncertainty.csv` and `uncertainty.parquet`: `level,region,size,count,lower,upper`,
 //! in the order of `counts.csv` (level root first, region by display id, size), every
 //! cell whose interval is not `[0, 0]`. `count` is the released count (`0` for a cell
-//! `counts.csv` leaves out).
+//! `counts.csv` leaves out); and `summary.csv` and `summary.parquet`, each region's
+//! statistics. Written in every format of a release through
+//! [`TableFormat::write_margins`](super::writer::TableFormat::write_margins).
 
 use std::io::Write;
 use std::sync::Arc;
