@@ -223,7 +223,10 @@ pub struct PreviewReport {
     pub last_trial: Option<TrialHistograms>,
 }
 
-/// Progress of a preview: trials done, and nodes done in the current trial.
+/// Progress of a preview: `trial` trials done, and in the next one `nodes_done` of its
+/// `nodes` regions measured (all of them while its consistency step, bottom-up baseline
+/// and errors run); a trial's end is reported as the next trial's start, so the share
+/// done, `(trial + nodes_done / nodes) / trials`, never runs ahead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PreviewProgress {
     pub trial: usize,
@@ -543,7 +546,7 @@ pub fn preview(
         progress(PreviewProgress {
             trial: t + 1,
             trials,
-            nodes_done: nodes,
+            nodes_done: 0,
             nodes,
         });
         if options.keep_last_trial && t + 1 == trials {

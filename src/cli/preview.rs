@@ -188,9 +188,15 @@ fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chos
                 p.trial as u64 * nodes + p.nodes_done as u64,
                 p.trials as u64 * nodes,
                 format!(
-                    "regions (trial {} of {})",
+                    "regions (trial {} of {}){}",
                     (p.trial + 1).min(p.trials),
-                    p.trials
+                    p.trials,
+                    // The trial's other steps report nothing until it ends.
+                    if p.nodes_done >= p.nodes && p.nodes > 0 {
+                        ", all measured: consistency, bottom-up and errors running"
+                    } else {
+                        ""
+                    }
                 ),
             );
         },
