@@ -361,7 +361,11 @@ pub struct Region<'a> {
 
 /// What a region adds to its level's [`Calibration`]: the terms of Stein's estimate over
 /// its sizes `0..K`.
-pub fn calibrate(region: &Region<'_>, scratch: &mut GuardScratch, calibration: &mut Calibration) {
+pub fn calibrate(
+    region: &Region<'_>,
+    scratch: &mut GuardScratch,
+    calibration: &mut impl CalibrationSink,
+) {
     if region.sums.is_empty() || region.raw.is_empty() {
         return;
     }
@@ -391,9 +395,48 @@ pub fn calibrate(region: &Region<'_>, scratch: &mut GuardScratch, calibration: &
         } else {
             0.0
         };
-        calibration.num[w] += lambda * d * (cells * seg.own.x - sum_u) + lambda * divergence;
-        calibration.den[w] += cells * lambda * lambda * d * d;
-        calibration.noise[w] += sum_var * lambda * lambda * d * d;
+        calibration.term(
+            w,
+            lambda * d * (cells * seg.own.x - sum_u) + lambda * divergence,
+            cells * lambda * lambda * d * d,
+            sum_var * lambda * lambda * d * d,
+        );
+    }
+}
+
+/// Where [`calibrate`] puts a region's terms of Stein's estimate: added to a level's
+/// [`Calibration`] at once, or recorded ([`CalibrationTerms`]) to be added later in
+/// region order, so that a level's regions can be worked on in parallel and still give
+/// the sums of one pass over them in order, bit for bit, on any number of threads.
+pub trait CalibrationSink {
+    /// Window `w`'s terms: numerator, denominator, noise.
+    fn term(&mut self, w: usize, num: f64, den: f64, noise: f64);
+}
+
+impl CalibrationSink for Calibration {
+    fn term(&mut self, w: usize, num: f64, den: f64, noise: f64) {
+        self.num[w] += num;
+        self.den[w] += den;
+        self.noise[w] += noise;
+    }
+}
+
+/// Terms recorded in the order [`calibrate`] made them.
+#[derive(Clone, Debug, Default)]
+pub struct CalibrationTerms(Vec<(usize, f64, f64, f64)>);
+
+impl CalibrationSink for CalibrationTerms {
+    fn term(&mut self, w: usize, num: f64, den: f64, noise: f64) {
+        self.0.push((w, num, den, noise));
+    }
+}
+
+impl CalibrationTerms {
+    /// Adds the recorded terms to `calibration`, in the order they were made.
+    pub fn replay(&self, calibration: &mut Calibration) {
+        for &(w, num, den, noise) in &self.0 {
+            calibration.term(w, num, den, noise);
+        }
     }
 }
 

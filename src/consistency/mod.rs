@@ -26,6 +26,16 @@ use crate::data::{Hierarchy, NodeId};
 use crate::estimate::{Estimates, IsotonicFit};
 use crate::histogram::{Count, HistRef, HistogramSet, Size};
 
+/// How many parents (or regions) one parallel task of a consistency pass takes, for a
+/// level of `n`: 256 on large levels, fewer on small ones, so that a level of a few
+/// dozen regions (the states of a nation) is shared among the cores instead of being
+/// one task; at least 64 tasks per level. A function of `n` alone, never of the number
+/// of threads, and every sum over a level's regions is taken in region order, so the
+/// results are the same on any machine.
+pub(crate) fn chunk_for(n: usize) -> usize {
+    (n / 64).clamp(1, 256)
+}
+
 /// Which consistency step a release uses.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum,

@@ -26,9 +26,6 @@ use crate::data::{Hierarchy, LevelId, NodeId};
 use crate::estimate::{Estimates, GroupRun};
 use crate::histogram::{HistogramSet, Size};
 
-/// Parents handled by one task.
-const CHUNK: usize = 256;
-
 /// Runs Algorithm 1 on independent estimates of every node (indexed by [`NodeId`];
 /// their runs must be kept). Memory: one level's current estimates at a time.
 pub fn top_down(
@@ -45,7 +42,7 @@ pub fn top_down(
         let parents: Vec<u32> = hierarchy.level_range(LevelId(l)).collect();
         let first = parents.first().copied().unwrap_or(0);
         let parts: Vec<Vec<Vec<GroupRun>>> = parents
-            .par_chunks(CHUNK)
+            .par_chunks(super::chunk_for(parents.len()))
             .map(|chunk| {
                 let mut out = Vec::new();
                 for &p in chunk {

@@ -159,7 +159,7 @@ pub(super) fn down(
         let fixed = levels.last().expect("the level above");
         let child_internal = l + 1 < h.depth() - 1;
         let parts: Vec<(HistogramSet, LevelPieces, u64)> = parents
-            .par_chunks(CHUNK)
+            .par_chunks(crate::consistency::chunk_for(parents.len()))
             .map_init(Scratch::default, |scratch, chunk| {
                 let mut hists = HistogramSet::new();
                 let mut next = LevelPieces::default();

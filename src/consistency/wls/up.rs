@@ -51,28 +51,28 @@ impl LevelPieces {
     }
 }
 
-/// Nodes handled by one task.
-pub(super) const CHUNK: usize = 256;
-
 /// Step 2, upward: the combined `(z, V, B)` of every node above the leaves.
 pub(super) fn up(input: &Input) -> Up {
+    use crate::consistency::guard::{Calibration, CalibrationTerms, Leaning};
     let h = input.hierarchy;
     let depth = h.depth();
     let mut levels: Vec<LevelPieces> = (0..depth).map(|_| LevelPieces::default()).collect();
-    let mut level_leaning = vec![crate::consistency::guard::Leaning::default(); depth];
+    let mut level_leaning = vec![Leaning::default(); depth];
     let mut capped = vec![0u64; depth];
     for l in (0..depth.saturating_sub(1)).rev() {
         let ids: Vec<u32> = h.level_range(LevelId(l)).collect();
+        let chunk = crate::consistency::chunk_for(ids.len());
         let partial = Up {
             levels: std::mem::take(&mut levels),
             leaning: Vec::new(),
             capped: Vec::new(),
         };
-        // First the level's evidence for the check, then the combination with it.
-        let calibration = ids
-            .par_chunks(CHUNK)
+        // First the level's evidence for the check, then the combination with it. The
+        // evidence is recorded per region in parallel and added up in region order.
+        let terms: Vec<CalibrationTerms> = ids
+            .par_chunks(chunk)
             .map_init(Scratch::default, |scratch, chunk| {
-                let mut c = crate::consistency::guard::Calibration::default();
+                let mut terms = CalibrationTerms::default();
                 for &id in chunk {
                     let id = NodeId(id);
                     if !input.estimates.is_measured(id.index()) {
@@ -86,24 +86,23 @@ pub(super) fn up(input: &Input) -> Up {
                     crate::consistency::guard::calibrate(
                         &input.region(id, &scratch.own, &scratch.sums),
                         &mut scratch.guard,
-                        &mut c,
+                        &mut terms,
                     );
                 }
-                c
+                terms
             })
-            .reduce(
-                crate::consistency::guard::Calibration::default,
-                |mut a, b| {
-                    a.add(&b);
-                    a
-                },
-            );
+            .collect();
+        let mut calibration = Calibration::default();
+        for t in &terms {
+            t.replay(&mut calibration);
+        }
+        drop(terms);
         let factors = calibration.factors();
-        let parts: Vec<(LevelPieces, crate::consistency::guard::Leaning, u64)> = ids
-            .par_chunks(CHUNK)
+        let parts: Vec<(LevelPieces, Vec<Leaning>, u64)> = ids
+            .par_chunks(chunk)
             .map_init(Scratch::default, |scratch, chunk| {
                 let mut out = LevelPieces::default();
-                let mut leaning = crate::consistency::guard::Leaning::default();
+                let mut leaning = Vec::new();
                 let mut joined = 0u64;
                 let mut combined = Vec::new();
                 for &id in chunk {
@@ -113,13 +112,12 @@ pub(super) fn up(input: &Input) -> Up {
                     scratch.children = children;
                     if input.estimates.is_measured(id.index()) {
                         input.expand(id, &mut scratch.events, &mut scratch.own);
-                        let l = crate::consistency::guard::combine(
+                        leaning.push(crate::consistency::guard::combine(
                             &input.region(id, &scratch.own, &scratch.sums),
                             &factors,
                             &mut scratch.guard,
                             &mut combined,
-                        );
-                        leaning.add(&l);
+                        ));
                     } else {
                         // A region left unmeasured has no own term: it is its
                         // children's sum, `z = s`, `V = S`, and the downward pass
@@ -140,7 +138,9 @@ pub(super) fn up(input: &Input) -> Up {
         let mut pieces = Vec::with_capacity(parts.len());
         for (part, leaning, joined) in parts {
             pieces.push(part);
-            level_leaning[l].add(&leaning);
+            for region in &leaning {
+                level_leaning[l].add(region);
+            }
             capped[l] += joined;
         }
         levels[l] = LevelPieces::concat(pieces);
