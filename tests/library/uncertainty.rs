@@ -172,7 +172,7 @@ fn score(
         }
     }
     for (a, b) in out.iter().zip(&library) {
-        assert_eq!((a.cells, a.covered), (b.cells, b.covered));
+        assert_eq!((a.occupied, a.occupied_covered), (b.cells, b.covered));
     }
     out
 }

@@ -8,9 +8,10 @@ use crate::release::pipeline::draw::Draw;
 
 use super::Uncertainty;
 
-/// One level's coverage: of the cells listed in `uncertainty.csv` or with a true count
-/// above 0, those whose interval (`[0, 0]` if unlisted) holds the true count (sizes
-/// above `K` top-coded to `K`, as released).
+/// One level's coverage over its occupied cells (a true or a released count above 0):
+/// those whose interval (`[0, 0]` if unlisted) holds the true count (sizes above `K`
+/// top-coded to `K`, as released). Cells empty in both are left out: the tail's zone
+/// lists many of them at `[0, 1]`, and counting them would flatter the figure.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LevelCoverage {
     pub cells: u64,
@@ -67,6 +68,9 @@ pub(crate) fn coverage_of(
                 Ok(j) => (cells[j].count, cells[j].lower, cells[j].upper),
                 Err(_) => (released.count(size), 0, 0),
             };
+            if truth == 0 && count == 0 {
+                continue;
+            }
             o.cells += 1;
             o.covered += u64::from(lower <= truth && truth <= upper);
             o.width += upper - lower;
