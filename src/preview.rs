@@ -224,15 +224,43 @@ pub struct PreviewReport {
 }
 
 /// Progress of a preview: `trial` trials done, and in the next one `nodes_done` of its
-/// `nodes` regions measured (all of them while its consistency step, bottom-up baseline
-/// and errors run); a trial's end is reported as the next trial's start, so the share
-/// done, `(trial + nodes_done / nodes) / trials`, never runs ahead.
+/// `nodes` regions measured (all of them once its consistency step, margins or
+/// bottom-up baseline run: `step` says which); a trial's end is reported as the next
+/// trial's start, so the share done, `(trial + nodes_done / nodes) / trials`, never runs
+/// ahead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PreviewProgress {
     pub trial: usize,
     pub trials: usize,
     pub nodes_done: usize,
     pub nodes: usize,
+    pub step: TrialStep,
+}
+
+/// What a trial is doing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TrialStep {
+    /// Measuring and estimating its regions, `nodes_done` of `nodes`.
+    #[default]
+    Measuring,
+    /// The consistency step (each variant's, with `--compare`), and the errors.
+    Consistency,
+    /// The margins of error a release would publish ([`PreviewOptions::coverage`]).
+    Margins,
+    /// The bottom-up baseline: the leaves measured again with the whole budget.
+    BottomUp,
+}
+
+impl TrialStep {
+    /// What the step does, as progress lines say it.
+    pub fn text(self) -> &'static str {
+        match self {
+            TrialStep::Measuring => "measuring the regions",
+            TrialStep::Consistency => "the consistency step",
+            TrialStep::Margins => "the margins of error",
+            TrialStep::BottomUp => "the bottom-up baseline",
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -378,7 +406,7 @@ fn level_cell_errors<H: Histograms + ?Sized>(
         .collect()
 }
 
-/// Runs the preview of a validated plan.
+/// Runs the preview of a validated plan: [`PreviewRun`] over `options.trials` trials.
 pub fn preview(
     dataset: &Dataset,
     plan: &ReleasePlan,
@@ -386,42 +414,146 @@ pub fn preview(
     cancel: Option<&AtomicBool>,
     progress: &(dyn Fn(PreviewProgress) + Sync),
 ) -> Result<PreviewReport, PreviewError> {
-    let base = match options.seed {
-        Some(seed) => NoiseSource::seeded(seed),
-        None => NoiseSource::from_os()?,
-    };
-    let h = &dataset.hierarchy;
-    let depth = h.depth();
-    let variants = variants(plan, options.compare);
-    let trials = options.trials.max(1);
-    let mut independent: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
-    let mut consistent: Vec<Vec<Vec<f64>>> =
-        vec![vec![Vec::with_capacity(trials); depth]; variants.len()];
-    let mut bottom_up: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
-    // The plan's consistent release, cell by cell, per level and trial.
-    let mut mae: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
-    let mut relative: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
-    let mut leaning = vec![crate::consistency::guard::Leaning::default(); depth];
-    let mut max_size = 0;
-    let mut last = None;
-    // Per level: each trial's covered share, and the sums of cells, widths and errors.
-    let mut covered: Vec<Vec<f64>> = vec![Vec::with_capacity(trials); depth];
-    let mut cover_sums = vec![crate::release::margins::coverage::LevelCoverage::default(); depth];
-    let mut cover_replicates = 0;
-    let mut fallbacks: Vec<crate::warning::Warning> = Vec::new();
-    // The step each variant ran (differs from the one asked for after a fallback).
-    let mut ran: Vec<Variant> = variants.clone();
-    let nodes = h.len();
-    for t in 0..trials {
-        let source = base.derive(Subkey::Trial(t as u32));
+    let mut run = PreviewRun::new(dataset, plan, options)?;
+    run.run(options.trials.max(1), cancel, progress)?;
+    Ok(run.into_report())
+}
+
+/// A preview under way: the trials run so far and what they measured, so that more can
+/// be run later. Trial `t` draws its noise from the run's key and `t` alone, and every
+/// figure keeps its trials in order, so running trials `0..3` and then `3..10` gives the
+/// figures of running `0..10` at once, byte for byte (the search runs a few trials of
+/// every plan first, and more only of the plans still in question:
+/// [`crate::tradeoff::frontier`]).
+pub struct PreviewRun<'a> {
+    dataset: &'a Dataset,
+    plan: ReleasePlan,
+    options: PreviewOptions,
+    base: NoiseSource,
+    variants: Vec<Variant>,
+    /// The step each variant ran (differs from the one asked for after a fallback).
+    ran: Vec<Variant>,
+    /// Trials run.
+    done: usize,
+    independent: Vec<Vec<f64>>,
+    consistent: Vec<Vec<Vec<f64>>>,
+    bottom_up: Vec<Vec<f64>>,
+    /// The plan's consistent release, cell by cell, per level and trial.
+    mae: Vec<Vec<f64>>,
+    relative: Vec<Vec<f64>>,
+    leaning: Vec<crate::consistency::guard::Leaning>,
+    max_size: Size,
+    last: Option<TrialHistograms>,
+    /// Per level: each trial's covered share, and the sums of cells, widths and errors.
+    covered: Vec<Vec<f64>>,
+    cover_sums: Vec<crate::release::margins::coverage::LevelCoverage>,
+    cover_replicates: u32,
+    fallbacks: Vec<crate::warning::Warning>,
+}
+
+impl<'a> PreviewRun<'a> {
+    /// A run of no trials yet, with its noise key (the seed's, or fresh randomness).
+    pub fn new(
+        dataset: &'a Dataset,
+        plan: &ReleasePlan,
+        options: &PreviewOptions,
+    ) -> Result<PreviewRun<'a>, PreviewError> {
+        let base = match options.seed {
+            Some(seed) => NoiseSource::seeded(seed),
+            None => NoiseSource::from_os()?,
+        };
+        let depth = dataset.hierarchy.depth();
+        let variants = variants(plan, options.compare);
+        Ok(PreviewRun {
+            dataset,
+            plan: plan.clone(),
+            options: options.clone(),
+            base,
+            ran: variants.clone(),
+            consistent: vec![vec![Vec::new(); depth]; variants.len()],
+            variants,
+            done: 0,
+            independent: vec![Vec::new(); depth],
+            bottom_up: vec![Vec::new(); depth],
+            mae: vec![Vec::new(); depth],
+            relative: vec![Vec::new(); depth],
+            leaning: vec![crate::consistency::guard::Leaning::default(); depth],
+            max_size: 0,
+            last: None,
+            covered: vec![Vec::new(); depth],
+            cover_sums: vec![crate::release::margins::coverage::LevelCoverage::default(); depth],
+            cover_replicates: 0,
+            fallbacks: Vec::new(),
+        })
+    }
+
+    /// Trials run so far.
+    pub fn trials_done(&self) -> usize {
+        self.done
+    }
+
+    fn note(&mut self, w: crate::warning::Warning) {
+        if !self.fallbacks.contains(&w) {
+            self.fallbacks.push(w);
+        }
+    }
+
+    /// Runs the trials from the next one up to `upto` (exclusive; none when `upto` trials
+    /// have run). Progress counts them out of `upto`.
+    pub fn run(
+        &mut self,
+        upto: usize,
+        cancel: Option<&AtomicBool>,
+        progress: &(dyn Fn(PreviewProgress) + Sync),
+    ) -> Result<(), PreviewError> {
+        let nodes = self.dataset.hierarchy.len();
+        while self.done < upto {
+            let t = self.done;
+            self.trial(t, upto, cancel, progress)?;
+            self.done += 1;
+            progress(PreviewProgress {
+                trial: t + 1,
+                trials: upto,
+                nodes_done: 0,
+                nodes,
+                step: TrialStep::Measuring,
+            });
+        }
+        Ok(())
+    }
+
+    /// Trial `t` (of `trials` in this run).
+    fn trial(
+        &mut self,
+        t: usize,
+        trials: usize,
+        cancel: Option<&AtomicBool>,
+        progress: &(dyn Fn(PreviewProgress) + Sync),
+    ) -> Result<(), PreviewError> {
+        let (dataset, plan) = (self.dataset, &self.plan.clone());
+        let h = &dataset.hierarchy;
+        let options = self.options.clone();
+        let source = self.base.derive(Subkey::Trial(t as u32));
         let node_progress = |done: usize, total: usize| {
             progress(PreviewProgress {
                 trial: t,
                 trials,
                 nodes_done: done,
                 nodes: total,
+                step: TrialStep::Measuring,
             });
         };
+        let nodes = h.len();
+        let step = |step: TrialStep| {
+            progress(PreviewProgress {
+                trial: t,
+                trials,
+                nodes_done: nodes,
+                nodes,
+                step,
+            })
+        };
+        let measure_phase = crate::timing::phase("preview: measure and estimate");
         let est = run::estimate_plan(
             dataset,
             plan,
@@ -438,21 +570,22 @@ pub fn preview(
                 keep_measurements: false,
             },
         )?;
-        max_size = est.max_size;
+        measure_phase.done();
+        self.max_size = est.max_size;
         for w in run::saturated_tails(h, plan, &est.estimates) {
-            if !fallbacks.contains(&w) {
-                fallbacks.push(w);
-            }
+            self.note(w);
         }
         for (l, v) in level_means(dataset, est.estimates.histograms())
             .into_iter()
             .enumerate()
         {
-            independent[l].push(v);
+            self.independent[l].push(v);
         }
         let mut kept_consistent = HistogramSet::new();
-        for (i, variant) in variants.iter().enumerate() {
-            let options = ConsistencyOptions {
+        step(TrialStep::Consistency);
+        for (i, variant) in self.variants.clone().iter().enumerate() {
+            let consistency_phase = crate::timing::phase("preview: consistency");
+            let consistency_options = ConsistencyOptions {
                 merge: variant.merge,
                 checked: variant.checked,
                 ..run::consistency_options(plan, h)
@@ -463,43 +596,42 @@ pub fn preview(
                 &est.estimates,
                 dataset.public().groups,
                 est.max_size,
-                &options,
+                &consistency_options,
             )
             .map_err(RunError::from)?;
-            if let Some(f) = result.fallback
-                && !fallbacks.contains(&f)
-            {
-                fallbacks.push(f);
+            if let Some(f) = result.fallback {
+                self.note(f);
             }
-            ran[i].consistency = result.used;
+            self.ran[i].consistency = result.used;
+            consistency_phase.done();
+            let _errors_phase = crate::timing::phase("preview: consistent errors");
             let hists = result.histograms;
             for (l, v) in level_means(dataset, &hists).into_iter().enumerate() {
-                consistent[i][l].push(v);
+                self.consistent[i][l].push(v);
             }
             if i == 0 {
                 for (l, e) in level_cell_errors(dataset, &hists, est.max_size)
                     .into_iter()
                     .enumerate()
                 {
-                    mae[l].extend(e.mae_per_cell);
-                    relative[l].extend(e.relative_error);
+                    self.mae[l].extend(e.mae_per_cell);
+                    self.relative[l].extend(e.relative_error);
                 }
                 kept_consistent = hists;
-                for (total, l) in leaning.iter_mut().zip(&result.leaning) {
+                for (total, l) in self.leaning.iter_mut().zip(&result.leaning) {
                     total.add(l);
                 }
                 for w in run::joined_runs(h, &result.capped) {
-                    if !fallbacks.contains(&w) {
-                        fallbacks.push(w);
-                    }
+                    self.note(w);
                 }
             }
         }
         if let Some(confidence) = options.coverage {
+            step(TrialStep::Margins);
             let released = crate::release::margins::Released::new(
                 &kept_consistent,
                 est.max_size,
-                ran[0].consistency,
+                self.ran[0].consistency,
             );
             let u = crate::release::margins::intervals(
                 released,
@@ -508,14 +640,14 @@ pub fn preview(
                 &crate::release::margins::UncertaintyOptions {
                     confidence,
                     replicates: crate::release::margins::Replicates::Within(
-                        crate::release::margins::WORK_BUDGET / 10 / trials as u64,
+                        crate::release::margins::WORK_BUDGET / 10 / options.trials.max(1) as u64,
                     ),
                     key: Some(source),
                     ..Default::default()
                 },
             )
             .map_err(PreviewError::Margins)?;
-            cover_replicates = u.replicates;
+            self.cover_replicates = u.replicates;
             let truth = dataset.truth().for_diagnostic(Diagnostic::Preview);
             let levels = crate::release::margins::coverage::coverage_of(
                 &kept_consistent,
@@ -525,9 +657,9 @@ pub fn preview(
             );
             for (l, c) in levels.iter().enumerate() {
                 if let Some(share) = c.share() {
-                    covered[l].push(share);
+                    self.covered[l].push(share);
                 }
-                let s = &mut cover_sums[l];
+                let s = &mut self.cover_sums[l];
                 s.cells += c.cells;
                 s.covered += c.covered;
                 s.width += c.width;
@@ -535,83 +667,99 @@ pub fn preview(
             }
         }
         let bu = if options.bottom_up {
+            step(TrialStep::BottomUp);
             let bu = run::bottom_up(dataset, plan, est.max_size, &source, cancel)?;
             for (l, v) in level_means(dataset, &bu).into_iter().enumerate() {
-                bottom_up[l].push(v);
+                self.bottom_up[l].push(v);
             }
             bu
         } else {
             HistogramSet::new()
         };
-        progress(PreviewProgress {
-            trial: t + 1,
-            trials,
-            nodes_done: 0,
-            nodes,
-        });
         if options.keep_last_trial && t + 1 == trials {
-            last = Some(TrialHistograms {
+            self.last = Some(TrialHistograms {
                 independent: est.estimates.histograms().clone(),
                 consistent: kept_consistent,
                 bottom_up: bu,
             });
         }
+        Ok(())
     }
-    let levels = h
-        .levels()
-        .map(|l| {
-            let lp = plan.level(l);
-            LevelDiagnostics {
-                level: lp.name().to_string(),
-                nodes: h.level_len(l),
-                budget: lp.budget().clone(),
-                method: lp.method().label(),
-                independent: lp.is_measured().then(|| Stat::of(&independent[l.0])),
-                consistent: ran
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| VariantStat {
-                        variant: v.name(),
-                        emd: Stat::of(&consistent[i][l.0]),
-                    })
-                    .collect(),
-                bottom_up: Stat::of(&bottom_up[l.0]),
-                omniscient: lp.loss().map(|b| omniscient(dataset, l, b, max_size)),
-                mae_per_cell: (!mae[l.0].is_empty()).then(|| Stat::of(&mae[l.0])),
-                relative_error: (!relative[l.0].is_empty()).then(|| Stat::of(&relative[l.0])),
-                own_weight: leaning[l.0]
-                    .means()
-                    .map(|(own, model)| OwnWeight { own, model }),
-                coverage: options
-                    .coverage
-                    .filter(|_| !covered[l.0].is_empty())
-                    .map(|c| {
-                        let s = &cover_sums[l.0];
-                        let n = s.cells.max(1) as f64;
-                        Coverage {
-                            confidence: c.level(),
-                            share: Stat::of(&covered[l.0]),
-                            mean_width: s.width as f64 / n,
-                            mean_error: s.error as f64 / n,
-                            replicates: cover_replicates,
-                        }
-                    }),
-            }
-        })
-        .collect();
-    Ok(PreviewReport {
-        notice: CONFIDENTIAL_NOTICE.to_string(),
-        dataset: dataset.name(),
-        total_epsilon: plan.total_epsilon(),
-        total: plan.total(),
-        max_size,
-        max_size_estimated: matches!(plan.max_size(), MaxSize::Estimate { .. }),
-        trials,
-        randomness: base.randomness().describe(),
-        levels,
-        notes: fallbacks,
-        last_trial: last,
-    })
+
+    /// The figures of the trials run so far, with the last trial's histograms when
+    /// [`PreviewOptions::keep_last_trial`] asked for them.
+    pub fn into_report(mut self) -> PreviewReport {
+        let last = self.last.take();
+        PreviewReport {
+            last_trial: last,
+            ..self.report()
+        }
+    }
+
+    /// The figures of the trials run so far (without the last trial's histograms:
+    /// [`PreviewRun::into_report`]).
+    pub fn report(&self) -> PreviewReport {
+        let (dataset, plan) = (self.dataset, &self.plan);
+        let h = &dataset.hierarchy;
+        let levels = h
+            .levels()
+            .map(|l| {
+                let lp = plan.level(l);
+                LevelDiagnostics {
+                    level: lp.name().to_string(),
+                    nodes: h.level_len(l),
+                    budget: lp.budget().clone(),
+                    method: lp.method().label(),
+                    independent: lp.is_measured().then(|| Stat::of(&self.independent[l.0])),
+                    consistent: self
+                        .ran
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| VariantStat {
+                            variant: v.name(),
+                            emd: Stat::of(&self.consistent[i][l.0]),
+                        })
+                        .collect(),
+                    bottom_up: Stat::of(&self.bottom_up[l.0]),
+                    omniscient: lp.loss().map(|b| omniscient(dataset, l, b, self.max_size)),
+                    mae_per_cell: (!self.mae[l.0].is_empty()).then(|| Stat::of(&self.mae[l.0])),
+                    relative_error: (!self.relative[l.0].is_empty())
+                        .then(|| Stat::of(&self.relative[l.0])),
+                    own_weight: self.leaning[l.0]
+                        .means()
+                        .map(|(own, model)| OwnWeight { own, model }),
+                    coverage: self
+                        .options
+                        .coverage
+                        .filter(|_| !self.covered[l.0].is_empty())
+                        .map(|c| {
+                            let s = &self.cover_sums[l.0];
+                            let n = s.cells.max(1) as f64;
+                            Coverage {
+                                confidence: c.level(),
+                                share: Stat::of(&self.covered[l.0]),
+                                mean_width: s.width as f64 / n,
+                                mean_error: s.error as f64 / n,
+                                replicates: self.cover_replicates,
+                            }
+                        }),
+                }
+            })
+            .collect();
+        PreviewReport {
+            notice: CONFIDENTIAL_NOTICE.to_string(),
+            dataset: dataset.name(),
+            total_epsilon: plan.total_epsilon(),
+            total: plan.total(),
+            max_size: self.max_size,
+            max_size_estimated: matches!(plan.max_size(), MaxSize::Estimate { .. }),
+            trials: self.done,
+            randomness: self.base.randomness().describe(),
+            levels,
+            notes: self.fallbacks.clone(),
+            last_trial: None,
+        }
+    }
 }
 
 /// The paper's omniscient reference for one level: the mean over its nodes of

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use crate::data::{Dataset, LevelId};
 use crate::estimate::{Method, Tail};
-use crate::histogram::{Count, Size};
+use crate::histogram::Size;
 use crate::preview::{self, PreviewError, PreviewOptions, PreviewProgress, Stat};
 use crate::privacy::{Loss, Share};
 
@@ -46,12 +46,19 @@ pub struct AllocationPoint {
     pub consistent: Vec<Stat>,
 }
 
-/// Progress of a sweep: which point, and the preview's own progress.
+/// Progress of a sweep or a search: which point (plan) of its round, the preview's own
+/// progress, and the trials done of all the run will take as far as known (a search
+/// learns after its first round how many plans need the rest of their trials:
+/// [`FIRST_ROUND`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SweepProgress {
     pub point: usize,
     pub points: usize,
     pub trial: PreviewProgress,
+    pub trials_done: usize,
+    pub trials_total: usize,
+    /// 1, or 2 for a search's second round.
+    pub round: usize,
 }
 
 /// How many trials each point gets, their seed, and a flag that cancels the run.
@@ -122,6 +129,9 @@ pub fn sweep_level(
                 point: i,
                 points: factors.len(),
                 trial: t,
+                trials_done: i * t.trials + t.trial,
+                trials_total: factors.len() * t.trials,
+                round: 1,
             })
         })?;
         points.push(AllocationPoint {
@@ -216,12 +226,14 @@ pub fn budgets_with_leaf_share(total: &Amount, levels: usize, share: &Share) -> 
 }
 
 /// A way to measure every level, instantiated per level from public figures (the
-/// level's largest `G` and `K`) by [`Family::methods`].
+/// level's regions, their `G` and `K`) by [`Family::methods`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
     /// The plan's own methods.
     Current,
     Hc,
+    /// `hg` at the levels where it draws no more noise values than `hc` would
+    /// ([`LevelGroups::hg_pays`]), `hc` at the others.
     Hg,
     /// `hc` with a tail from `above` (groups of size `above` or more listed), each region's list sized from its own noisy head
     /// (as [`crate::release::plan::defaults::default_tail`]).
@@ -239,17 +251,56 @@ pub const FAMILIES: [Family; 4] = [
     Family::Hg,
 ];
 
+/// A level's public group counts, as the search reads them: how many regions, and
+/// the sum of their `G`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LevelGroups {
+    pub regions: u64,
+    pub groups: u64,
+}
+
+impl LevelGroups {
+    /// Each level's regions and groups, root first.
+    pub fn of(dataset: &Dataset) -> Vec<LevelGroups> {
+        let h = &dataset.hierarchy;
+        h.levels()
+            .map(|l| {
+                h.level_nodes(l)
+                    .fold(LevelGroups::default(), |a, id| LevelGroups {
+                        regions: a.regions + 1,
+                        groups: a.groups.saturating_add(dataset.groups(id)),
+                    })
+            })
+            .collect()
+    }
+
+    /// Whether `hg` draws no more noise values at this level than `hc` under the bound
+    /// `k`: one per group against `K + 1` per region. Where it would draw more, its
+    /// error is larger too (each group's noisy size against `hc`'s `K + 1` cumulative
+    /// counts), and it would make the search as slow as the level is large: `hg` on
+    /// `us-counties`' 122 million households per level took 23 s a trial where the
+    /// other families take about 1 s (`docs/performance.md`, "The search"). An
+    /// unbounded `K` leaves `hg` everywhere.
+    pub fn hg_pays(self, k: Option<Size>) -> bool {
+        match k {
+            Some(k) => self.groups <= self.regions.saturating_mul(u64::from(k) + 1),
+            None => true,
+        }
+    }
+}
+
 impl Family {
-    /// Each level's method under `plan`'s `K`, from the level's largest public `G`.
-    pub fn methods(self, plan: &ReleasePlan, largest_g: &[Count]) -> Vec<Method> {
+    /// Each level's method under `plan`'s `K`, from the levels' public group counts.
+    pub fn methods(self, plan: &ReleasePlan, levels: &[LevelGroups]) -> Vec<Method> {
         let k = plan.max_size().bound();
-        largest_g
+        levels
             .iter()
             .zip(plan.levels())
-            .map(|(&_g, lp)| match self {
+            .map(|(&level, lp)| match self {
                 Family::Current => lp.method(),
                 Family::Hc => Method::Hc,
-                Family::Hg => Method::Hg,
+                Family::Hg if level.hg_pays(k) => Method::Hg,
+                Family::Hg => Method::Hc,
                 Family::Tail { above } => Method::HcTail(
                     Tail {
                         above,
@@ -259,6 +310,25 @@ impl Family {
                 ),
             })
             .collect()
+    }
+
+    /// What the search calls this family's plan with `methods` ("hg everywhere", or
+    /// "hg where it pays, hc above" when [`LevelGroups::hg_pays`] replaced some).
+    fn name(self, methods: &[Method]) -> String {
+        let first = methods
+            .first()
+            .map_or_else(String::new, |&m| method_text(m));
+        if methods.windows(2).all(|w| w[0] == w[1]) {
+            format!("{first} everywhere")
+        } else if self == Family::Hg {
+            "hg where it draws fewer values than hc, hc elsewhere".to_string()
+        } else {
+            methods
+                .iter()
+                .map(|&m| method_text(m))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
     }
 }
 
@@ -289,10 +359,61 @@ pub struct Candidate {
     /// size cell (`None` where a level had nothing to measure).
     pub mae_per_cell: Vec<Option<Stat>>,
     pub relative_error: Vec<Option<Stat>>,
+    /// The trials it ran: all of the search's, or [`FIRST_ROUND`] for a plan another
+    /// clearly beat at every level after them.
+    pub trials: usize,
     /// Where it came from: `current plan`, a family at a share, or `best per level`.
     pub origin: String,
     #[serde(skip)]
     pub plan: ReleasePlan,
+}
+
+impl Candidate {
+    /// `plan`'s candidate from its preview's figures.
+    fn of(report: &preview::PreviewReport, plan: ReleasePlan, x: f64, origin: String) -> Candidate {
+        Candidate {
+            x,
+            budgets: level_amounts(&plan),
+            methods: plan
+                .levels()
+                .iter()
+                .map(|l| method_text(l.method()))
+                .collect(),
+            consistent: report.levels.iter().map(|l| l.consistent[0].emd).collect(),
+            independent: report.levels.iter().map(|l| l.independent).collect(),
+            mae_per_cell: report.levels.iter().map(|l| l.mae_per_cell).collect(),
+            relative_error: report.levels.iter().map(|l| l.relative_error).collect(),
+            trials: report.trials,
+            origin,
+            plan,
+        }
+    }
+}
+
+/// Trials every plan of a search gets first. A plan that another beats at every level
+/// by more than [`DROP_SE`] standard errors after them can never be recommended (the
+/// recommendation is among the plans no other plan tried dominates), and runs no more;
+/// the others run all their trials. On `us-counties` 7 of 22 plans remained after 3
+/// trials, the same 7 at 0 to 3 standard errors (`docs/performance.md`, "The search").
+pub const FIRST_ROUND: usize = 3;
+
+/// How many standard errors of the difference, at every level, make a plan clearly
+/// worse than another after the first round: with 3 trials a standard error is itself
+/// uncertain (its relative error about 50%), so the bar is high.
+pub const DROP_SE: f64 = 3.0;
+
+/// Whether another candidate beats `candidates[i]` at every level by more than
+/// [`DROP_SE`] standard errors of the difference.
+fn clearly_dominated(candidates: &[Candidate], i: usize) -> bool {
+    let p = &candidates[i];
+    candidates.iter().enumerate().any(|(j, q)| {
+        j != i
+            && q.consistent.len() == p.consistent.len()
+            && q.consistent.iter().zip(&p.consistent).all(|(a, b)| {
+                let se = (a.se * a.se + b.se * b.se).sqrt();
+                b.mean - a.mean > DROP_SE * se
+            })
+    })
 }
 
 /// What the previews of a search ran on.
@@ -385,19 +506,6 @@ impl Frontier {
     }
 }
 
-/// Each level's largest public `G`.
-fn largest_groups(dataset: &Dataset) -> Vec<Count> {
-    let h = &dataset.hierarchy;
-    h.levels()
-        .map(|l| {
-            h.level_nodes(l)
-                .map(|id| dataset.groups(id))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect()
-}
-
 /// Searches, at the plan's `K` and consistency step and at a fixed `total`, over the
 /// leaves' `shares` of it and over each level's method: every [`FAMILIES`] member and
 /// the plan's own methods at every share, then per share the combination of each
@@ -414,16 +522,15 @@ pub fn frontier(
 ) -> Result<Frontier, PreviewError> {
     let h = &dataset.hierarchy;
     let depth = h.depth();
-    let largest = largest_groups(dataset);
+    let level_groups = LevelGroups::of(dataset);
     let mut ways: Vec<(String, Vec<Method>)> = vec![(
         "current methods".to_string(),
-        Family::Current.methods(plan, &largest),
+        Family::Current.methods(plan, &level_groups),
     )];
     for f in FAMILIES {
-        let m = f.methods(plan, &largest);
+        let m = f.methods(plan, &level_groups);
         if !ways.iter().any(|(_, w)| *w == m) {
-            let name = m.first().map_or_else(String::new, |&m| method_text(m));
-            ways.push((format!("{name} everywhere"), m));
+            ways.push((f.name(&m), m));
         }
     }
     // Plans that leave levels unmeasured, with the plan's own methods.
@@ -431,40 +538,56 @@ pub fn frontier(
     // Every way at every share, a combination per share, the unmeasured ones, the
     // current plan.
     let points_total = shares.len() * (ways.len() + 1) + unmeasured.len() + 1;
+    let trials = run.trials.max(1);
+    let first = trials.min(FIRST_ROUND);
+    // Trials finished, and the trials the search will run as far as known: every plan's
+    // first round, and all of its trials for as many plans as may still need them.
+    let tally = std::sync::Mutex::new((0usize, points_total * trials));
+    let report_progress = |point: usize, points: usize, round: usize, t: PreviewProgress| {
+        let (done, total) = *tally.lock().unwrap_or_else(|e| e.into_inner());
+        progress(SweepProgress {
+            point,
+            points,
+            trial: t,
+            trials_done: done + t.trial,
+            trials_total: total,
+            round,
+        })
+    };
     let mut done = 0usize;
     let mut candidates: Vec<Candidate> = Vec::new();
+    // Each candidate's preview, to run more trials of; and whether it draws bottom-up.
+    let mut previews: Vec<(preview::PreviewRun<'_>, bool)> = Vec::new();
     let mut variants: Vec<(String, Vec<Stat>)> = Vec::new();
-    let measure = |p: ReleasePlan,
-                   x: f64,
-                   origin: String,
-                   bottom_up: bool,
-                   done: &mut usize|
-     -> Result<(Candidate, Option<Vec<Stat>>), PreviewError> {
-        let point = *done;
-        let report = run_plan(dataset, &p, run, bottom_up, &|t| {
-            progress(SweepProgress {
-                point,
-                points: points_total,
-                trial: t,
-            })
-        })?;
-        *done += 1;
-        let bu = bottom_up.then(|| report.levels.iter().map(|l| l.bottom_up).collect());
-        Ok((
-            Candidate {
-                x,
-                budgets: level_amounts(&p),
-                methods: p.levels().iter().map(|l| method_text(l.method())).collect(),
-                consistent: report.levels.iter().map(|l| l.consistent[0].emd).collect(),
-                independent: report.levels.iter().map(|l| l.independent).collect(),
-                mae_per_cell: report.levels.iter().map(|l| l.mae_per_cell).collect(),
-                relative_error: report.levels.iter().map(|l| l.relative_error).collect(),
-                origin,
-                plan: p,
-            },
-            bu,
-        ))
-    };
+    let measure =
+        |p: ReleasePlan,
+         x: f64,
+         origin: String,
+         bottom_up: bool,
+         done: &mut usize|
+         -> Result<(Candidate, Option<Vec<Stat>>, preview::PreviewRun), PreviewError> {
+            let point = *done;
+            let mut preview = preview::PreviewRun::new(
+                dataset,
+                &p,
+                &PreviewOptions {
+                    trials,
+                    seed: run.seed,
+                    compare: false,
+                    keep_last_trial: false,
+                    bottom_up,
+                    coverage: None,
+                },
+            )?;
+            preview.run(first, run.cancel, &|t| {
+                report_progress(point, points_total, 1, t)
+            })?;
+            tally.lock().unwrap_or_else(|e| e.into_inner()).0 += first;
+            *done += 1;
+            let report = preview.report();
+            let bu = bottom_up.then(|| report.levels.iter().map(|l| l.bottom_up).collect());
+            Ok((Candidate::of(&report, p, x, origin), bu, preview))
+        };
     let with =
         |budgets: &[Option<Amount>], methods: &[Method]| -> Result<ReleasePlan, PreviewError> {
             let mut p = plan.clone();
@@ -483,7 +606,6 @@ pub fn frontier(
             }
             Ok(p)
         };
-    let mut points = Vec::with_capacity(shares.len());
     let mut point_candidates = Vec::with_capacity(shares.len());
     for (s, share) in shares.iter().enumerate() {
         let budgets: Vec<Option<Amount>> = budgets_with_leaf_share(total, depth, share)
@@ -495,7 +617,7 @@ pub fn frontier(
             // Bottom-up once per leaf method, drawn beside the first share's plans.
             let leaf = methods[depth - 1];
             let bottom_up = s == 0 && !variants.iter().any(|(m, _)| *m == method_text(leaf));
-            let (c, bu) = measure(
+            let (c, bu, preview) = measure(
                 with(&budgets, methods)?,
                 share.to_f64(),
                 name.clone(),
@@ -506,13 +628,9 @@ pub fn frontier(
                 variants.push((method_text(leaf), bu));
             }
             candidates.push(c);
+            previews.push((preview, bottom_up));
         }
         point_candidates.push(first);
-        points.push(AllocationPoint {
-            budgets: candidates[first].budgets.clone(),
-            x: share.to_f64(),
-            consistent: candidates[first].consistent.clone(),
-        });
         // Each level's best method at this share, by its independent error.
         let best: Vec<Method> = (0..depth)
             .map(|l| {
@@ -530,7 +648,7 @@ pub fn frontier(
         if ways.iter().any(|(_, w)| *w == best) {
             done += 1;
         } else {
-            let (c, _) = measure(
+            let (c, _, preview) = measure(
                 with(&budgets, &best)?,
                 share.to_f64(),
                 "best per level".into(),
@@ -538,12 +656,13 @@ pub fn frontier(
                 &mut done,
             )?;
             candidates.push(c);
+            previews.push((preview, false));
         }
     }
     for (origin, budgets) in &unmeasured {
         // The leaves' share: all of the total for bottom-up, an even share otherwise.
         let leaf_share = 1.0 / budgets.iter().flatten().count() as f64;
-        let (c, _) = measure(
+        let (c, _, preview) = measure(
             with(budgets, &ways[0].1)?,
             leaf_share,
             origin.clone(),
@@ -551,6 +670,7 @@ pub fn frontier(
             &mut done,
         )?;
         candidates.push(c);
+        previews.push((preview, false));
     }
     let current = match candidates.iter().position(|c| c.plan == *plan) {
         Some(i) => Some(i),
@@ -559,14 +679,62 @@ pub fn frontier(
                 (Some(l), Some(t)) => l.budget().to_f64() / t.to_f64(),
                 _ => 0.0,
             };
-            let (c, _) = measure(plan.clone(), x, "current plan".into(), false, &mut done)?;
+            let (c, _, preview) =
+                measure(plan.clone(), x, "current plan".into(), false, &mut done)?;
             candidates.push(c);
+            previews.push((preview, false));
             Some(candidates.len() - 1)
         }
     };
     if let Some(i) = current {
         candidates[i].origin = "current plan".into();
     }
+    // The second round: the rest of the trials for every plan still in question (and
+    // for those that draw bottom-up, the baseline every recommendation must beat).
+    if first < trials {
+        let rest: Vec<usize> = (0..candidates.len())
+            .filter(|&i| previews[i].1 || !clearly_dominated(&candidates, i))
+            .collect();
+        {
+            let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
+            t.1 = candidates.len() * first + rest.len() * (trials - first);
+        }
+        for (n, &i) in rest.iter().enumerate() {
+            let (preview, bottom_up) = &mut previews[i];
+            let before = preview.trials_done();
+            preview.run(trials, run.cancel, &|t| {
+                report_progress(
+                    n,
+                    rest.len(),
+                    2,
+                    PreviewProgress {
+                        trial: t.trial - before,
+                        trials: t.trials - before,
+                        ..t
+                    },
+                )
+            })?;
+            tally.lock().unwrap_or_else(|e| e.into_inner()).0 += trials - before;
+            let report = preview.report();
+            let c = &mut candidates[i];
+            *c = Candidate::of(&report, c.plan.clone(), c.x, c.origin.clone());
+            if *bottom_up {
+                let leaf = method_text(c.plan.levels()[depth - 1].method());
+                if let Some(v) = variants.iter_mut().find(|(m, _)| *m == leaf) {
+                    v.1 = report.levels.iter().map(|l| l.bottom_up).collect();
+                }
+            }
+        }
+    }
+    drop(previews);
+    let points: Vec<AllocationPoint> = point_candidates
+        .iter()
+        .map(|&i| AllocationPoint {
+            budgets: candidates[i].budgets.clone(),
+            x: candidates[i].x,
+            consistent: candidates[i].consistent.clone(),
+        })
+        .collect();
     // The baseline shown: the bottom-up with the best leaves.
     let (bottom_up_method, bottom_up) = variants
         .iter()
@@ -684,25 +852,6 @@ impl Frontier {
         self.data.label(&mut plan);
         Some(plan)
     }
-}
-
-/// Previews one plan (the consistent and independent errors; bottom-up if asked).
-fn run_plan(
-    dataset: &Dataset,
-    plan: &ReleasePlan,
-    run: &Trials<'_>,
-    bottom_up: bool,
-    progress: &(dyn Fn(PreviewProgress) + Sync),
-) -> Result<preview::PreviewReport, PreviewError> {
-    let options = PreviewOptions {
-        trials: run.trials,
-        seed: run.seed,
-        compare: false,
-        keep_last_trial: false,
-        bottom_up,
-        coverage: None,
-    };
-    preview::preview(dataset, plan, &options, run.cancel, progress)
 }
 
 /// What the operator cares about.
@@ -998,6 +1147,7 @@ mod tests {
             independent: vec![],
             mae_per_cell: vec![],
             relative_error: vec![],
+            trials: 10,
             origin: String::new(),
             plan: crate::release::plan::ReleasePlan::parse(
                 "max_size = 10\n",
@@ -1095,5 +1245,75 @@ mod tests {
         f.bottom_up_variants
             .push(("hg".into(), vec![stat(500.0, 1.0), stat(50.0, 1.0)]));
         assert!(recommend(&f, &Priority::Weights(vec![1.0, 1.0])).is_err());
+    }
+
+    #[test]
+    fn a_plan_is_dropped_after_the_first_round_only_when_clearly_beaten_everywhere() {
+        // Differences against √2 · 1 ≈ 1.41 standard errors, three of them ≈ 4.24.
+        let c = vec![
+            candidate(0.5, &[10.0, 10.0]),
+            candidate(0.6, &[20.0, 20.0]),
+            candidate(0.7, &[13.0, 20.0]),
+            candidate(0.8, &[9.0, 30.0]),
+        ];
+        assert!(!clearly_dominated(&c, 0));
+        // Beaten by 10 at both levels.
+        assert!(clearly_dominated(&c, 1));
+        // Beaten by 3 at one level: within the noise there, so it runs on.
+        assert!(!clearly_dominated(&c, 2));
+        // Best at one level: never dropped.
+        assert!(!clearly_dominated(&c, 3));
+        // Alone, nothing beats it.
+        assert!(!clearly_dominated(&c[1..2], 0));
+    }
+
+    #[test]
+    fn hg_is_searched_only_where_it_draws_no_more_noise_than_hc() {
+        let level = |regions, groups| LevelGroups { regions, groups };
+        // `us-counties`' nation: 122 million groups against K + 1 = 10,001 values.
+        assert!(!level(1, 121_948_752).hg_pays(Some(10_000)));
+        // Its counties: 3,142 regions hold 39,000 groups each on average.
+        assert!(!level(3_142, 121_948_752).hg_pays(Some(10_000)));
+        // Small regions, and the boundary: G = regions · (K + 1).
+        assert!(level(1_000, 50_000).hg_pays(Some(100)));
+        assert!(level(1_000, 101_000).hg_pays(Some(100)));
+        assert!(!level(1_000, 101_001).hg_pays(Some(100)));
+        // Without a public bound there is nothing to compare with.
+        assert!(level(1, u64::MAX).hg_pays(None));
+    }
+
+    #[test]
+    fn more_trials_of_a_preview_give_the_figures_of_running_them_at_once() {
+        let d = crate::data::Dataset::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/households"),
+        )
+        .unwrap();
+        let plan = crate::release::plan::defaults::public_default(
+            &d.hierarchy,
+            |id| d.groups(id),
+            crate::privacy::Loss::Pure(crate::privacy::Epsilon::from_ratio(1, 1).unwrap()),
+            crate::release::plan::MaxSize::Fixed(1_000),
+        )
+        .unwrap()
+        .plan;
+        let options = PreviewOptions {
+            trials: 5,
+            seed: Some(7),
+            compare: false,
+            keep_last_trial: false,
+            bottom_up: true,
+            coverage: None,
+        };
+        let at_once = preview::preview(&d, &plan, &options, None, &|_| {}).unwrap();
+        let mut run = preview::PreviewRun::new(&d, &plan, &options).unwrap();
+        run.run(2, None, &|_| {}).unwrap();
+        assert_eq!(run.report().trials, 2);
+        run.run(5, None, &|_| {}).unwrap();
+        let in_two = run.into_report();
+        assert_eq!(in_two.trials, 5);
+        assert_eq!(
+            serde_json::to_string(&at_once).unwrap(),
+            serde_json::to_string(&in_two).unwrap()
+        );
     }
 }

@@ -191,11 +191,10 @@ fn preview(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chos
                     "regions (trial {} of {}){}",
                     (p.trial + 1).min(p.trials),
                     p.trials,
-                    // The trial's other steps report nothing until it ends.
                     if p.nodes_done >= p.nodes && p.nodes > 0 {
-                        ", all measured: consistency, bottom-up and errors running"
+                        format!(", all measured: {} running", p.step.text())
                     } else {
-                        ""
+                        String::new()
                     }
                 ),
             );
@@ -259,11 +258,18 @@ fn sweep(args: PreviewArgs, dataset: &Dataset, data: PreviewData, chosen: Chosen
     };
     let progress = Progress::new("sweep");
     let frontier = tradeoff::search(dataset, data, &plan, &options, None, &|p: SweepProgress| {
-        let trials = p.trial.trials as u64;
         progress.update(
-            p.point as u64 * trials + p.trial.trial as u64,
-            p.points as u64 * trials,
-            format!("trials (plan {} of {})", p.point + 1, p.points),
+            p.trials_done as u64,
+            p.trials_total as u64,
+            if p.round > 1 {
+                format!(
+                    "trials (second round: plan {} of the {} still in question)",
+                    p.point + 1,
+                    p.points
+                )
+            } else {
+                format!("trials (plan {} of {})", p.point + 1, p.points)
+            },
         );
     })?;
     progress.finish();

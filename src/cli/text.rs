@@ -242,19 +242,41 @@ pub fn percent(share: &Stat) -> String {
 pub fn frontier(f: &Frontier) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "{}\n", f.notice);
+    // Plans another clearly beat after the first round ran no more trials.
+    let cut = |i: usize| f.candidates.get(i).is_some_and(|c| c.trials < f.trials);
+    let first_round = f
+        .candidates
+        .iter()
+        .map(|c| c.trials)
+        .min()
+        .unwrap_or(f.trials);
+    let dropped = (0..f.candidates.len()).filter(|&i| cut(i)).count();
     let _ = writeln!(
         s,
-        "frontier at total {} = {} ({} trial(s) per plan; ± one standard error): mean per-node EMD per level\n",
+        "frontier at total {} = {} ({} trial(s) per plan{}; ± one standard error): mean per-node EMD per level\n",
         f.symbol(),
         short_epsilon(&f.total_epsilon),
-        f.trials
+        f.trials,
+        if dropped > 0 {
+            format!(", † {first_round}")
+        } else {
+            String::new()
+        }
     );
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".into()];
     header.extend(f.levels.iter().cloned());
     rows.push(header);
-    for p in &f.points {
-        let mut row = vec![format!("{:.0}%", p.x * 100.0), short_budgets(&p.budgets)];
+    for (k, p) in f.points.iter().enumerate() {
+        let mark = if f.point_candidates.get(k).is_some_and(|&i| cut(i)) {
+            " †"
+        } else {
+            ""
+        };
+        let mut row = vec![
+            format!("{:.0}%{mark}", p.x * 100.0),
+            short_budgets(&p.budgets),
+        ];
         row.extend(p.consistent.iter().map(stat));
         rows.push(row);
     }
@@ -269,6 +291,14 @@ pub fn frontier(f: &Frontier) -> String {
     bu.extend(f.bottom_up.iter().map(stat));
     rows.push(bu);
     s.push_str(&table(&rows, |c| c >= 2, true));
+    if dropped > 0 {
+        let _ = writeln!(
+            s,
+            "† after {first_round} trials another plan was better at every level by more than {} standard errors: it ran no more trials ({dropped} of {} plans)",
+            coco::tradeoff::DROP_SE,
+            f.candidates.len()
+        );
+    }
     let front = f
         .recommendation
         .as_ref()

@@ -60,8 +60,8 @@ pub fn pace_left(spent: Duration, done: f64) -> Option<String> {
 }
 
 /// Where a trial is among the regions: measuring them one by one, then (all measured)
-/// the steps that follow.
-pub fn trial_regions(nodes_done: usize, nodes: usize) -> String {
+/// `then`, the step that follows ([`crate::preview::TrialStep::text`] in a preview).
+pub fn trial_regions(nodes_done: usize, nodes: usize, then: &str) -> String {
     if nodes_done < nodes {
         format!(
             "{} of {} regions",
@@ -69,10 +69,7 @@ pub fn trial_regions(nodes_done: usize, nodes: usize) -> String {
             int(nodes as u64)
         )
     } else {
-        format!(
-            "all {} regions measured · consistency and errors…",
-            int(nodes as u64)
-        )
+        format!("all {} regions measured · {then}…", int(nodes as u64))
     }
 }
 
@@ -604,7 +601,7 @@ mod tests {
             trial_timing(&clock, 0.25, at(4_500)),
             "last trial 2.0 s · about 15 s left"
         );
-        assert_eq!(trial_regions(5, 1_000), "5 of 1,000 regions");
+        assert_eq!(trial_regions(5, 1_000, "x"), "5 of 1,000 regions");
         assert_eq!(
             pace_left(Duration::from_secs(30), 0.25).as_deref(),
             Some("about 1 min 30 s left at this pace")
@@ -612,8 +609,8 @@ mod tests {
         assert_eq!(pace_left(Duration::from_millis(500), 0.25), None);
         assert_eq!(pace_left(Duration::from_secs(30), 0.0), None);
         assert_eq!(
-            trial_regions(1_000, 1_000),
-            "all 1,000 regions measured · consistency and errors…"
+            trial_regions(1_000, 1_000, "the bottom-up baseline"),
+            "all 1,000 regions measured · the bottom-up baseline…"
         );
     }
 

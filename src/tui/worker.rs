@@ -521,10 +521,7 @@ impl Clocked {
 
 /// Trials finished and trials in all in a sweep's or frontier's run, over its points.
 fn sweep_trials(p: &SweepProgress) -> (usize, usize) {
-    (
-        p.point * p.trial.trials + p.trial.trial,
-        p.points * p.trial.trials,
-    )
+    (p.trials_done, p.trials_total)
 }
 
 fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {

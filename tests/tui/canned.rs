@@ -215,6 +215,7 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
                     .collect(),
                 mae_per_cell: vec![None; depth],
                 relative_error: vec![None; depth],
+                trials,
                 origin: format!("the plan's methods at {}% on the leaves", k * 10),
                 plan: p,
             }
@@ -235,6 +236,7 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
             .collect(),
         mae_per_cell: vec![None; depth],
         relative_error: vec![None; depth],
+        trials,
         origin: "current plan".to_string(),
         plan: plan.clone(),
     });

@@ -298,7 +298,7 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
                         "trial {}/{} · {} · {} · {} cancels",
                         (p.trial + 1).min(p.trials),
                         p.trials,
-                        widgets::trial_regions(p.nodes_done, p.nodes),
+                        widgets::trial_regions(p.nodes_done, p.nodes, p.step.text()),
                         widgets::trial_timing(&clock, done, Instant::now()),
                         key(app, Action::Cancel)
                     ),

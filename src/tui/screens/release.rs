@@ -607,7 +607,7 @@ fn render_progress(frame: &mut Frame, area: Rect, app: &App) {
                     ratio,
                     format!(
                         "drawing with OS randomness: {}{elapsed}{left} · {} cancels",
-                        widgets::trial_regions(*done, *total),
+                        widgets::trial_regions(*done, *total, "the consistency step and checks"),
                         key(app, Action::Cancel)
                     ),
                 )

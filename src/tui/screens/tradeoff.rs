@@ -407,18 +407,22 @@ fn render_status(frame: &mut Frame, area: Rect, app: &App, session: &Session) {
         let (ratio, label) = match run.progress {
             Some((p, clock)) => {
                 let t = p.trial;
-                let within = (t.trial as f64 + t.nodes_done as f64 / t.nodes.max(1) as f64)
-                    / t.trials.max(1) as f64;
-                let done = (p.point as f64 + within) / p.points.max(1) as f64;
+                let done = (p.trials_done as f64 + t.nodes_done as f64 / t.nodes.max(1) as f64)
+                    / p.trials_total.max(1) as f64;
                 (
                     done.clamp(0.0, 1.0),
                     format!(
-                        "{what}: point {}/{}, trial {}/{} · {} · {} · {} cancels",
+                        "{what}: {} {}/{}, trial {}/{} · {} · {} · {} cancels",
+                        if p.round > 1 {
+                            "second round, plan"
+                        } else {
+                            "point"
+                        },
                         p.point + 1,
                         p.points,
                         (t.trial + 1).min(t.trials),
                         t.trials,
-                        widgets::trial_regions(t.nodes_done, t.nodes),
+                        widgets::trial_regions(t.nodes_done, t.nodes, t.step.text()),
                         widgets::trial_timing(&clock, done, Instant::now()),
                         key(app, Action::Cancel)
                     ),
@@ -887,12 +891,15 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
             let c = f.point_candidates.get(i).copied();
             let star = c.is_some() && c == rec_index;
             let current = c.is_some() && c == f.current;
+            // A plan another clearly beat after the first round ran fewer trials.
+            let cut = c.is_some_and(|c| f.candidates[c].trials < f.trials);
             let mut cells = vec![
                 format!(
-                    "{:.0}%{}{}",
+                    "{:.0}%{}{}{}",
                     p.x * 100.0,
                     if star { " ★" } else { "" },
-                    if current { " cur" } else { "" }
+                    if current { " cur" } else { "" },
+                    if cut { " †" } else { "" }
                 ),
                 budgets(&p.budgets),
             ];
@@ -937,10 +944,14 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     let shown = shown_rows(all, table_area.height, focus);
     let title = rows_title(
         &format!(
-            "Frontier at {} = {} · {} trial(s)/plan · {} plans · ± s.e.",
+            "Frontier at {} = {} · {} trial(s)/plan{} · {} plans · ± s.e.",
             plan_symbol(app),
             app.epsilon_text(&f.total_epsilon),
             f.trials,
+            match f.candidates.iter().map(|c| c.trials).min() {
+                Some(t) if t < f.trials => format!(" († {t}: clearly beaten)"),
+                _ => String::new(),
+            },
             f.candidates.len()
         ),
         &shown,
