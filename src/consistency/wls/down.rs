@@ -160,7 +160,8 @@ pub(super) fn down(
         let child_internal = l + 1 < h.depth() - 1;
         let parts: Vec<(HistogramSet, LevelPieces, u64)> = parents
             .par_chunks(crate::consistency::chunk_for(parents.len()))
-            .map_init(Scratch::default, |scratch, chunk| {
+            .map_init(Spare::take, |spare, chunk| {
+                let scratch = &mut spare.0;
                 let mut hists = HistogramSet::new();
                 let mut next = LevelPieces::default();
                 let mut f_child = Vec::new();

@@ -71,7 +71,8 @@ pub(super) fn up(input: &Input) -> Up {
         // evidence is recorded per region in parallel and added up in region order.
         let terms: Vec<CalibrationTerms> = ids
             .par_chunks(chunk)
-            .map_init(Scratch::default, |scratch, chunk| {
+            .map_init(Spare::take, |spare, chunk| {
+                let scratch = &mut spare.0;
                 let mut terms = CalibrationTerms::default();
                 for &id in chunk {
                     let id = NodeId(id);
@@ -100,7 +101,8 @@ pub(super) fn up(input: &Input) -> Up {
         let factors = calibration.factors();
         let parts: Vec<(LevelPieces, Vec<Leaning>, u64)> = ids
             .par_chunks(chunk)
-            .map_init(Scratch::default, |scratch, chunk| {
+            .map_init(Spare::take, |spare, chunk| {
+                let scratch = &mut spare.0;
                 let mut out = LevelPieces::default();
                 let mut leaning = Vec::new();
                 let mut joined = 0u64;
