@@ -250,8 +250,6 @@ pub const WORK_BUDGET: u64 = 180_000_000;
 /// error of that with more (`docs/uncertainty.md`). The levels with few regions are
 /// drawn this many times in all, full and top replicates together.
 pub const MAX_REPLICATES: u32 = 100;
-/// Below this many errors a pool of a summary statistic borrows its level's.
-pub const MIN_SAMPLES_SUMMARY: u64 = 100;
 /// At least one replicate.
 pub const MIN_REPLICATES: u32 = 1;
 

@@ -28,8 +28,8 @@ use thiserror::Error;
 use crate::data::{NodeId, PublicData};
 use crate::histogram::{Count, CountOfCounts, HistRef, HistogramSet, Size};
 
-use super::pool::{Pool, count_bucket, quantile};
-use super::{Confidence, MIN_SAMPLES_SUMMARY, Offsets};
+use super::pool::{self, Pool, count_bucket, quantile};
+use super::{Confidence, Offsets};
 
 /// The thresholds `s` of `summary.csv`'s "groups of size at least `s`".
 pub const THRESHOLDS: [Size; 4] = [2, 5, 7, 20];
@@ -277,7 +277,47 @@ fn bucket(stat: Stat, value: i64) -> u16 {
     }
 }
 
-type Key = (u16, Stat, u16);
+/// The pool a region's statistic's error is recorded in, on the cells' model
+/// ([`super::pool::Class`]): its level, the statistic, and the bucket of the
+/// replicate's value ([`bucket`]); the coarser class a pool of too few errors borrows
+/// from is the level's every value of the statistic ([`SummaryClass::coarser`]), chosen
+/// as the cells' are ([`super::pool::choose`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+struct SummaryClass {
+    level: u16,
+    stat: Stat,
+    value: ValueKey,
+}
+
+/// What a [`SummaryClass`] knows of its statistic's values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum ValueKey {
+    /// One [`bucket`].
+    Bucket(u16),
+    /// Every value of the level.
+    Any,
+}
+
+impl SummaryClass {
+    fn of(level: u16, stat: Stat, value: i64) -> SummaryClass {
+        SummaryClass {
+            level,
+            stat,
+            value: ValueKey::Bucket(bucket(stat, value)),
+        }
+    }
+
+    /// The class this one borrows from when it holds too few errors.
+    fn coarser(self) -> Option<SummaryClass> {
+        match self.value {
+            ValueKey::Bucket(_) => Some(SummaryClass {
+                value: ValueKey::Any,
+                ..self
+            }),
+            ValueKey::Any => None,
+        }
+    }
+}
 
 /// A set of regions of one level whose statistics are asked for together (`coco
 /// margins --regions`): their histograms and their `G` summed.
@@ -320,7 +360,7 @@ pub struct Request {
 pub struct SummaryPools {
     /// The statistics pooled per region: `summary.csv`'s and those asked for.
     stats: Vec<Stat>,
-    pools: HashMap<Key, Pool>,
+    pools: HashMap<SummaryClass, Pool>,
     sets: Vec<RegionSet>,
     /// Per set, per statistic ([`Stat::pooled`]): its errors over the replicates.
     set_pools: Vec<HashMap<Stat, Pool>>,
@@ -358,7 +398,7 @@ impl SummaryPools {
             .into_par_iter()
             .chunks(1024)
             .map(|ids| {
-                let mut out: HashMap<Key, Pool> = HashMap::default();
+                let mut out: HashMap<SummaryClass, Pool> = HashMap::default();
                 for i in ids {
                     let id = NodeId(i as u32);
                     let g = public.groups(id);
@@ -372,7 +412,11 @@ impl SummaryPools {
                         else {
                             continue;
                         };
-                        record(out.entry((level, stat, bucket(stat, y))).or_default(), x, y);
+                        record(
+                            out.entry(SummaryClass::of(level, stat, y)).or_default(),
+                            x,
+                            y,
+                        );
                     }
                 }
                 out
@@ -404,25 +448,21 @@ impl SummaryPools {
         }
     }
 
-    /// The offsets of every pool at `confidence`: its own if it holds enough errors,
-    /// else its level and statistic's; a set's from its own errors, however few (one
-    /// per replicate).
+    /// The offsets of every pool at `confidence`: its own if it holds
+    /// [`super::pool::MIN_SAMPLES`] errors, else its level and statistic's
+    /// ([`SummaryClass::coarser`]); a set's from its own errors, however few (one per
+    /// replicate).
     pub fn offsets(&self, confidence: Confidence) -> SummaryOffsets {
-        let mut whole: HashMap<(u16, Stat), Pool> = HashMap::default();
-        for (&(l, s, _), p) in &self.pools {
-            whole.entry((l, s)).or_default().merge(p);
-        }
+        let coarse = pool::coarse_pools(&self.pools, SummaryClass::coarser);
         let read = |p: &Pool| read_offsets(p, confidence);
         SummaryOffsets::new(
             self.pools
                 .iter()
-                .map(|(&key, p)| {
-                    let chosen = if p.cells >= MIN_SAMPLES_SUMMARY {
-                        p
-                    } else {
-                        &whole[&(key.0, key.1)]
-                    };
-                    (key, read(chosen))
+                .map(|(&class, p)| {
+                    let chain: Vec<SummaryClass> = class.coarser().into_iter().collect();
+                    let chosen =
+                        pool::choose(class, Some(p), &chain, &coarse).map_or(p, |(_, q)| q);
+                    (class, read(chosen))
                 })
                 .collect(),
             self.set_pools
@@ -490,7 +530,7 @@ pub fn from_cells(
 /// The offsets of the statistics' intervals: per level's pool, and per region set.
 #[derive(Clone, Debug, Default)]
 pub struct SummaryOffsets {
-    regions: HashMap<Key, Offsets>,
+    regions: HashMap<SummaryClass, Offsets>,
     /// Per level and statistic, its pools' buckets in increasing order with their
     /// offsets: where a value's own bucket has no pool, the nearest one's (the lower on
     /// a tie) is found by bisection.
@@ -499,10 +539,12 @@ pub struct SummaryOffsets {
 }
 
 impl SummaryOffsets {
-    fn new(regions: HashMap<Key, Offsets>, sets: Vec<HashMap<Stat, Offsets>>) -> Self {
+    fn new(regions: HashMap<SummaryClass, Offsets>, sets: Vec<HashMap<Stat, Offsets>>) -> Self {
         let mut by_bucket: HashMap<(u16, Stat), Vec<(u16, Offsets)>> = HashMap::default();
-        for (&(level, stat, b), &o) in &regions {
-            by_bucket.entry((level, stat)).or_default().push((b, o));
+        for (c, &o) in &regions {
+            if let ValueKey::Bucket(b) = c.value {
+                by_bucket.entry((c.level, c.stat)).or_default().push((b, o));
+            }
         }
         for v in by_bucket.values_mut() {
             v.sort_unstable_by_key(|&(b, _)| b);
@@ -577,7 +619,7 @@ impl SummaryOffsets {
         let x = stat.of(hist, groups)?;
         let o = self
             .regions
-            .get(&(level as u16, stat, bucket(stat, x)))
+            .get(&SummaryClass::of(level as u16, stat, x))
             .copied()
             // A value no replicate reached: the nearest pool of its level.
             .or_else(|| self.nearest(level as u16, stat, bucket(stat, x)))
@@ -624,14 +666,19 @@ mod tests {
     fn a_value_without_a_pool_takes_the_nearest_buckets_the_lower_on_a_tie() {
         let stat = Stat::MeanSize(Denominator::All);
         let o = |low: i64| Offsets { low, high: 1 };
-        let mut regions: HashMap<Key, Offsets> = HashMap::default();
+        let class = |level, stat, b| SummaryClass {
+            level,
+            stat,
+            value: ValueKey::Bucket(b),
+        };
+        let mut regions: HashMap<SummaryClass, Offsets> = HashMap::default();
         for (b, low) in [(2u16, -2), (6, -6), (9, -9)] {
-            regions.insert((0, stat, b), o(low));
+            regions.insert(class(0, stat, b), o(low));
         }
         // Another level's and another statistic's pools are not candidates.
-        regions.insert((1, stat, 4), o(-100));
+        regions.insert(class(1, stat, 4), o(-100));
         regions.insert(
-            (
+            class(
                 0,
                 Stat::Share(SizeRange::new(1, 1, 10).unwrap(), Denominator::All),
                 4,
