@@ -575,12 +575,14 @@ impl<'a> PreviewRun<'a> {
         for w in run::saturated_tails(h, plan, &est.estimates) {
             self.note(w);
         }
+        let errors_phase = crate::timing::phase("preview: independent errors");
         for (l, v) in level_means(dataset, est.estimates.histograms())
             .into_iter()
             .enumerate()
         {
             self.independent[l].push(v);
         }
+        errors_phase.done();
         let mut kept_consistent = HistogramSet::new();
         step(TrialStep::Consistency);
         for (i, variant) in self.variants.clone().iter().enumerate() {
@@ -668,10 +670,14 @@ impl<'a> PreviewRun<'a> {
         }
         let bu = if options.bottom_up {
             step(TrialStep::BottomUp);
+            let bottom_up_phase = crate::timing::phase("preview: bottom-up baseline");
             let bu = run::bottom_up(dataset, plan, est.max_size, &source, cancel)?;
+            bottom_up_phase.done();
+            let errors_phase = crate::timing::phase("preview: bottom-up errors");
             for (l, v) in level_means(dataset, &bu).into_iter().enumerate() {
                 self.bottom_up[l].push(v);
             }
+            errors_phase.done();
             bu
         } else {
             HistogramSet::new()
