@@ -10,7 +10,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use indicatif::{HumanDuration, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 const TEMPLATE: &str =
     "{prefix}: [{bar:30}] {pos}/{len} {msg} · {elapsed} elapsed, about {eta} left";
@@ -48,13 +48,15 @@ impl Lines {
             let per = elapsed.as_secs_f64() / done as f64;
             Duration::from_secs_f64(per * (len - done) as f64)
         });
+        // Exact to the second (`1 min 37 s`), where a rounded `2 minutes` after 97 s
+        // reads as wrong in a log.
         let mut line = format!(
             "{}: {done}/{len} {message} · {} elapsed",
             self.what,
-            HumanDuration(elapsed)
+            coco::units::readable(elapsed)
         );
         if let Some(left) = left {
-            line.push_str(&format!(", about {} left", HumanDuration(left)));
+            line.push_str(&format!(", about {} left", coco::units::readable(left)));
         }
         line
     }
