@@ -280,6 +280,11 @@ pub enum PreviewError {
         "level {level:?} is not measured (budget 0): a sweep scales a level's budget, so give it one first"
     )]
     SweepUnmeasured { level: String },
+    /// The levels held keep budgets that leave nothing for the others to share.
+    #[error(
+        "the held levels keep {held} of the total {total}: nothing is left for the levels not held to share, so there is nothing to search; release a held level (h on the Budget screen, or held = false in the plan file)"
+    )]
+    HeldTooMuch { held: f64, total: f64 },
 }
 
 /// The variants a preview reports: the plan's, then (with `compare`) the others.

@@ -225,6 +225,53 @@ pub fn budgets_with_leaf_share(total: &Amount, levels: usize, share: &Share) -> 
     split(total.scaled(share).round_down_significant(6))
 }
 
+/// The budgets of a search's plan at the leaves' `share`: [`budgets_with_leaf_share`]
+/// of `total`, or, where levels are `held` (the operator's, [`ReleasePlan::set_held`]),
+/// each held level's `current` budget kept and the levels not held sharing the rest as
+/// [`budgets_with_leaf_share`] shares a total (evenly, when the leaves are held).
+/// Fails when the held budgets leave nothing for the others.
+pub fn budgets_keeping_held(
+    total: &Amount,
+    share: &Share,
+    held: &[bool],
+    current: &[Option<Amount>],
+) -> Result<Vec<Option<Amount>>, PreviewError> {
+    let depth = held.len();
+    if !held.iter().any(|&h| h) {
+        return Ok(budgets_with_leaf_share(total, depth, share)
+            .into_iter()
+            .map(Some)
+            .collect());
+    }
+    let kept = Amount::sum(
+        held.iter()
+            .zip(current)
+            .filter(|(h, _)| **h)
+            .filter_map(|(_, b)| b.as_ref()),
+    );
+    let free = held.iter().filter(|&&h| !h).count();
+    let rest = match &kept {
+        Some(k) => total.checked_sub(k),
+        None => Some(total.clone()),
+    }
+    .filter(|_| free > 0)
+    .ok_or_else(|| PreviewError::HeldTooMuch {
+        held: kept.as_ref().map_or(0.0, Amount::to_f64),
+        total: total.to_f64(),
+    })?;
+    let mut shared = if held[depth - 1] {
+        crate::release::plan::allocate(&rest, free, crate::release::plan::Allocation::Uniform)
+    } else {
+        budgets_with_leaf_share(&rest, free, share)
+    }
+    .into_iter();
+    Ok(held
+        .iter()
+        .zip(current)
+        .map(|(&h, b)| if h { b.clone() } else { shared.next() })
+        .collect())
+}
+
 /// A way to measure every level, instantiated per level from public figures (the
 /// level's regions, their `G` and `K`) by [`Family::methods`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -475,6 +522,8 @@ pub struct Frontier {
     pub data: PreviewData,
     pub total_epsilon: Amount,
     pub levels: Vec<String>,
+    /// Per level, whether the operator holds its budget: every plan searched keeps it.
+    pub held: Vec<bool>,
     /// The plan's own methods at each leaf share (the frontier drawn).
     pub points: Vec<AllocationPoint>,
     /// Index into `candidates` of each point.
@@ -533,8 +582,24 @@ pub fn frontier(
             ways.push((f.name(&m), m));
         }
     }
+    // Levels the operator holds keep their budgets in every plan; the others share the
+    // rest ([`budgets_keeping_held`]). Leaving levels unmeasured would move a held
+    // budget (bottom-up takes everything), so those plans are not tried then; with the
+    // leaves held, the leaves' share is the operator's, and one share is tried.
+    let held: Vec<bool> = plan.levels().iter().map(|l| l.held()).collect();
+    let any_held = held.iter().any(|&h| h);
+    let current_budgets = level_amounts(plan);
+    let shares = if any_held && held[depth - 1] {
+        &shares[..shares.len().min(1)]
+    } else {
+        shares
+    };
     // Plans that leave levels unmeasured, with the plan's own methods.
-    let unmeasured = unmeasured_budgets(total, h.level_names());
+    let unmeasured = if any_held {
+        Vec::new()
+    } else {
+        unmeasured_budgets(total, h.level_names())
+    };
     // Every way at every share, a combination per share, the unmeasured ones, the
     // current plan.
     let points_total = shares.len() * (ways.len() + 1) + unmeasured.len() + 1;
@@ -608,10 +673,11 @@ pub fn frontier(
         };
     let mut point_candidates = Vec::with_capacity(shares.len());
     for (s, share) in shares.iter().enumerate() {
-        let budgets: Vec<Option<Amount>> = budgets_with_leaf_share(total, depth, share)
-            .into_iter()
-            .map(Some)
-            .collect();
+        let budgets = budgets_keeping_held(total, share, &held, &current_budgets)?;
+        let x = match (&budgets[depth - 1], any_held) {
+            (Some(leaves), true) => leaves.to_f64() / total.to_f64(),
+            _ => share.to_f64(),
+        };
         let first = candidates.len();
         for (name, methods) in &ways {
             // Bottom-up once per leaf method, drawn beside the first share's plans.
@@ -619,7 +685,7 @@ pub fn frontier(
             let bottom_up = s == 0 && !variants.iter().any(|(m, _)| *m == method_text(leaf));
             let (c, bu, preview) = measure(
                 with(&budgets, methods)?,
-                share.to_f64(),
+                x,
                 name.clone(),
                 bottom_up,
                 &mut done,
@@ -650,7 +716,7 @@ pub fn frontier(
         } else {
             let (c, _, preview) = measure(
                 with(&budgets, &best)?,
-                share.to_f64(),
+                x,
                 "best per level".into(),
                 false,
                 &mut done,
@@ -746,6 +812,7 @@ pub fn frontier(
         data,
         total_epsilon: total.clone(),
         levels: h.level_names().to_vec(),
+        held,
         points,
         point_candidates,
         candidates,
@@ -1164,6 +1231,7 @@ mod tests {
             data: PreviewData::Confidential,
             total_epsilon: e("1"),
             levels: vec!["a".into(), "b".into()],
+            held: vec![false, false],
             points: vec![],
             point_candidates: vec![],
             current: Some(0),
@@ -1315,5 +1383,40 @@ mod tests {
             serde_json::to_string(&at_once).unwrap(),
             serde_json::to_string(&in_two).unwrap()
         );
+    }
+
+    #[test]
+    fn a_held_level_keeps_its_budget_at_every_share() {
+        let total = e("1");
+        let share = |t: &str| Share::parse(t).unwrap();
+        // Nothing held: the leaves' share of the total, the rest even.
+        let free =
+            budgets_keeping_held(&total, &share("0.5"), &[false; 3], &[None, None, None]).unwrap();
+        assert_eq!(free, vec![Some(e("0.25")), Some(e("0.25")), Some(e("0.5"))]);
+        // The middle level held at 0.4: the leaves get their share of the 0.6 left.
+        let current = [Some(e("0.3")), Some(e("0.4")), Some(e("0.3"))];
+        for s in ["0.5", "0.8"] {
+            let b =
+                budgets_keeping_held(&total, &share(s), &[false, true, false], &current).unwrap();
+            assert_eq!(b[1], Some(e("0.4")));
+            assert_eq!(
+                Amount::sum(b.iter().flatten()).unwrap(),
+                total,
+                "share {s}: {b:?}"
+            );
+        }
+        let b =
+            budgets_keeping_held(&total, &share("0.5"), &[false, true, false], &current).unwrap();
+        assert_eq!(b, vec![Some(e("0.3")), Some(e("0.4")), Some(e("0.3"))]);
+        // The leaves held: the others split the rest evenly, whatever the share.
+        let b =
+            budgets_keeping_held(&total, &share("0.9"), &[false, false, true], &current).unwrap();
+        assert_eq!(b, vec![Some(e("0.35")), Some(e("0.35")), Some(e("0.3"))]);
+        // Held budgets that leave nothing: an error that says what to do.
+        let all = [Some(e("0.5")), Some(e("0.5")), Some(e("0.3"))];
+        let err = budgets_keeping_held(&total, &share("0.5"), &[true, true, false], &all)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("release a held level"), "{err}");
     }
 }

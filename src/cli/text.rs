@@ -263,6 +263,20 @@ pub fn frontier(f: &Frontier) -> String {
             String::new()
         }
     );
+    let held: Vec<&str> = f
+        .levels
+        .iter()
+        .zip(&f.held)
+        .filter(|(_, h)| **h)
+        .map(|(l, _)| l.as_str())
+        .collect();
+    if !held.is_empty() {
+        let _ = writeln!(
+            s,
+            "held levels keep the plan's budget in every plan searched ({}); the others share the rest, and no plan leaves a level unmeasured\n",
+            held.join(", ")
+        );
+    }
     let mut rows: Vec<Vec<String>> = Vec::new();
     let mut header = vec!["leaf share".to_string(), "budgets (root first)".into()];
     header.extend(f.levels.iter().cloned());

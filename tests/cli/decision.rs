@@ -159,3 +159,52 @@ fn the_preview_shows_cell_errors_beside_the_emd() {
         text(&table)
     );
 }
+
+#[test]
+fn the_search_keeps_a_held_levels_budget_in_every_plan() {
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    let plan = tmp.path().join("held.toml");
+    // coco's default plan with the provinces held at 0.4.
+    let out = Command::new(COCO)
+        .args(["plan", &s(&sample())])
+        .env("COCO_HOME", &home)
+        .output()
+        .unwrap();
+    ok(&out);
+    let text_plan = String::from_utf8(out.stdout).unwrap();
+    let at = text_plan.find("name = \"province\"").unwrap();
+    let eps = at + text_plan[at..].find("epsilon = ").unwrap();
+    let end = eps + text_plan[eps..].find('\n').unwrap();
+    let edited = format!(
+        "{}epsilon = \"0.4\"\nheld = true{}",
+        &text_plan[..eps],
+        &text_plan[end..]
+    );
+    std::fs::write(&plan, edited).unwrap();
+    let out = sweep(&home, "3", "2", &["--config", &s(&plan), "--json"]);
+    ok(&out);
+    let v = json_of(&out);
+    assert_eq!(v["held"], serde_json::json!([false, true, false]));
+    let candidates = v["candidates"].as_array().unwrap();
+    assert!(candidates.len() > 3);
+    for c in candidates {
+        assert_eq!(c["budgets"][1], "0.4", "{c}");
+        assert!(
+            c["budgets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|b| !b.is_null()),
+            "a plan left a level unmeasured: {c}"
+        );
+    }
+    let text_out = sweep(&home, "3", "2", &["--config", &s(&plan)]);
+    ok(&text_out);
+    assert!(
+        text(&text_out)
+            .contains("held levels keep the plan's budget in every plan searched (province)"),
+        "{}",
+        text(&text_out)
+    );
+}

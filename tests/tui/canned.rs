@@ -268,6 +268,7 @@ fn frontier(d: &Dataset, data: &PreviewData, plan: &ReleasePlan, trials: usize) 
         data: data.clone(),
         total_epsilon: total,
         levels: plan.levels().iter().map(|l| l.name().to_string()).collect(),
+        held: plan.levels().iter().map(|l| l.held()).collect(),
         points,
         point_candidates: (0..5).collect(),
         candidates,

@@ -944,7 +944,7 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
     let shown = shown_rows(all, table_area.height, focus);
     let title = rows_title(
         &format!(
-            "Frontier at {} = {} · {} trial(s)/plan{} · {} plans · ± s.e.",
+            "Frontier at {} = {} · {} trial(s)/plan{} · {} plans{} · ± s.e.",
             plan_symbol(app),
             app.epsilon_text(&f.total_epsilon),
             f.trials,
@@ -952,7 +952,21 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
                 Some(t) if t < f.trials => format!(" († {t}: clearly beaten)"),
                 _ => String::new(),
             },
-            f.candidates.len()
+            f.candidates.len(),
+            {
+                let held: Vec<&str> = f
+                    .levels
+                    .iter()
+                    .zip(&f.held)
+                    .filter(|(_, h)| **h)
+                    .map(|(l, _)| l.as_str())
+                    .collect();
+                if held.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · held: {}", held.join(", "))
+                }
+            }
         ),
         &shown,
         all,

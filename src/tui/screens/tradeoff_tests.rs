@@ -62,6 +62,7 @@ fn the_frontier_chart_draws_bottom_up_flat_and_marks_the_recommendation() {
         data: PreviewData::Confidential,
         total_epsilon: crate::tradeoff::Amount::parse("1").unwrap(),
         levels: vec!["a".into(), "b".into()],
+        held: vec![false, false],
         points: vec![point(0.5, &[50.0, 30.0]), point(0.8, &[80.0, 12.0])],
         point_candidates: vec![0, 1],
         candidates: vec![],
