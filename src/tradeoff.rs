@@ -547,6 +547,17 @@ pub struct Frontier {
 }
 
 impl Frontier {
+    /// The names of the levels the operator held (every plan searched kept their
+    /// budgets), root first.
+    pub fn held_levels(&self) -> Vec<&str> {
+        self.levels
+            .iter()
+            .zip(&self.held)
+            .filter(|(_, h)| **h)
+            .map(|(l, _)| l.as_str())
+            .collect()
+    }
+
     /// The measure the search was made in (its plans'): `ε` or `ρ`.
     pub fn symbol(&self) -> &'static str {
         self.candidates
@@ -604,7 +615,7 @@ pub fn frontier(
     // current plan.
     let points_total = shares.len() * (ways.len() + 1) + unmeasured.len() + 1;
     let trials = run.trials.max(1);
-    let first = trials.min(FIRST_ROUND);
+    let first_round = trials.min(FIRST_ROUND);
     // Trials finished, and the trials the search will run as far as known: every plan's
     // first round, and all of its trials for as many plans as may still need them.
     let tally = std::sync::Mutex::new((0usize, points_total * trials));
@@ -644,10 +655,10 @@ pub fn frontier(
                     coverage: None,
                 },
             )?;
-            preview.run(first, run.cancel, &|t| {
+            preview.run(first_round, run.cancel, &|t| {
                 report_progress(point, points_total, 1, t)
             })?;
-            tally.lock().unwrap_or_else(|e| e.into_inner()).0 += first;
+            tally.lock().unwrap_or_else(|e| e.into_inner()).0 += first_round;
             *done += 1;
             let report = preview.report();
             let bu = bottom_up.then(|| report.levels.iter().map(|l| l.bottom_up).collect());
@@ -757,13 +768,13 @@ pub fn frontier(
     }
     // The second round: the rest of the trials for every plan still in question (and
     // for those that draw bottom-up, the baseline every recommendation must beat).
-    if first < trials {
+    if first_round < trials {
         let rest: Vec<usize> = (0..candidates.len())
             .filter(|&i| previews[i].1 || !clearly_dominated(&candidates, i))
             .collect();
         {
             let mut t = tally.lock().unwrap_or_else(|e| e.into_inner());
-            t.1 = candidates.len() * first + rest.len() * (trials - first);
+            t.1 = candidates.len() * first_round + rest.len() * (trials - first_round);
         }
         for (n, &i) in rest.iter().enumerate() {
             let (preview, bottom_up) = &mut previews[i];

@@ -263,13 +263,7 @@ pub fn frontier(f: &Frontier) -> String {
             String::new()
         }
     );
-    let held: Vec<&str> = f
-        .levels
-        .iter()
-        .zip(&f.held)
-        .filter(|(_, h)| **h)
-        .map(|(l, _)| l.as_str())
-        .collect();
+    let held = f.held_levels();
     if !held.is_empty() {
         let _ = writeln!(
             s,

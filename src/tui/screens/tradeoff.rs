@@ -953,19 +953,9 @@ fn render_frontier(frame: &mut Frame, area: Rect, app: &App, f: &Frontier, apply
                 _ => String::new(),
             },
             f.candidates.len(),
-            {
-                let held: Vec<&str> = f
-                    .levels
-                    .iter()
-                    .zip(&f.held)
-                    .filter(|(_, h)| **h)
-                    .map(|(l, _)| l.as_str())
-                    .collect();
-                if held.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · held: {}", held.join(", "))
-                }
+            match f.held_levels() {
+                held if held.is_empty() => String::new(),
+                held => format!(" · held: {}", held.join(", ")),
             }
         ),
         &shown,
