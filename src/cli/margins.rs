@@ -90,7 +90,7 @@ pub fn run(args: MarginsArgs) -> Result<()> {
             confidence,
             rule: release.rule,
             replicates: release.replicates,
-            top_replicates: release.top_replicates,
+            top_runs: release.top_runs.clone(),
             key: release.key,
         },
         &[Query {

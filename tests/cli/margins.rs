@@ -10,8 +10,9 @@ use std::process::Output;
 
 use crate::common::cli::{coco, ok, refused, s, sample, text};
 
-/// A seeded release of the sample (coco's default plan), copied file by file into a
-/// directory of its own, as a data user downloads it.
+/// A seeded release of the sample (coco's default plan) with 2 full replicates and top
+/// replicates of the country and the provinces, copied file by file into a directory
+/// of its own, as a data user downloads it.
 fn downloaded(tmp: &Path) -> PathBuf {
     let home = tmp.join("operator");
     let plan = tmp.join("plan.toml");
@@ -32,7 +33,7 @@ fn downloaded(tmp: &Path) -> PathBuf {
             "11",
             "--not-private",
             "--replicates",
-            "30",
+            "2",
         ],
         &home,
     ));
@@ -126,6 +127,16 @@ fn margins_answer_sums_and_shares_with_the_release_s_own_intervals() {
             m["uncertainty"]["seed"].as_str().map(str::len),
             Some(64),
             "the bootstrap key is published: {m}"
+        );
+        // With 2 full replicates the 6 provinces ask for 48 more draws and the country
+        // for 98: two runs of top replicates, which `coco margins` must draw again.
+        assert_eq!(
+            m["uncertainty"]["top_runs"],
+            serde_json::json!([
+                {"levels": 2, "replicates": 48},
+                {"levels": 1, "replicates": 50}
+            ]),
+            "{m}"
         );
         m["max_size"].as_u64().unwrap() as u32
     };

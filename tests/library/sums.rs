@@ -148,7 +148,7 @@ fn measure(d: &Dataset, k: Size) -> Vec<(Score, Score)> {
                 confidence: Confidence::DEFAULT,
                 rule: Rule::default(),
                 replicates: REPLICATES,
-                top_replicates: 0,
+                top_runs: Vec::new(),
                 key: BootstrapKey::of_run(&key),
             },
             &queries,

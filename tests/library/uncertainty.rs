@@ -245,7 +245,7 @@ fn measure_plan(
     for t in first..first + trials {
         let o = UncertaintyOptions {
             key: Some(NoiseSource::seeded(100 + t)),
-            ..*options
+            ..options.clone()
         };
         for (a, b) in total.iter_mut().zip(score(d, p, 1 + t, &o)) {
             a.add(&b);
@@ -395,8 +395,8 @@ fn intervals_cover_the_truth_at_every_level_of_every_shape_under_zcdp() {
 /// `RULE=basic|percentile|symmetric`, `DATA=sample,dense` to change what is measured,
 /// `EXTRA=1` to add datasets drawn from real figures, `NO_ZONE=1` without the tail's
 /// zone, `DIRS=name=path,…` datasets on
-/// disk, `DEFINITION=zcdp` for ρ-zCDP plans, `TOP=n` for `n` top replicates instead of
-/// `auto`'s, `FIRST=n` to start at the `n`-th seed instead of the first).
+/// disk, `DEFINITION=zcdp` for ρ-zCDP plans, `TOP=0` for no top replicates,
+/// `FIRST=n` to start at the `n`-th seed instead of the first).
 #[test]
 #[ignore]
 fn table() {
@@ -448,9 +448,9 @@ fn table() {
         }
         let options = UncertaintyOptions {
             replicates: reps,
-            top_replicates: match std::env::var("TOP").ok().and_then(|s| s.parse().ok()) {
-                Some(n) => uncertainty::TopReplicates::Fixed(n),
-                None => uncertainty::TopReplicates::Auto,
+            top_replicates: match std::env::var("TOP").as_deref() {
+                Ok("0") => uncertainty::TopReplicates::Runs(Vec::new()),
+                _ => uncertainty::TopReplicates::Auto,
             },
             rule,
             bias: if std::env::var_os("NO_ZONE").is_some() {

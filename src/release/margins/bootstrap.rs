@@ -40,7 +40,7 @@ pub fn replicate(
 }
 
 /// The top levels of a release, cut below the levels with few regions
-/// ([`super::top_cut`]): the hierarchy of the first `depth` levels, the plan of those
+/// ([`super::cut_depth`]): the hierarchy of the first `depth` levels, the plan of those
 /// levels and its consistency options, built once for all the top replicates.
 pub struct Cut {
     hierarchy: Hierarchy,
@@ -65,7 +65,7 @@ impl Cut {
     /// children's measurements). With the same `source`, its regions draw the noise a
     /// full replicate's draw; the cut's levels lose what the measurements below the cut
     /// would have merged into them, a little of their precision (the intervals lean
-    /// wide: [`super::top_cut`]).
+    /// wide: [`super::cut_depth`]).
     pub fn replicate(
         &self,
         release: super::Released<'_>,
@@ -115,7 +115,16 @@ fn draw(
             progress: None,
             measurements: None,
         },
-        keep_for(plan, Keep::NONE),
+        // What the release's step needs: a cut's plan may have lost the level that
+        // made the release fall back to `topdown` (a `naive` one below the cut).
+        keep_for(
+            plan,
+            Keep {
+                runs: release.consistency() == consistency::Consistency::TopDown,
+                fits: release.consistency() == consistency::Consistency::Wls,
+                ..Keep::NONE
+            },
+        ),
     )?;
     let consistent = consistency::make_consistent(
         release.consistency(),

@@ -69,6 +69,7 @@
 //! way (arXiv 2503.19714).
 
 pub mod bootstrap;
+pub mod converge;
 pub mod coverage;
 pub mod floor;
 pub mod pool;
@@ -205,7 +206,7 @@ pub enum Rule {
 }
 
 /// What to compute.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct UncertaintyOptions {
     pub confidence: Confidence,
     pub replicates: Replicates,
@@ -221,7 +222,7 @@ pub struct UncertaintyOptions {
     pub keep_replicates: bool,
     /// Which known biases of the estimators the bootstrap's truth accounts for.
     pub bias: Bias,
-    /// How many top replicates the levels with few regions get ([`top_cut`]).
+    /// How many top replicates the levels with few regions get ([`top_runs`]).
     pub top_replicates: TopReplicates,
 }
 
@@ -237,14 +238,15 @@ pub enum Bias {
     Ignored,
 }
 
-/// The work the automatic choice of `R` may spend on the full replicates, in the units
-/// of [`replicate_cost`] (a unit is 5–6 ns of one core of the 2-core build machine:
-/// `docs/uncertainty.md`): about one second of one core. A release whose replicate
-/// costs more gets one replicate, about what the release's own measurement and
-/// consistency cost, so that the margins add at most about a second or the release's
-/// own time, whichever is more (issue 35). Each pool of a level of many regions still
-/// holds many errors per replicate; the levels with few regions get top replicates
-/// ([`top_cut`]).
+/// The work the automatic choice of `R` may spend on the full replicates beyond the
+/// draws the levels ask for ([`min_replicates`]), in the units of [`replicate_cost`] (a
+/// unit is 5–6 ns of one core of the 2-core build machine: `docs/uncertainty.md`):
+/// about one second of one core. More replicates than the levels' draws ask for make
+/// each class's pool hold its own errors, where with fewer a thin class borrows a
+/// coarser one's: the intervals of a small release are narrower and its sparse tails
+/// better covered for them (measured without it in `docs/uncertainty.md`, "How many
+/// replicates"). A release whose replicate costs more gets what the levels ask for,
+/// about the release's own measurement and consistency when that is one replicate.
 pub const WORK_BUDGET: u64 = 180_000_000;
 /// At most this many full replicates: the coverage measured with 100 is within sampling
 /// error of that with more (`docs/uncertainty.md`). The levels with few regions are
@@ -265,7 +267,8 @@ pub const UNITS_PER_REPLICATE: u64 = 200_000;
 /// The cost of one replicate in abstract units, from what the first replicate did
 /// (post-processing: the noisy values it drew are not the dataset's): the work of its
 /// measurements' fits ([`bootstrap::measurement_work`]), and [`UNITS_PER_CELL`],
-/// [`UNITS_PER_REGION`] and [`UNITS_PER_REPLICATE`].
+/// [`UNITS_PER_REGION`] and [`UNITS_PER_REPLICATE`]. Only a preview's margins, which
+/// share a budget of work among its trials ([`Replicates::Within`]), are sized by it.
 pub fn replicate_cost(measurement_work: u64, released_cells: u64, regions: u64) -> u64 {
     measurement_work
         .saturating_add(released_cells.saturating_mul(UNITS_PER_CELL))
@@ -273,44 +276,25 @@ pub fn replicate_cost(measurement_work: u64, released_cells: u64, regions: u64) 
         .saturating_add(UNITS_PER_REPLICATE)
 }
 
-/// The fewest full replicates `auto` draws where a level has few regions and no top
-/// replicates can serve it (the hierarchy cannot be cut above its leaves), where they
-/// fit [`STRETCH_BUDGET`]: with fewer, the pools of levels with few cells (a nation, a
-/// handful of states) are too small and their coverage falls well below the nominal
-/// (the figures, per number of replicates, are in `docs/uncertainty.md`, "How many
-/// replicates").
-pub const MIN_AUTO_REPLICATES: u32 = 30;
-/// The work `auto` may spend to reach [`MIN_AUTO_REPLICATES`] (four times
-/// [`WORK_BUDGET`]).
-pub const STRETCH_BUDGET: u64 = 4 * WORK_BUDGET;
-
-/// `R` for replicates that each cost `cost` ([`replicate_cost`]): as many as fit
-/// [`WORK_BUDGET`], between [`MIN_REPLICATES`] and [`MAX_REPLICATES`].
-pub fn auto_replicates(cost: u64) -> u32 {
-    replicates_within(WORK_BUDGET, cost)
-}
-
-/// [`auto_replicates`], raised where a level has few regions and no [`top_cut`] can
-/// serve it (the levels are thin down to the leaves): to the fewest replicates for which
-/// a cut exists, or to [`MIN_AUTO_REPLICATES`], within [`STRETCH_BUDGET`].
-fn auto_replicates_for(cost: u64, plan: &ReleasePlan, public: PublicData<'_>) -> u32 {
-    let r = auto_replicates(cost);
-    let regions = regions_per_level(public);
-    let served =
-        |r: u32| regions.iter().all(|&n| !thin_level(n, r)) || top_cut(plan, public, r).is_some();
-    let most = (STRETCH_BUDGET / cost.max(1)).min(u64::from(MIN_AUTO_REPLICATES)) as u32;
-    (r..=most.max(r))
-        .find(|&r| served(r))
-        .unwrap_or(most.max(r))
-}
-
-/// A level's regions with groups, times the full replicates, below which its pools hold
-/// too few independent draws (a region's errors within one replicate move together):
-/// the level is drawn again in top replicates ([`top_cut`]).
+/// The independent draws of a level's errors (its regions with groups, times the
+/// replicates that draw it; a region's errors within one replicate move together) below
+/// which the Monte Carlo error of its pooled quantiles is too large: with `n` draws the
+/// coverage of a 90% interval read from them has a standard deviation of about
+/// `√(0.9 · 0.1 / n)`, 0.017 at 300, so that two of them stay within the issue's
+/// 0.85 (`docs/uncertainty.md`, "How many replicates").
 pub const MIN_LEVEL_DRAWS: u64 = 300;
 
-fn thin_level(regions: u64, replicates: u32) -> bool {
-    regions.saturating_mul(u64::from(replicates)) < MIN_LEVEL_DRAWS
+/// The draws a level of `regions` regions with groups asks for: enough for
+/// [`MIN_LEVEL_DRAWS`] errors, at most [`MAX_REPLICATES`] (a nation: more draws of one
+/// region's errors did not cover better, the bias of the estimator there being what
+/// they miss: `docs/uncertainty.md`); none for a level without groups.
+pub fn draws_wanted(regions: u64) -> u32 {
+    if regions == 0 {
+        return 0;
+    }
+    MIN_LEVEL_DRAWS
+        .div_ceil(regions)
+        .min(u64::from(MAX_REPLICATES)) as u32
 }
 
 /// Per level, its regions with groups (those the margins describe).
@@ -321,22 +305,11 @@ fn regions_per_level(public: PublicData<'_>) -> Vec<u64> {
         .collect()
 }
 
-/// Where the top replicates cut the hierarchy: the first `thin_levels` levels have too
-/// few regions for the full replicates ([`MIN_LEVEL_DRAWS`]) and are drawn again on the
-/// hierarchy of the first `depth` levels, the last of them measured and standing for
-/// the leaves ([`bootstrap::Cut`]): the last thin level itself, or the first measured
-/// level below it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TopCut {
-    pub thin_levels: usize,
-    pub depth: usize,
-}
-
-/// The cut of the top replicates for `replicates` full ones, if any: none when no level
-/// is thin, or when the cut would hold the leaf level (the whole release: the levels
-/// are thin down to the leaves, or no level between them is measured). A function of
-/// the plan, the hierarchy and `G` only (public), so that `coco margins` finds the
-/// release's cut again.
+/// The depth of the hierarchy a top replicate of the first `levels` levels is drawn on
+/// ([`bootstrap::Cut`]): down to the first measured level at or below the last of them,
+/// which stands for the leaves. `None` when that is the leaf level (the whole release)
+/// or there is none. A function of the plan only (public), so that `coco margins` cuts
+/// the release's hierarchy where the release did.
 ///
 /// A top replicate draws the noise the full replicate with its key draws, region for
 /// region. Both consistency steps merge a region's own estimate with what its children
@@ -344,41 +317,100 @@ pub struct TopCut {
 /// a region's own measurement dominates that sum when it has many children (with equal
 /// budgets, a parent of `n` children loses about a share `1/(n + 1)` of its precision),
 /// so their intervals lean wide.
-pub fn top_cut(plan: &ReleasePlan, public: PublicData<'_>, replicates: u32) -> Option<TopCut> {
-    let regions = regions_per_level(public);
-    let depth = regions.len();
-    let thin_levels = (0..depth)
-        .find(|&l| !thin_level(regions[l], replicates))
-        .unwrap_or(depth);
-    if thin_levels == 0 {
-        return None;
-    }
-    let leaf = (thin_levels - 1..depth).find(|&l| plan.levels()[l].is_measured())?;
-    (leaf + 1 < depth).then_some(TopCut {
-        thin_levels,
-        depth: leaf + 1,
-    })
+pub fn cut_depth(plan: &ReleasePlan, levels: usize) -> Option<usize> {
+    let depth = plan.levels().len();
+    let last = levels.checked_sub(1)?;
+    let leaf = (last..depth).find(|&l| plan.levels()[l].is_measured())?;
+    (leaf + 1 < depth).then_some(leaf + 1)
 }
 
-/// How many top replicates `auto` draws beside `replicates` full ones: enough that the
-/// thin levels are drawn [`MAX_REPLICATES`] times in all, at most as many as cost, in
-/// regions measured, what the full replicates cost (`regions` in all, `cut_regions`
-/// above the cut).
-pub fn auto_top_replicates(replicates: u32, regions: usize, cut_regions: usize) -> u32 {
-    let wanted = MAX_REPLICATES.saturating_sub(replicates);
-    let affordable =
-        u64::from(replicates).saturating_mul(regions as u64) / (cut_regions.max(1) as u64);
-    wanted.min(affordable.min(u64::from(u32::MAX)) as u32)
+/// How many of the first levels top replicates can draw ([`cut_depth`]): up to the
+/// last measured level above the leaves.
+fn servable_levels(plan: &ReleasePlan) -> usize {
+    let depth = plan.levels().len();
+    (0..depth.saturating_sub(1))
+        .rev()
+        .find(|&l| plan.levels()[l].is_measured())
+        .map_or(0, |l| l + 1)
+}
+
+/// The fewest full replicates: as many as the levels that top replicates cannot draw
+/// ask for ([`draws_wanted`]: the leaves and the levels between them and the last
+/// measured level above them), at least one. The other levels get what they ask for
+/// beyond `R` from top replicates ([`top_runs`]). A function of the plan, the
+/// hierarchy and `G` only, never of time or of the machine.
+pub fn min_replicates(plan: &ReleasePlan, public: PublicData<'_>) -> u32 {
+    let regions = regions_per_level(public);
+    let served = servable_levels(plan).min(regions.len());
+    regions[served..]
+        .iter()
+        .map(|&n| draws_wanted(n))
+        .max()
+        .unwrap_or(0)
+        .max(MIN_REPLICATES)
+}
+
+/// The work `auto` may spend to reach [`min_replicates`] (four times
+/// [`WORK_BUDGET`]): a census-scale release whose leaves are too few for one replicate
+/// (no such release is known) gets what fits it.
+pub const STRETCH_BUDGET: u64 = 4 * WORK_BUDGET;
+
+/// `R`, the full replicates `auto` draws for replicates that each cost `cost`
+/// ([`replicate_cost`]): the levels' draws ([`min_replicates`], within
+/// [`STRETCH_BUDGET`]), or as many as fit [`WORK_BUDGET`] if more, at most
+/// [`MAX_REPLICATES`].
+pub fn auto_replicates(cost: u64, plan: &ReleasePlan, public: PublicData<'_>) -> u32 {
+    let least = min_replicates(plan, public).min(replicates_within(STRETCH_BUDGET, cost));
+    replicates_within(WORK_BUDGET, cost).max(least)
+}
+
+/// A run of top replicates: `replicates` draws of the first `levels` levels, on the
+/// hierarchy cut at [`cut_depth`]; their errors are pooled for those levels only (a
+/// measured level below them that ends the cut has its full replicates). The manifest
+/// records the runs (`uncertainty.top_runs`), so that `coco margins` draws them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TopRun {
+    pub levels: usize,
+    pub replicates: u32,
+}
+
+/// The top replicates beside `replicates` full ones: each level that asks for more
+/// draws than `replicates` ([`draws_wanted`]) gets the rest, the deepest first, so
+/// that a top replicate draws the levels that still ask for draws and no more (a
+/// nation its 100, 52 states their 6). Levels top replicates cannot draw
+/// ([`cut_depth`]) get none: `auto` gives them full replicates enough.
+pub fn top_runs(plan: &ReleasePlan, public: PublicData<'_>, replicates: u32) -> Vec<TopRun> {
+    let regions = regions_per_level(public);
+    let served = servable_levels(plan).min(regions.len());
+    let extra: Vec<u32> = regions[..served]
+        .iter()
+        .map(|&n| draws_wanted(n).saturating_sub(replicates))
+        .collect();
+    let most = extra.iter().copied().max().unwrap_or(0);
+    let mut runs: Vec<TopRun> = Vec::new();
+    for t in 1..=most {
+        // The levels that still ask for a draw: a prefix, the levels with fewer regions
+        // asking for more (a level between two that ask is drawn too).
+        let levels = extra.iter().rposition(|&e| e >= t).map_or(0, |l| l + 1);
+        match runs.last_mut() {
+            Some(run) if run.levels == levels => run.replicates += 1,
+            _ => runs.push(TopRun {
+                levels,
+                replicates: 1,
+            }),
+        }
+    }
+    runs
 }
 
 /// How many top replicates to draw.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub enum TopReplicates {
-    /// [`auto_top_replicates`].
+    /// [`top_runs`].
     #[default]
     Auto,
-    /// This many (`coco margins`: the number the release's manifest records).
-    Fixed(u32),
+    /// These (`coco margins`: the runs the release's manifest records).
+    Runs(Vec<TopRun>),
 }
 
 /// `R` for replicates that each cost `cost` within `budget`.
@@ -411,10 +443,10 @@ pub struct Uncertainty {
     pub confidence: Confidence,
     pub rule: Rule,
     pub replicates: u32,
-    /// The top replicates drawn besides ([`top_cut`]), and the levels they drew
-    /// (the first `top_levels`); 0 and 0 when none.
+    /// The top replicates drawn besides, in all, and their runs ([`top_runs`]); 0 and
+    /// none when none.
     pub top_replicates: u32,
-    pub top_levels: usize,
+    pub top_runs: Vec<TopRun>,
     /// The bootstrap's key, published in the manifest (`uncertainty.seed`) so that
     /// anyone re-running the bootstrap on the published tables (`coco margins`) draws
     /// the same replicates and gets the same intervals.
@@ -878,9 +910,13 @@ fn in_batches(
 /// [`Uncertainty::region`] looks up) gets a pool, empty if no replicate cell falls in it,
 /// so that it borrows a coarser class's quantiles ([`offsets_table`]) instead of having
 /// none.
+///
+/// Region `i` of replicate `r` goes to half `(i + r) mod 2` of `pools`
+/// ([`converge`]); the intervals are read from both halves together.
 #[allow(clippy::too_many_arguments)]
 fn add_replicate(
-    pools: &mut Pools,
+    pools: &mut [Pools; 2],
+    r: u32,
     reach: &mut reach::ReachPools,
     (released, truth): (&HistogramSet, &HistogramSet),
     replicate: &HistogramSet,
@@ -899,13 +935,14 @@ fn add_replicate(
         .into_par_iter()
         .chunks(CHUNK)
         .map(|ids| {
-            let mut out = Pools::default();
+            let mut halves = [Pools::default(), Pools::default()];
             let mut moved = reach::ReachPools::default();
             for i in ids {
                 let id = NodeId(i as u32);
                 if public.groups(id) == 0 {
                     continue;
                 }
+                let out = &mut halves[(i + r as usize) % 2];
                 let level = h.node(id).level.0 as u16;
                 let zone = zones.get(usize::from(level)).copied().flatten();
                 if register {
@@ -960,17 +997,23 @@ fn add_replicate(
                     }
                 }
             }
-            (out, moved)
+            (halves, moved)
         })
         .reduce(
-            || (Pools::default(), reach::ReachPools::default()),
-            |(a, mut x), (b, y)| {
+            || {
+                (
+                    [Pools::default(), Pools::default()],
+                    reach::ReachPools::default(),
+                )
+            },
+            |([a0, a1], mut x), ([b0, b1], y)| {
                 x.merge(y);
-                (merge_pools(a, b), x)
+                ([merge_pools(a0, b0), merge_pools(a1, b1)], x)
             },
         );
-    let taken = std::mem::take(pools);
-    *pools = merge_pools(taken, found.0);
+    let [f0, f1] = found.0;
+    let [h0, h1] = std::mem::take(pools);
+    *pools = [merge_pools(h0, f0), merge_pools(h1, f1)];
     reach.merge(found.1);
 }
 
@@ -1073,11 +1116,12 @@ pub(crate) fn bootstrap(
         ..release
     };
     let consistency = crate::release::pipeline::draw::consistency_options(plan, public.hierarchy);
-    let mut pools = Pools::default();
+    // Two halves ([`converge`]), read together.
+    let mut pools = [Pools::default(), Pools::default()];
     let mut moved = reach::ReachPools::default();
     let mut summary = summary::SummaryPools::new(k, request);
     // The first replicate says what one costs (the noisy values it drew and fitted);
-    // `auto` sizes `R` from that.
+    // `auto` sizes `R` from that and the levels' draws.
     let mut replicates = match options.replicates {
         Replicates::Fixed(n) => n.max(1),
         Replicates::Auto | Replicates::Within(_) => 1,
@@ -1099,6 +1143,7 @@ pub(crate) fn bootstrap(
         let phase = crate::timing::phase("    replicate: pooling its errors");
         add_replicate(
             &mut pools,
+            r,
             &mut moved,
             (released, world.histograms),
             &replicate.histograms,
@@ -1113,7 +1158,6 @@ pub(crate) fn bootstrap(
         }
         phase.done();
     };
-    // The first replicate says what one costs.
     let first = draw(0)?;
     let cost = replicate_cost(
         first.work,
@@ -1121,35 +1165,35 @@ pub(crate) fn bootstrap(
         public.hierarchy.len() as u64,
     );
     match options.replicates {
-        Replicates::Auto => replicates = auto_replicates_for(cost, plan, public),
+        Replicates::Auto => replicates = auto_replicates(cost, plan, public),
         Replicates::Within(budget) => replicates = replicates_within(budget, cost),
         Replicates::Fixed(_) => {}
     }
+    let work = first.work;
+    pool(0, first);
+    in_batches(1..replicates, draw, &mut pool)?;
     crate::timing::note(&format!(
         "margins of error: a replicate costs {} units ({} of measurements, {} cells, {} regions): {replicates} replicates",
         crate::units::thousands(u128::from(cost)),
-        crate::units::thousands(u128::from(first.work)),
+        crate::units::thousands(u128::from(work)),
         crate::units::thousands(released.cells() as u128),
         crate::units::thousands(public.hierarchy.len() as u128),
     ));
-    pool(0, first);
-    in_batches(1..replicates, draw, &mut pool)?;
-    // The levels with few regions, drawn again on the hierarchy cut below them.
-    let cut = top_cut(plan, public, replicates);
-    let mut top_replicates = 0;
-    if let Some(cut) = cut
-        && replicates < MAX_REPLICATES
-    {
-        let top = bootstrap::Cut::new(plan, public.hierarchy, cut.depth);
-        top_replicates = match options.top_replicates {
-            TopReplicates::Auto => {
-                auto_top_replicates(replicates, public.hierarchy.len(), top.regions())
-            }
-            TopReplicates::Fixed(n) => n,
+    // The levels with few regions, drawn again on the hierarchy cut below them, each
+    // until it has the draws it asks for.
+    let runs = match &options.top_replicates {
+        TopReplicates::Auto => top_runs(plan, public, replicates),
+        TopReplicates::Runs(runs) => runs.clone(),
+    };
+    let mut next = replicates;
+    for run in runs.iter().filter(|run| run.replicates > 0) {
+        let Some(depth) = cut_depth(plan, run.levels) else {
+            continue;
         };
-        // Their errors are pooled for the thin levels only (a measured level below
-        // them that ends the cut has its full replicates).
-        let thin = public.hierarchy.truncated(cut.thin_levels);
+        let top = bootstrap::Cut::new(plan, public.hierarchy, depth);
+        // Their errors are pooled for the levels the run draws only (a measured level
+        // below them that ends the cut has its full replicates).
+        let thin = public.hierarchy.truncated(run.levels);
         let pooled = PublicData {
             hierarchy: &thin,
             groups: public.groups,
@@ -1160,10 +1204,11 @@ pub(crate) fn bootstrap(
             phase.done();
             replicate
         };
-        let end = replicates.saturating_add(top_replicates);
-        in_batches(replicates..end, draw_top, |_, replicate| {
+        let end = next.saturating_add(run.replicates);
+        in_batches(next..end, draw_top, |r, replicate| {
             add_replicate(
                 &mut pools,
+                r,
                 &mut moved,
                 (released, world.histograms),
                 &replicate.histograms,
@@ -1174,25 +1219,47 @@ pub(crate) fn bootstrap(
             );
             summary.add(world.histograms, &replicate.histograms, pooled);
         })?;
-        if top_replicates > 0 {
-            crate::timing::note(&format!(
-                "margins of error: {top_replicates} top replicates of the first {} level(s), cut below level {}",
-                cut.thin_levels,
-                cut.depth - 1
-            ));
-        }
+        crate::timing::note(&format!(
+            "margins of error: {} top replicates of the first {} level(s), cut below level {}",
+            run.replicates,
+            run.levels,
+            depth - 1
+        ));
+        next = end;
     }
     let phase = crate::timing::phase("    quantiles of the pools");
     let floors = floor::floors(plan, public, k, options.confidence);
+    if crate::timing::enabled() {
+        // How far the intervals could still move with more replicates ([`converge`]).
+        let a = converge::assess(
+            &pools,
+            replicates,
+            &converge::Weights::of(released, public, &zones),
+            public.hierarchy.depth(),
+            options.rule,
+            options.confidence,
+        );
+        crate::timing::note(&format!(
+            "margins of error: per level, head | tail: Monte Carlo error, share of cells borrowing a coarser class: {}",
+            a.levels
+                .iter()
+                .map(|[h, t]| format!(
+                    "{:.3} {:.2} | {:.3} {:.2}",
+                    h.mc_error, h.borrowed, t.mc_error, t.borrowed
+                ))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    let [h0, h1] = pools;
+    let pools = merge_pools(h0, h1);
     let offsets = offsets_table(&pools, options.rule, options.confidence, &floors);
     let u = Uncertainty {
         confidence: options.confidence,
         rule: options.rule,
         replicates,
-        top_replicates,
-        top_levels: cut
-            .filter(|_| top_replicates > 0)
-            .map_or(0, |c| c.thin_levels),
+        top_replicates: next - replicates,
+        top_runs: runs,
         key,
         max_size: k,
         reach: moved.table(&offsets, options.confidence),
@@ -1221,16 +1288,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn auto_replicates_follow_the_cost() {
+    fn auto_replicates_follow_the_cost_above_the_levels_draws() {
+        let (h, groups) = four_levels();
+        let public = PublicData {
+            hierarchy: &h,
+            groups: &groups,
+        };
+        let even = four_level_plan(&h, &["1/4", "1/4", "1/4", "1/4"]);
+        let auto = |cost| auto_replicates(cost, &even, public);
         // Cheap replicates: the most.
-        assert_eq!(auto_replicates(1), MAX_REPLICATES);
-        assert_eq!(auto_replicates(WORK_BUDGET / 100), MAX_REPLICATES);
+        assert_eq!(auto(1), MAX_REPLICATES);
+        assert_eq!(auto(WORK_BUDGET / 100), MAX_REPLICATES);
         // Between: as many as fit the budget.
-        assert_eq!(auto_replicates(WORK_BUDGET / 50), 50);
-        assert_eq!(auto_replicates(WORK_BUDGET / 13), 13);
-        // Census scale: one.
-        assert_eq!(auto_replicates(10_000_000_000), 1);
-        assert_eq!(auto_replicates(u64::MAX), 1);
+        assert_eq!(auto(WORK_BUDGET / 50), 50);
+        assert_eq!(auto(WORK_BUDGET / 13), 13);
+        // Dear: what the levels ask for (the tracts, 2)...
+        assert_eq!(auto(WORK_BUDGET), 2);
+        assert_eq!(auto(STRETCH_BUDGET / 2), 2);
+        // ...within the stretched budget.
+        assert_eq!(auto(STRETCH_BUDGET), 1);
+        assert_eq!(auto(u64::MAX), 1);
+        // A bottom-up plan: 100 asked for, within the stretched budget.
+        let bottom_up = four_level_plan(&h, &["0", "0", "0", "1"]);
+        assert_eq!(auto_replicates(WORK_BUDGET, &bottom_up, public), 4);
+        assert_eq!(auto_replicates(WORK_BUDGET / 30, &bottom_up, public), 100);
+    }
+
+    #[test]
+    fn each_level_asks_for_300_draws_at_most_100_of_a_region() {
+        assert_eq!(MIN_LEVEL_DRAWS, 300);
+        assert_eq!(draws_wanted(0), 0);
+        assert_eq!(draws_wanted(1), MAX_REPLICATES);
+        assert_eq!(draws_wanted(3), MAX_REPLICATES);
+        assert_eq!(draws_wanted(4), 75);
+        assert_eq!(draws_wanted(52), 6);
+        assert_eq!(draws_wanted(300), 1);
+        assert_eq!(draws_wanted(8_000_000), 1);
     }
 
     /// nation → 2 states → 20 counties → 200 tracts, 5 groups in each region.
@@ -1275,95 +1368,68 @@ mod tests {
     }
 
     #[test]
-    fn top_cut_takes_the_thin_levels_down_to_a_measured_one() {
+    fn a_cut_ends_at_a_measured_level_above_the_leaves() {
+        let (h, _) = four_levels();
+        let even = four_level_plan(&h, &["1/4", "1/4", "1/4", "1/4"]);
+        assert_eq!(cut_depth(&even, 0), None);
+        assert_eq!(cut_depth(&even, 1), Some(1));
+        assert_eq!(cut_depth(&even, 3), Some(3));
+        // The leaves: the whole release.
+        assert_eq!(cut_depth(&even, 4), None);
+        assert_eq!(servable_levels(&even), 3);
+        // An unmeasured level: the cut goes down to the next measured one...
+        let skip = four_level_plan(&h, &["1/4", "0", "1/4", "1/2"]);
+        assert_eq!(cut_depth(&skip, 2), Some(3));
+        assert_eq!(servable_levels(&skip), 3);
+        // ...unless that is the leaf level.
+        let above = four_level_plan(&h, &["1/2", "0", "0", "1/2"]);
+        assert_eq!(cut_depth(&above, 1), Some(1));
+        assert_eq!(cut_depth(&above, 2), None);
+        assert_eq!(servable_levels(&above), 1);
+        let bottom_up = four_level_plan(&h, &["0", "0", "0", "1"]);
+        assert_eq!(cut_depth(&bottom_up, 1), None);
+        assert_eq!(servable_levels(&bottom_up), 0);
+    }
+
+    #[test]
+    fn full_replicates_serve_the_levels_no_cut_can_and_top_runs_the_rest() {
+        // 1 nation, 2 states, 20 counties, 200 tracts: 100, 100, 15 and 2 draws wanted.
         let (h, groups) = four_levels();
         let public = PublicData {
             hierarchy: &h,
             groups: &groups,
         };
+        let run = |levels, replicates| TopRun { levels, replicates };
         let even = four_level_plan(&h, &["1/4", "1/4", "1/4", "1/4"]);
-        let cut = |plan: &ReleasePlan, r| top_cut(plan, public, r);
-        // With MIN_LEVEL_DRAWS = 300: 300 replicates draw the nation 300 times, and
-        // nothing is thin.
-        assert_eq!(MIN_LEVEL_DRAWS, 300);
-        assert_eq!(cut(&even, 300), None);
-        // 150: the nation alone is thin, and the cut is the nation.
-        let nation = TopCut {
-            thin_levels: 1,
-            depth: 1,
-        };
-        assert_eq!(cut(&even, 150), Some(nation));
-        // 100: the nation (100 draws) and the states (200); the counties (2,000) are not.
-        let two = TopCut {
-            thin_levels: 2,
-            depth: 2,
-        };
-        assert_eq!(cut(&even, 100), Some(two));
-        // 10: the counties too (200 draws); the cut ends above the tracts.
-        let three = TopCut {
-            thin_levels: 3,
-            depth: 3,
-        };
-        assert_eq!(cut(&even, 10), Some(three));
-        // 1: thin down to the leaves (the tracts 200 draws): no cut.
-        assert_eq!(cut(&even, 1), None);
-        // An unmeasured last thin level: the cut goes down to the next measured one.
-        let skip = four_level_plan(&h, &["1/4", "0", "1/4", "1/2"]);
-        let deeper = TopCut {
-            thin_levels: 2,
-            depth: 3,
-        };
-        assert_eq!(cut(&skip, 100), Some(deeper));
-        // ...unless that is the leaf level: the cut would be the whole release.
+        // Only the tracts (the leaves) need full replicates: 2.
+        assert_eq!(min_replicates(&even, public), 2);
+        // Then the counties 13 more (with the states and nation), the states and the
+        // nation 85 more: every level gets what it asks for, and no more is drawn of
+        // the deeper levels than they ask.
+        assert_eq!(top_runs(&even, public, 2), vec![run(3, 13), run(2, 85)]);
+        // With as many full replicates as the most asked for, none.
+        assert_eq!(top_runs(&even, public, 100), vec![]);
+        // Levels nothing can cut below (unmeasured down to the leaves) get their draws
+        // from full replicates: the states and counties here, 100.
+        let above = four_level_plan(&h, &["1/2", "0", "0", "1/2"]);
+        assert_eq!(min_replicates(&above, public), 100);
+        assert_eq!(top_runs(&above, public, 100), vec![]);
+        // Given fewer, the nation alone is drawn again.
+        assert_eq!(top_runs(&above, public, 15), vec![run(1, 85)]);
         let bottom_up = four_level_plan(&h, &["0", "0", "0", "1"]);
-        assert_eq!(cut(&bottom_up, 100), None);
-        // Thin down to the leaves (no region has many draws): no cut.
-        let empty = vec![0; h.len()];
-        let mut sparse = empty.clone();
-        sparse[0] = 5;
-        let none = PublicData {
+        assert_eq!(min_replicates(&bottom_up, public), 100);
+        // A region without groups is no draw: a hierarchy of one occupied region per
+        // level asks 100 of each.
+        let mut sparse = vec![0; h.len()];
+        for id in [0, 1, 3, 23] {
+            sparse[id] = 5;
+        }
+        let one = PublicData {
             hierarchy: &h,
             groups: &sparse,
         };
-        assert_eq!(top_cut(&even, none, 1), None);
-    }
-
-    #[test]
-    fn auto_replicates_reach_a_cut_or_the_stretch() {
-        let (h, groups) = four_levels();
-        let public = PublicData {
-            hierarchy: &h,
-            groups: &groups,
-        };
-        let even = four_level_plan(&h, &["1/4", "1/4", "1/4", "1/4"]);
-        // A cut exists: the budget alone decides.
-        assert_eq!(auto_replicates_for(WORK_BUDGET / 7, &even, public), 7);
-        // Thin down to the leaves at 1 (the tracts 200 draws): raised to the fewest
-        // replicates with a cut, 2.
-        assert_eq!(auto_replicates_for(WORK_BUDGET, &even, public), 2);
-        // Bottom-up: no cut can serve the thin levels, so `R` is stretched to
-        // [`MIN_AUTO_REPLICATES`] where that fits the stretched budget...
-        let bottom_up = four_level_plan(&h, &["0", "0", "0", "1"]);
-        assert_eq!(
-            auto_replicates_for(WORK_BUDGET / 8, &bottom_up, public),
-            MIN_AUTO_REPLICATES
-        );
-        // ...and to what fits it where it does not.
-        assert_eq!(
-            auto_replicates_for(STRETCH_BUDGET / 12, &bottom_up, public),
-            12
-        );
-        assert_eq!(auto_replicates_for(u64::MAX, &bottom_up, public), 1);
-    }
-
-    #[test]
-    fn top_replicates_fill_the_thin_levels_draws_at_the_full_ones_cost() {
-        // Want MAX_REPLICATES in all.
-        assert_eq!(auto_top_replicates(28, 3_273, 1), MAX_REPLICATES - 28);
-        // No more than the full replicates cost, in regions measured.
-        assert_eq!(auto_top_replicates(1, 3_273, 53), 61);
-        assert_eq!(auto_top_replicates(4, 31, 3), 41);
-        assert_eq!(auto_top_replicates(100, 10, 1), 0);
+        assert_eq!(regions_per_level(one), vec![1, 1, 1, 1]);
+        assert_eq!(min_replicates(&even, one), 100);
     }
 
     #[test]

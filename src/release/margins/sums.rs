@@ -50,14 +50,14 @@ pub struct Query {
 
 /// How the bootstrap is run: as the release ran it (its manifest's confidence, rule,
 /// replicate count and key) for the intervals to be the release's.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SumsOptions {
     pub confidence: Confidence,
     pub rule: Rule,
     pub replicates: u32,
-    /// The release's top replicates (its manifest's `uncertainty.top_replicates`; 0 for
-    /// a release written before coco drew them).
-    pub top_replicates: u32,
+    /// The release's runs of top replicates (its manifest's `uncertainty.top_runs`;
+    /// none for a release written before coco drew them).
+    pub top_runs: Vec<super::TopRun>,
     pub key: BootstrapKey,
 }
 
@@ -122,7 +122,7 @@ pub fn margins(
             key: None,
             keep_replicates: false,
             bias: super::Bias::default(),
-            top_replicates: super::TopReplicates::Fixed(options.top_replicates),
+            top_replicates: super::TopReplicates::Runs(options.top_runs.clone()),
         },
         options.key,
         &request,

@@ -371,7 +371,12 @@ pub struct ManifestUncertainty {
     pub method: crate::release::margins::MarginsMethod,
     /// Bootstrap replicates drawn.
     pub replicates: u32,
-    /// Top replicates drawn besides: the first `top_levels` levels, those with few
+    /// Top replicates drawn besides, in all, and the most levels one drew (the first
+    /// `top_levels`): those with few regions, drawn again on the hierarchy cut below them
+    /// ([`crate::release::margins::top_runs`]; `top_runs` says how many drew how many
+    /// levels). Absent when none were drawn (and in manifests written before coco drew
+    /// them; a manifest without `top_runs` drew `top_replicates` of its first
+    /// `top_levels` levels).
     /// regions, drawn again on the hierarchy cut below them
     /// ([`crate::release::margins::top_cut`]). Absent when none were drawn (and in
     /// manifests written before coco drew them).
@@ -379,6 +384,8 @@ pub struct ManifestUncertainty {
     pub top_replicates: u32,
     #[serde(default, skip_serializing_if = "is_zero_usize")]
     pub top_levels: usize,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub top_runs: Vec<crate::release::margins::TopRun>,
     /// How an interval is read from the pooled differences.
     pub rule: crate::release::margins::Rule,
     /// The bootstrap's key, 64 hexadecimal digits
@@ -400,14 +407,47 @@ impl ManifestUncertainty {
             self.replicates,
             if self.replicates == 1 { "" } else { "s" }
         );
-        if self.top_replicates > 0 {
-            let levels = match self.top_levels {
-                1 => "its first level, the one with few regions".to_string(),
-                n => format!("its first {n} levels, those with few regions"),
-            };
-            out.push_str(&format!(" and {} more of {levels}", self.top_replicates));
+        let first = |n: usize| match n {
+            1 => "its first level".to_string(),
+            n => format!("its first {n} levels"),
+        };
+        match self.runs().as_slice() {
+            [] => {}
+            [run] => {
+                let levels = match run.levels {
+                    1 => "its first level, the one with few regions".to_string(),
+                    n => format!("its first {n} levels, those with few regions"),
+                };
+                out.push_str(&format!(" and {} more of {levels}", run.replicates));
+            }
+            runs => {
+                let each: Vec<String> = runs
+                    .iter()
+                    .map(|run| format!("{} of {}", run.replicates, first(run.levels)))
+                    .collect();
+                out.push_str(&format!(
+                    " and {} more of its levels with few regions ({})",
+                    self.top_replicates,
+                    each.join(", ")
+                ));
+            }
         }
         out
+    }
+
+    /// The runs of top replicates drawn: `top_runs`, or in a manifest written before
+    /// coco recorded them, `top_replicates` of the first `top_levels` levels.
+    pub fn runs(&self) -> Vec<crate::release::margins::TopRun> {
+        if !self.top_runs.is_empty() {
+            return self.top_runs.clone();
+        }
+        if self.top_replicates == 0 {
+            return Vec::new();
+        }
+        vec![crate::release::margins::TopRun {
+            levels: self.top_levels,
+            replicates: self.top_replicates,
+        }]
     }
 }
 

@@ -50,7 +50,7 @@ pub fn margins(
     draw: &Draw,
     extras: &Extras,
 ) -> Result<Option<Arc<Uncertainty>>, ExportError> {
-    let Some(options) = extras.uncertainty else {
+    let Some(options) = extras.uncertainty.clone() else {
         return Ok(None);
     };
     // Margins computed for review kept no replicates: asked for, they are drawn again.
@@ -137,7 +137,8 @@ pub fn write(
             method: u.method(),
             replicates: u.replicates,
             top_replicates: u.top_replicates,
-            top_levels: u.top_levels,
+            top_levels: u.top_runs.first().map_or(0, |run| run.levels),
+            top_runs: u.top_runs.clone(),
             rule: u.rule,
             seed: Some(u.key.to_hex()),
         }),

@@ -53,8 +53,9 @@ pub struct Published {
     pub confidence: Confidence,
     pub rule: Rule,
     pub replicates: u32,
-    /// The top replicates drawn besides (0 when none, or before coco drew them).
-    pub top_replicates: u32,
+    /// The runs of top replicates drawn besides (none when none, or before coco drew
+    /// them).
+    pub top_runs: Vec<crate::release::margins::TopRun>,
     pub key: BootstrapKey,
 }
 
@@ -191,7 +192,7 @@ pub fn read(dir: &Path) -> Result<Published, PublishedError> {
         confidence,
         rule: margins.rule,
         replicates: margins.replicates.max(1),
-        top_replicates: margins.top_replicates,
+        top_runs: margins.runs(),
         key,
         manifest,
         hierarchy,
