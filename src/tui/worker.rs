@@ -370,7 +370,7 @@ impl Worker {
                 let send = |update: Update| {
                     let _ = tx.send(Message { kind, id, update });
                 };
-                run_job(job, &cancel, &send);
+                guarded(kind, || run_job(job, &cancel, &send), &send);
             });
         match spawned {
             Ok(handle) => {
@@ -522,6 +522,22 @@ impl Clocked {
 /// Trials finished and trials in all in a sweep's or frontier's run, over its points.
 fn sweep_trials(p: &SweepProgress) -> (usize, usize) {
     (p.trials_done, p.trials_total)
+}
+
+/// Runs a job; a bug that panics in it must not leave the screen waiting for an answer
+/// that never comes: it ends the job with an error naming the panic instead.
+fn guarded(kind: JobKind, run: impl FnOnce(), send: &(dyn Fn(Update) + Sync)) {
+    if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_string());
+        send(Update::failed(
+            kind,
+            format!("internal error, a bug in coco (please report it): {what}"),
+        ));
+    }
 }
 
 fn run_job(job: Job, cancel: &AtomicBool, send: &(dyn Fn(Update) + Sync)) {
@@ -868,5 +884,28 @@ mod tests {
         assert!(JobKind::Preview.cancellable() && JobKind::Draw.cancellable());
         assert!(Update::failed(JobKind::Export, "x".into()).is_final());
         assert!(!Update::DrawProgress { done: 1, total: 2 }.is_final());
+    }
+
+    #[test]
+    fn a_job_that_panics_ends_with_an_error_naming_it() {
+        let sent = std::sync::Mutex::new(Vec::new());
+        let send = |u: Update| sent.lock().unwrap().push(u);
+        // (The panic's message is printed by the default hook; the test passes.)
+        guarded(
+            JobKind::Preview,
+            || panic!("estimates kept without runs"),
+            &send,
+        );
+        guarded(JobKind::Preview, || {}, &send);
+        let sent = sent.into_inner().unwrap();
+        assert_eq!(sent.len(), 1, "only the panic sends");
+        match &sent[0] {
+            Update::Previewed(Err(message)) => assert_eq!(
+                message,
+                "internal error, a bug in coco (please report it): estimates kept without runs"
+            ),
+            _ => panic!("a preview's failure expected"),
+        }
+        assert!(sent[0].is_final());
     }
 }

@@ -5,7 +5,8 @@
 //!
 //! Each full replicate's regions are pooled into two halves, region `i` of replicate
 //! `r` into half `(i + r) mod 2`, so that a region's errors within one replicate, which
-//! move together, stay in one half. Each half reads every class's interval from its
+//! move together, stay in one half (only when the diagnostic is asked for: two halves
+//! cost a census-scale release's pooling several seconds). Each half reads every class's interval from its
 //! own pools ([`super::offsets_table`]'s choice of a class or a coarser one, without
 //! the floor); the interval of one half is then scored on the other half's errors.
 //! Where the two halves' intervals cover each other's errors as they cover their own,

@@ -911,8 +911,10 @@ fn in_batches(
 /// so that it borrows a coarser class's quantiles ([`offsets_table`]) instead of having
 /// none.
 ///
-/// Region `i` of replicate `r` goes to half `(i + r) mod 2` of `pools`
-/// ([`converge`]); the intervals are read from both halves together.
+/// Region `i` of replicate `r` goes to half `(i + r) mod 2` of `pools` when the
+/// Monte Carlo diagnostic is asked for ([`converge`], under `COCO_TIMING=1`), else to
+/// the first; the intervals are read from both halves together, so they are the same
+/// either way.
 #[allow(clippy::too_many_arguments)]
 fn add_replicate(
     pools: &mut [Pools; 2],
@@ -926,6 +928,7 @@ fn add_replicate(
     register: bool,
 ) {
     let h = public.hierarchy;
+    let split = crate::timing::enabled();
     // The reach's tally needs shares, not every region: a level of many regions is
     // sampled, every `stride`-th region by index.
     let strides: Vec<usize> = (0..h.depth())
@@ -942,7 +945,7 @@ fn add_replicate(
                 if public.groups(id) == 0 {
                     continue;
                 }
-                let out = &mut halves[(i + r as usize) % 2];
+                let out = &mut halves[if split { (i + r as usize) % 2 } else { 0 }];
                 let level = h.node(id).level.0 as u16;
                 let zone = zones.get(usize::from(level)).copied().flatten();
                 if register {
@@ -1231,6 +1234,7 @@ pub(crate) fn bootstrap(
     let floors = floor::floors(plan, public, k, options.confidence);
     if crate::timing::enabled() {
         // How far the intervals could still move with more replicates ([`converge`]).
+        let phase = crate::timing::phase("    Monte Carlo diagnostic (COCO_TIMING only)");
         let a = converge::assess(
             &pools,
             replicates,
@@ -1250,6 +1254,7 @@ pub(crate) fn bootstrap(
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
+        phase.done();
     }
     let [h0, h1] = pools;
     let pools = merge_pools(h0, h1);
