@@ -443,9 +443,7 @@ pub struct Uncertainty {
     pub confidence: Confidence,
     pub rule: Rule,
     pub replicates: u32,
-    /// The top replicates drawn besides, in all, and their runs ([`top_runs`]); 0 and
-    /// none when none.
-    pub top_replicates: u32,
+    /// The runs of top replicates drawn besides ([`top_runs`]); none when none.
     pub top_runs: Vec<TopRun>,
     /// The bootstrap's key, published in the manifest (`uncertainty.seed`) so that
     /// anyone re-running the bootstrap on the published tables (`coco margins`) draws
@@ -490,6 +488,11 @@ pub enum MarginsMethod {
 }
 
 impl Uncertainty {
+    /// The top replicates drawn besides the full ones, in all.
+    pub fn top_replicates(&self) -> u32 {
+        self.top_runs.iter().map(|run| run.replicates).sum()
+    }
+
     /// The method, as the manifest names it.
     pub fn method(&self) -> MarginsMethod {
         MarginsMethod::ParametricBootstrapPooled
@@ -1184,15 +1187,17 @@ pub(crate) fn bootstrap(
     ));
     // The levels with few regions, drawn again on the hierarchy cut below them, each
     // until it has the draws it asks for.
-    let runs = match &options.top_replicates {
+    // Only runs a cut can draw are drawn and recorded.
+    let runs: Vec<(TopRun, usize)> = match &options.top_replicates {
         TopReplicates::Auto => top_runs(plan, public, replicates),
         TopReplicates::Runs(runs) => runs.clone(),
-    };
+    }
+    .into_iter()
+    .filter(|run| run.replicates > 0)
+    .filter_map(|run| Some((run, cut_depth(plan, run.levels)?)))
+    .collect();
     let mut next = replicates;
-    for run in runs.iter().filter(|run| run.replicates > 0) {
-        let Some(depth) = cut_depth(plan, run.levels) else {
-            continue;
-        };
+    for &(run, depth) in &runs {
         let top = bootstrap::Cut::new(plan, public.hierarchy, depth);
         // Their errors are pooled for the levels the run draws only (a measured level
         // below them that ends the cut has its full replicates).
@@ -1263,8 +1268,7 @@ pub(crate) fn bootstrap(
         confidence: options.confidence,
         rule: options.rule,
         replicates,
-        top_replicates: next - replicates,
-        top_runs: runs,
+        top_runs: runs.into_iter().map(|(run, _)| run).collect(),
         key,
         max_size: k,
         reach: moved.table(&offsets, options.confidence),

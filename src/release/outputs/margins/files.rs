@@ -136,7 +136,7 @@ pub fn write(
             confidence: u.confidence.level(),
             method: u.method(),
             replicates: u.replicates,
-            top_replicates: u.top_replicates,
+            top_replicates: u.top_replicates(),
             top_levels: u.top_runs.first().map_or(0, |run| run.levels),
             top_runs: u.top_runs.clone(),
             rule: u.rule,
