@@ -74,6 +74,7 @@ pub mod coverage;
 pub mod floor;
 pub mod pool;
 pub mod reach;
+pub mod skipped;
 pub mod summary;
 pub mod sums;
 pub mod zone;
@@ -230,8 +231,11 @@ pub struct UncertaintyOptions {
 /// drawn ([`zone`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Bias {
-    /// The tails' groups put at `L` are spread over their zones (the default).
+    /// The tails' groups put at `L` are spread over their zones ([`zone`]) and the sizes
+    /// `hg`'s rounding skipped are filled ([`skipped`]): the default.
     #[default]
+    Undone,
+    /// The tails' zones only: for comparison (what `coco` did before [`skipped`]).
     TailZone,
     /// The release itself is the truth: for comparison only (the coverage test's
     /// companion shows what the zone is for).
@@ -1112,11 +1116,16 @@ pub(crate) fn bootstrap(
     let source = key.source();
     let released = release.histograms();
     // The bootstrap's truth: the release with its tails' zones spread ([`zone`]).
+    let depth = public.hierarchy.depth();
     let zones = match options.bias {
-        Bias::TailZone => zone::zones(plan, public.hierarchy.depth(), k),
-        Bias::Ignored => vec![None; public.hierarchy.depth()],
+        Bias::Undone | Bias::TailZone => zone::zones(plan, depth, k),
+        Bias::Ignored => vec![None; depth],
     };
-    let spread = zone::world(released, public, &zones, plan);
+    let skipped = match options.bias {
+        Bias::Undone => zone::skipped_levels(plan, depth),
+        Bias::TailZone | Bias::Ignored => vec![None; depth],
+    };
+    let spread = zone::world(released, public, &zones, &skipped, plan);
     let world = Released {
         histograms: spread.as_ref().unwrap_or(released),
         ..release

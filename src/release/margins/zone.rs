@@ -72,19 +72,23 @@ pub fn zones(plan: &ReleasePlan, levels: usize, k: Size) -> Vec<Option<Zone>> {
         .collect()
 }
 
-/// The bootstrap's truth: the released histograms with, in every region of a level with
-/// a zone, the size-`L` groups spread over the zone's sizes (see the module docs), and
-/// every region of a level `plan` leaves unmeasured the sum of its children's truths: a
-/// replicate estimates such a region from its children, as the release did, so its
-/// truth is theirs (the released region, their sum, would miss the groups spread below
-/// it). `None` if no level has a zone.
+/// The bootstrap's truth: the released histograms with the estimators' biases undone
+/// as far as public information allows. In every region of a level with a zone, the
+/// size-`L` groups are spread over the zone's sizes (see the module docs); in every
+/// region of a level `skipped` gives a noise s.d. for (measured with `hg`), the sizes the release skipped
+/// between populous sizes are filled ([`super::skipped`]); and every region of a level
+/// `plan` leaves unmeasured is the sum of its children's truths: a replicate estimates
+/// such a region from its children, as the release did, so its truth is theirs (the
+/// released region, their sum, would miss the groups spread below it). `None` if no
+/// level has a zone or skipped sizes to fill.
 pub fn world(
     released: &HistogramSet,
     public: PublicData<'_>,
     zones: &[Option<Zone>],
+    skipped: &[Option<f64>],
     plan: &ReleasePlan,
 ) -> Option<HistogramSet> {
-    if zones.iter().all(Option::is_none) {
+    if zones.iter().all(Option::is_none) && skipped.iter().all(Option::is_none) {
         return None;
     }
     let h = public.hierarchy;
@@ -94,7 +98,10 @@ pub fn world(
             let level = h.node(NodeId(i as u32)).level.0;
             match zones.get(level).copied().flatten() {
                 Some(zone) => spread(hist.pairs(), zone, phase(i)),
-                None => hist.to_owned(),
+                None => match skipped.get(level).copied().flatten() {
+                    Some(sd) => super::skipped::fill(hist.pairs(), sd, phase(i)),
+                    None => hist.to_owned(),
+                },
             }
         })
         .collect();
@@ -106,6 +113,21 @@ pub fn world(
         hists[id.index()] = CountOfCounts::sum(node.children().map(|c| hists[c.index()].as_ref()));
     }
     Some(hists.into_iter().collect())
+}
+
+/// Per level (root first), for a level measured with `hg`, whose rounding skips sizes
+/// ([`super::skipped`]), the s.d. of one measured value's noise; `None` for the others.
+pub fn skipped_levels(plan: &ReleasePlan, levels: usize) -> Vec<Option<f64>> {
+    (0..levels)
+        .map(|l| {
+            let level = plan.level(crate::data::LevelId(l));
+            if !matches!(level.method(), Method::Hg) {
+                return None;
+            }
+            let var = variance_of(level.loss()?, level.method().sensitivity_norms());
+            Some(var.sqrt())
+        })
+        .collect()
 }
 
 /// A region's phase in `[0, 1)`: the fractional parts of multiples of the golden ratio,
