@@ -224,8 +224,114 @@ fn cmp_fractions(a: i128, b: i128, c: i128, d: i128) -> Ordering {
 /// If `lo > hi` (a caller's bug: coco's bounds are `[0, G]` and `[0, K]`).
 pub fn fit<T: Copy + Ord + Into<i64>>(kind: IsotonicFit, y: &[T], lo: i64, hi: i64) -> Vec<Block> {
     match kind {
+        IsotonicFit::L1 if y.len() <= SMALL => {
+            assert!(lo <= hi, "isotonic bounds [{lo}, {hi}] are empty");
+            l1_centered_small(y.iter().map(|&v| (v.into(), 1)), lo, hi)
+        }
         IsotonicFit::L1 => l1_centered(y, lo, hi),
         IsotonicFit::L2 => l2(y, lo, hi),
+    }
+}
+
+/// Inputs of at most this many cells or runs are fitted by L1 on the stack
+/// ([`l1_centered_small`]): a head of a tail's `L` cells, a region's few runs in the
+/// consistency step. Most of coco's fits are that short, and for them the general
+/// path's heaps and buffers cost more than the fit.
+const SMALL: usize = 64;
+
+/// [`l1_centered_runs`] for at most [`SMALL`] runs, the same blocks (tested against it),
+/// with the slope trick's breakpoints in a sorted array (a per-thread scratch buffer:
+/// nothing is allocated but the blocks returned).
+fn l1_centered_small<I>(runs: I, lo: i64, hi: i64) -> Vec<Block>
+where
+    I: DoubleEndedIterator<Item = (i64, u64)> + Clone,
+{
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<SmallScratch> = std::cell::RefCell::new(SmallScratch::default());
+    }
+    SCRATCH.with_borrow_mut(|scratch| {
+        let SmallScratch {
+            points,
+            small,
+            large,
+        } = scratch;
+        let runs = runs.filter(|r| r.1 > 0);
+        l1_small_values(runs.clone(), lo, hi, points, small);
+        l1_small_values(
+            runs.clone()
+                .rev()
+                .map(|(v, cells)| (v.saturating_neg(), cells)),
+            hi.saturating_neg(),
+            lo.saturating_neg(),
+            points,
+            large,
+        );
+        let m = small.len();
+        let mut out = BlockBuilder::default();
+        for (i, (_, cells)) in runs.enumerate() {
+            out.push(
+                cells as usize, // fits: the cells of at most SMALL runs of a fit's input
+                i128::from(small[i]) - i128::from(large[m - 1 - i]),
+                2,
+            );
+        }
+        out.blocks
+    })
+}
+
+/// The buffers of [`l1_centered_small`].
+#[derive(Default)]
+struct SmallScratch {
+    points: Vec<(i64, u64)>,
+    small: Vec<i64>,
+    large: Vec<i64>,
+}
+
+/// [`l1_run_values`] of nonempty runs into `out` (cleared first; one value per run), the
+/// breakpoints `points` a sorted array of `(value, copies)` with distinct values: the
+/// same multiset as the heap's, so the same maxima and the same values. A new value
+/// lands near the top, so it is placed by a scan from the top (`O(runs²)` at worst:
+/// for short inputs only).
+fn l1_small_values(
+    runs: impl Iterator<Item = (i64, u64)>,
+    lo: i64,
+    hi: i64,
+    points: &mut Vec<(i64, u64)>,
+    out: &mut Vec<i64>,
+) {
+    points.clear();
+    out.clear();
+    for (v, cells) in runs {
+        // `cells` steps of "push v twice, pop the maximum" (see `l1_run_values`).
+        let mut taken = 0u64;
+        while taken < cells {
+            let Some(last) = points.last_mut().filter(|p| p.0 > v) else {
+                break;
+            };
+            let take = last.1.min(cells - taken);
+            taken += take;
+            if take == last.1 {
+                points.pop();
+            } else {
+                last.1 -= take;
+            }
+        }
+        let copies = cells + taken;
+        let mut at = points.len();
+        while at > 0 && points[at - 1].0 > v {
+            at -= 1;
+        }
+        match points.get_mut(at.wrapping_sub(1)) {
+            Some(p) if p.0 == v => p.1 += copies,
+            _ => points.insert(at, (v, copies)),
+        }
+        out.push(points.last().expect("just pushed").0);
+    }
+    // Backward pass, run by run.
+    let mut b = i64::MAX;
+    for top in out.iter_mut().rev() {
+        b = b.min(*top);
+        *top = b.clamp(lo, hi);
     }
 }
 
@@ -519,6 +625,7 @@ pub fn fit_runs(kind: IsotonicFit, runs: &[(i64, u64)], lo: i64, hi: i64) -> Vec
     assert!(lo <= hi, "isotonic bounds [{lo}, {hi}] are empty");
     total_cells(runs);
     match kind {
+        IsotonicFit::L1 if runs.len() <= SMALL => l1_centered_small(runs.iter().copied(), lo, hi),
         IsotonicFit::L1 => l1_centered_runs(runs, lo, hi),
         IsotonicFit::L2 => l2_runs(runs, lo, hi),
     }

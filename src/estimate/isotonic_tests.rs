@@ -543,3 +543,45 @@ fn breakpoints_keep_the_heaps_maxima_on_long_monotone_and_alternating_runs() {
         assert_eq!(breakpoint_tops(&y), heap_tops(&y));
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// The stack path for short inputs gives the general path's blocks, cell by cell and
+    /// run by run, on values that repeat, fall, rise and reach the bounds.
+    #[test]
+    fn short_l1_fits_are_the_general_ones(
+        y in proptest::collection::vec(-30i64..30, 0..=SMALL),
+        cells in proptest::collection::vec(0u64..4, SMALL),
+        lo in -40i64..5,
+        width in 0i64..60,
+    ) {
+        let hi = lo + width;
+        if !y.is_empty() {
+            prop_assert_eq!(fit(IsotonicFit::L1, &y, lo, hi), l1_centered(&y, lo, hi));
+        }
+        let runs: Vec<(i64, u64)> = y.iter().copied().zip(cells.iter().copied()).collect();
+        prop_assert_eq!(l1_centered_small(runs.iter().copied(), lo, hi), l1_centered_runs(&runs, lo, hi));
+        // Unbounded below, as the heads are fitted.
+        if !y.is_empty() {
+            prop_assert_eq!(
+                fit(IsotonicFit::L1, &y, FREE_LOW, hi),
+                l1_centered(&y, FREE_LOW, hi)
+            );
+        }
+    }
+}
+
+#[test]
+fn short_l1_fits_at_the_extremes() {
+    let y = [i64::MAX / 4, -(i64::MAX / 4), 0, i64::MAX / 4, 5];
+    assert_eq!(
+        fit(IsotonicFit::L1, &y, FREE_LOW, i64::MAX / 2),
+        l1_centered(&y, FREE_LOW, i64::MAX / 2)
+    );
+    let runs = [(7i64, 1_000_000u64), (3, 2_000_000), (9, 0), (1, 5)];
+    assert_eq!(
+        l1_centered_small(runs.iter().copied(), 0, 10),
+        l1_centered_runs(&runs, 0, 10)
+    );
+}
