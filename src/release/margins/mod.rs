@@ -664,8 +664,8 @@ impl Uncertainty {
     }
 
     /// [`Uncertainty::statistic`], with the region's cell intervals ([`Uncertainty::region`])
-    /// computed at most once into `cells`.
-    fn statistic_with(
+    /// computed at most once into `cells` (a caller that holds them already passes them).
+    pub(crate) fn statistic_with(
         &self,
         level: usize,
         stat: summary::Stat,

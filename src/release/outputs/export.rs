@@ -276,9 +276,11 @@ fn fill_release_dir(
         // The wide tables' margins and the replicate tables, when computed and asked
         // for: post-processing of the draw with public data only.
         if let Some(u) = margins.as_deref() {
+            let phase = crate::timing::phase("  write the wide tables' margins");
             manifest
                 .outputs
                 .extend(write_margin_tables(tmp, dataset, draw, &levels, format, u)?);
+            phase.done();
         }
         // Last before the manifest: the codebook says what every other file holds.
         let codebook = crate::release::outputs::codebook::render(&manifest);

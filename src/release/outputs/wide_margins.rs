@@ -60,38 +60,36 @@ pub fn schema() -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
-/// The bounds of a region's row: `(lower, upper)` for sizes 0–6 and 7 or more.
+/// The bounds of a region's row: `(lower, upper)` for sizes 0–6 and 7 or more
+/// (`seven`: `summary.csv`'s statistic of 7 or more, when `K ≥ 7`).
 fn bounds(
     u: &Uncertainty,
     level: usize,
     released: &HistogramSet,
     id: NodeId,
     groups: Count,
+    seven: Option<summary::Stat>,
 ) -> [(u64, u64); 8] {
     let hist = released.get(id.index());
     let mut out = [(0u64, 0u64); 8];
-    for c in u.region(level, hist, groups) {
+    // The region's cell intervals, computed once for its cells and its statistic.
+    let cells = std::cell::OnceCell::new();
+    let region = cells.get_or_init(|| u.region(level, hist, groups));
+    for c in region {
         if c.size < 7 {
             out[c.size as usize] = (c.lower, c.upper);
         }
     }
     if u.max_size() >= 7 {
-        let seven = summary::stats(u.max_size())
-            .into_iter()
-            .zip(u.summary(level, hist, groups))
-            .find(|(stat, _)| stat.name(u.max_size()) == SEVEN_OR_MORE)
-            .and_then(|(_, interval)| interval);
-        out[7] = match seven {
+        out[7] = match seven.and_then(|stat| u.statistic_with(level, stat, hist, groups, &cells)) {
             Some(iv) => (iv.lower.max(0) as u64, iv.upper.max(0) as u64),
             // `summary.csv` publishes this statistic whenever `K ≥ 7`; were it ever
             // absent, the cells' bounds summed hold the sum of their counts too.
             None => {
                 let (mut lower, mut upper) = (0u64, 0u64);
-                for c in u.region(level, hist, groups) {
-                    if c.size >= 7 {
-                        lower = lower.saturating_add(c.lower);
-                        upper = upper.saturating_add(c.upper);
-                    }
+                for c in region.iter().filter(|c| c.size >= 7) {
+                    lower = lower.saturating_add(c.lower);
+                    upper = upper.saturating_add(c.upper);
                 }
                 (lower, upper.min(groups))
             }
@@ -112,6 +110,10 @@ pub(crate) fn write(
     u: &Uncertainty,
 ) -> std::io::Result<()> {
     let h = public.hierarchy;
+    let k = u.max_size();
+    let seven = summary::stats(k)
+        .into_iter()
+        .find(|stat| stat.name(k) == SEVEN_OR_MORE);
     let chunks = ids.len().div_ceil(CHUNK_REGIONS);
     let fill = |i: usize, rows: &mut NumericRows| {
         let mut regions = DisplayIds::new(h);
@@ -121,7 +123,7 @@ pub(crate) fn write(
             let groups = public.groups(id);
             values.clear();
             values.push(groups);
-            for (lower, upper) in bounds(u, level, released, id, groups) {
+            for (lower, upper) in bounds(u, level, released, id, groups, seven) {
                 values.extend([lower, upper]);
             }
             let region = regions.of(id);
