@@ -92,7 +92,7 @@ use crate::noise::{NoiseSource, OsRandomnessError, Subkey};
 use crate::release::pipeline::draw::Draw;
 use crate::release::plan::ReleasePlan;
 
-use pool::{Class, Pool};
+use pool::{Class, CountKey, Pool, SizeKey};
 
 #[derive(Debug, Error)]
 pub enum UncertaintyError {
@@ -455,6 +455,8 @@ pub struct Uncertainty {
     pub key: BootstrapKey,
     max_size: Size,
     offsets: HashMap<Class, Offsets>,
+    /// `offsets` in arrays, for the lookups per cell.
+    dense: DenseOffsets,
     summary: summary::SummaryOffsets,
     /// Where a released 0 may hide a group ([`reach`]).
     reach: reach::Reach,
@@ -738,10 +740,89 @@ impl Uncertainty {
     }
 
     fn offsets_of(&self, class: Class) -> Offsets {
-        self.offsets
-            .get(&class)
-            .copied()
-            .unwrap_or(Offsets { low: 0, high: 0 })
+        self.dense.get(class).unwrap_or_else(|| {
+            self.offsets
+                .get(&class)
+                .copied()
+                .unwrap_or(Offsets { low: 0, high: 0 })
+        })
+    }
+}
+
+/// The offsets of the classes cells are pooled in ([`pool::class_of`]), in arrays a
+/// cell's class indexes directly: every cell of `uncertainty.csv`, `summary.csv` and the
+/// wide tables' margins looks one up, millions of times at census scale, where a hash
+/// lookup of the class cost more than the rest of the cell's work. The same values as
+/// the map they are built from (a class the map lacks is `[0, 0]` in both).
+#[derive(Clone, Debug, Default)]
+struct DenseOffsets {
+    /// Per level, `SIZE_KEYS × COUNT_KEYS` offsets, by [`DenseOffsets::index`].
+    levels: Vec<Vec<Offsets>>,
+    /// Per level, the far class's ([`Class::far`]).
+    far: Vec<Offsets>,
+}
+
+impl DenseOffsets {
+    /// Size buckets: [`pool::size_bucket`] of any `Size` is at most 128.
+    const SIZE_KEYS: usize = 129;
+    /// Count keys: [`pool::count_bucket`] of any `Count` (at most 127), then the gaps.
+    const COUNT_KEYS: usize = 128 + 7;
+
+    fn new(map: &HashMap<Class, Offsets>) -> DenseOffsets {
+        let depth = map
+            .keys()
+            .map(|c| usize::from(c.level) + 1)
+            .max()
+            .unwrap_or(0);
+        let zero = Offsets { low: 0, high: 0 };
+        let mut out = DenseOffsets {
+            levels: vec![vec![zero; Self::SIZE_KEYS * Self::COUNT_KEYS]; depth],
+            far: vec![zero; depth],
+        };
+        for (&class, &o) in map {
+            if class == Class::far(class.level) {
+                out.far[usize::from(class.level)] = o;
+            } else if let Some((level, i)) = Self::index(class) {
+                out.levels[level][i] = o;
+            }
+        }
+        out
+    }
+
+    /// A fine class's level and index; `None` for the coarser classes a fine one
+    /// borrows from (never looked up per cell).
+    fn index(class: Class) -> Option<(usize, usize)> {
+        let SizeKey::Bucket(size) = class.size else {
+            return None;
+        };
+        let count = match class.count {
+            CountKey::Released(b) => usize::from(b),
+            CountKey::Zero(gap) => {
+                128 + match gap {
+                    pool::Gap::One => 0,
+                    pool::Gap::Two => 1,
+                    pool::Gap::UpTo4 => 2,
+                    pool::Gap::UpTo8 => 3,
+                    pool::Gap::UpToNear => 4,
+                    pool::Gap::Far => 5,
+                    pool::Gap::Zone => 6,
+                }
+            }
+            CountKey::Merged(_) | CountKey::AnyReleased | CountKey::AnyZero => return None,
+        };
+        let size = usize::from(size);
+        (size < Self::SIZE_KEYS && count < Self::COUNT_KEYS)
+            .then_some((usize::from(class.level), size * Self::COUNT_KEYS + count))
+    }
+
+    /// The class's offsets, `None` where the arrays do not hold the class (a coarse
+    /// class, a level beyond them): the map answers.
+    fn get(&self, class: Class) -> Option<Offsets> {
+        if class == Class::far(class.level) {
+            return self.far.get(usize::from(class.level)).copied();
+        }
+        let (level, i) = Self::index(class)?;
+        self.levels.get(level).map(|l| l[i])
     }
 }
 
@@ -1281,6 +1362,7 @@ pub(crate) fn bootstrap(
         key,
         max_size: k,
         reach: moved.table(&offsets, options.confidence),
+        dense: DenseOffsets::new(&offsets),
         offsets,
         summary: summary.offsets(options.confidence),
         few_regions: {
@@ -1304,6 +1386,68 @@ pub(crate) fn bootstrap(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The arrays give every fine class the map's offsets (a class each for every size
+    /// and count bucket, up to the largest, and every gap, at several levels), and a
+    /// class the map lacks is `[0, 0]` as in the map.
+    #[test]
+    fn dense_offsets_are_the_maps() {
+        use pool::{Gap, Merged};
+        let mut map = HashMap::default();
+        let mut n = 0i64;
+        let sizes = [0, 1, 7, 16, 17, 40, 1_000, 70_000, Size::MAX];
+        let counts = [1, 3, 4, 100, 1 << 40, Count::MAX];
+        let gaps = [
+            Gap::One,
+            Gap::Two,
+            Gap::UpTo4,
+            Gap::UpTo8,
+            Gap::UpToNear,
+            Gap::Far,
+            Gap::Zone,
+        ];
+        for level in [0u16, 2, 5] {
+            for &s in &sizes {
+                let size = SizeKey::Bucket(pool::size_bucket(s));
+                let keys = counts
+                    .iter()
+                    .map(|&c| CountKey::Released(pool::count_bucket(c)))
+                    .chain(gaps.iter().map(|&g| CountKey::Zero(g)));
+                for count in keys {
+                    n += 1;
+                    map.insert(Class { level, size, count }, Offsets { low: -n, high: n });
+                }
+            }
+            n += 1;
+            map.insert(Class::far(level), Offsets { low: -n, high: n });
+        }
+        // A coarse class, which the arrays leave to the map.
+        let coarse = Class {
+            level: 0,
+            size: SizeKey::Merged(Merged {
+                halvings: 1,
+                prefix: 3,
+            }),
+            count: CountKey::AnyReleased,
+        };
+        map.insert(coarse, Offsets { low: -1, high: 99 });
+        let dense = DenseOffsets::new(&map);
+        for (&class, &o) in &map {
+            if class == coarse {
+                assert_eq!(dense.get(class), None);
+            } else {
+                assert_eq!(dense.get(class), Some(o), "{class:?}");
+            }
+        }
+        let absent = Class {
+            level: 1,
+            size: SizeKey::Bucket(3),
+            count: CountKey::Released(2),
+        };
+        assert_eq!(dense.get(absent), Some(Offsets { low: 0, high: 0 }));
+        // Beyond the arrays' levels: the map answers.
+        assert_eq!(dense.get(Class { level: 9, ..absent }), None);
+    }
 
     #[test]
     fn auto_replicates_follow_the_cost_above_the_levels_draws() {
