@@ -1361,7 +1361,14 @@ pub(crate) fn bootstrap(
         top_runs: runs.into_iter().map(|(run, _)| run).collect(),
         key,
         max_size: k,
-        reach: moved.table(&offsets, options.confidence),
+        reach: moved.table(
+            &offsets,
+            options.confidence,
+            &zones
+                .iter()
+                .map(|z| z.map_or(reach::DEFAULT_TAIL_FROM, |z| z.above))
+                .collect::<Vec<_>>(),
+        ),
         dense: DenseOffsets::new(&offsets),
         offsets,
         summary: summary.offsets(options.confidence),

@@ -194,13 +194,35 @@ impl ReachPools {
     /// The reach of every level and size bucket at `confidence`, given the classes'
     /// `offsets` (`Tally::reach`): from its own pool if it holds at least
     /// [`MIN_SAMPLES`] true cells, else from the finest coarser pool that does
-    /// (neighbouring buckets merged pairwise, then the level's), else the level's; none for a
-    /// level whose classes already cover its true cells.
-    pub fn table(&self, offsets: &HashMap<Class, Offsets>, confidence: Confidence) -> Reach {
+    /// (neighbouring buckets merged pairwise, then the level's), else the level's.
+    ///
+    /// A level whose classes already cover the confidence's share of its true cells
+    /// gets no reach, whatever a bucket of it lacks, but for its tail (the buckets from
+    /// `tail_from[level]`: the tail's `L`, or [`DEFAULT_TAIL_FROM`] for a level without
+    /// one), which gets its reach too when the classes miss that share of the tail's
+    /// own true cells. Gated with the level alone, a level of many head cells covered
+    /// by their classes shut the reach off for its few tail cells, and a lone large
+    /// group released beside its size (a sparse block's, a district's) was `[0, 0]` where
+    /// it lay. Gated by its own cells alone, the tail lost the reach the level's gate
+    /// gave it where the bootstrap's world covers the tail better than the truth is
+    /// covered (measured: `docs/uncertainty.md`, item 5).
+    pub fn table(
+        &self,
+        offsets: &HashMap<Class, Offsets>,
+        confidence: Confidence,
+        tail_from: &[Size],
+    ) -> Reach {
         let coarse = pool::coarse_pools(&self.0, coarser);
+        let first_tail =
+            |level: usize| size_bucket(tail_from.get(level).copied().unwrap_or(DEFAULT_TAIL_FROM));
         let mut top: Vec<Option<u16>> = Vec::new();
-        for &(level, size) in self.0.keys() {
+        let mut parts: HashMap<(u16, bool), Tally> = HashMap::default();
+        for (&(level, size), tally) in &self.0 {
             let SizeKey::Bucket(b) = size else { continue };
+            parts
+                .entry((level, b >= first_tail(usize::from(level))))
+                .or_default()
+                .merge(tally);
             let level = usize::from(level);
             if top.len() <= level {
                 top.resize(level + 1, None);
@@ -217,17 +239,24 @@ impl ReachPools {
                 let Some(top) = *top else {
                     return Vec::new();
                 };
-                // A level whose classes already cover the confidence's share of its
-                // true cells needs no reach, whatever a bucket of it lacks.
-                let whole = (level as u16, SizeKey::Any);
-                if coarse
-                    .get(&whole)
-                    .is_none_or(|p| p.reach(offsets, confidence) == 0)
-                {
+                let needs =
+                    |pool: Option<&Tally>| pool.is_some_and(|p| p.reach(offsets, confidence) > 0);
+                let whole = needs(coarse.get(&(level as u16, SizeKey::Any)));
+                let tail = needs(parts.get(&(level as u16, true)));
+                let (head_open, tail_open) = (whole, whole || tail);
+                if !head_open && !tail_open {
                     return Vec::new();
                 }
                 (0..=top)
                     .map(|b| {
+                        let gate = if b >= first_tail(level) {
+                            tail_open
+                        } else {
+                            head_open
+                        };
+                        if !gate {
+                            return 0;
+                        }
                         let key = (level as u16, SizeKey::Bucket(b));
                         match pool::choose(key, self.0.get(&key), &coarser(key), &coarse) {
                             Some((k, p)) => *memo
@@ -242,6 +271,10 @@ impl ReachPools {
         Reach { by_level }
     }
 }
+
+/// Where a level without a tail is split into head and tail for the reach's gates: the
+/// default tail's `L` ([`crate::estimate::Tail::AUTO`]).
+pub const DEFAULT_TAIL_FROM: Size = crate::estimate::Tail::AUTO.above;
 
 /// The reach per level and size bucket ([`ReachPools::table`]).
 #[derive(Clone, Debug, Default)]
@@ -325,7 +358,7 @@ mod tests {
             pools.add_region(1, &[(2, 50), (40, 1)], &[(2, 50), (40, 1)], 100, None);
         }
         // Classes that cover nothing.
-        let reach = pools.table(&HashMap::default(), Confidence::DEFAULT);
+        let reach = pools.table(&HashMap::default(), Confidence::DEFAULT, &[]);
         assert_eq!(reach.at(0, 40), 3);
         assert_eq!(reach.at(0, 2), 0);
         assert_eq!(reach.at(1, 40), 0);
@@ -355,7 +388,7 @@ mod tests {
         ]
         .into_iter()
         .collect();
-        let reach = pools.table(&offsets, Confidence::DEFAULT);
+        let reach = pools.table(&offsets, Confidence::DEFAULT, &[]);
         assert_eq!(reach.at(0, 40), 0);
         assert!(reach.cells(0, &[(2, 50), (40, 1)], 100).is_empty());
         // Half the true groups displaced by 3, the other half by 9: at 90%, the reach
@@ -367,7 +400,7 @@ mod tests {
         }
         assert_eq!(
             pools
-                .table(&HashMap::default(), Confidence::DEFAULT)
+                .table(&HashMap::default(), Confidence::DEFAULT, &[])
                 .at(0, 40),
             9
         );
