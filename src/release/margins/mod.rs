@@ -454,9 +454,8 @@ pub struct Uncertainty {
     /// the same replicates and gets the same intervals.
     pub key: BootstrapKey,
     max_size: Size,
-    offsets: HashMap<Class, Offsets>,
-    /// `offsets` in arrays, for the lookups per cell.
-    dense: DenseOffsets,
+    /// The pooled classes' offsets.
+    offsets: DenseOffsets,
     summary: summary::SummaryOffsets,
     /// Where a released 0 may hide a group ([`reach`]).
     reach: reach::Reach,
@@ -740,12 +739,7 @@ impl Uncertainty {
     }
 
     fn offsets_of(&self, class: Class) -> Offsets {
-        self.dense.get(class).unwrap_or_else(|| {
-            self.offsets
-                .get(&class)
-                .copied()
-                .unwrap_or(Offsets { low: 0, high: 0 })
-        })
+        self.offsets.lookup(class)
     }
 }
 
@@ -760,6 +754,8 @@ struct DenseOffsets {
     levels: Vec<Vec<Offsets>>,
     /// Per level, the far class's ([`Class::far`]).
     far: Vec<Offsets>,
+    /// The classes the arrays do not index (the coarser ones).
+    others: HashMap<Class, Offsets>,
 }
 
 impl DenseOffsets {
@@ -778,12 +774,15 @@ impl DenseOffsets {
         let mut out = DenseOffsets {
             levels: vec![vec![zero; Self::SIZE_KEYS * Self::COUNT_KEYS]; depth],
             far: vec![zero; depth],
+            others: HashMap::default(),
         };
         for (&class, &o) in map {
             if class == Class::far(class.level) {
                 out.far[usize::from(class.level)] = o;
             } else if let Some((level, i)) = Self::index(class) {
                 out.levels[level][i] = o;
+            } else {
+                out.others.insert(class, o);
             }
         }
         out
@@ -797,17 +796,8 @@ impl DenseOffsets {
         };
         let count = match class.count {
             CountKey::Released(b) => usize::from(b),
-            CountKey::Zero(gap) => {
-                128 + match gap {
-                    pool::Gap::One => 0,
-                    pool::Gap::Two => 1,
-                    pool::Gap::UpTo4 => 2,
-                    pool::Gap::UpTo8 => 3,
-                    pool::Gap::UpToNear => 4,
-                    pool::Gap::Far => 5,
-                    pool::Gap::Zone => 6,
-                }
-            }
+            // The gaps in their order of declaration, 0 to 6.
+            CountKey::Zero(gap) => 128 + gap as usize,
             CountKey::Merged(_) | CountKey::AnyReleased | CountKey::AnyZero => return None,
         };
         let size = usize::from(size);
@@ -815,8 +805,18 @@ impl DenseOffsets {
             .then_some((usize::from(class.level), size * Self::COUNT_KEYS + count))
     }
 
-    /// The class's offsets, `None` where the arrays do not hold the class (a coarse
-    /// class, a level beyond them): the map answers.
+    /// The class's offsets (`[0, 0]` for a class without a pool).
+    fn lookup(&self, class: Class) -> Offsets {
+        self.get(class).unwrap_or_else(|| {
+            self.others
+                .get(&class)
+                .copied()
+                .unwrap_or(Offsets { low: 0, high: 0 })
+        })
+    }
+
+    /// The class's offsets in the arrays, `None` where they do not hold the class (a
+    /// coarse class, a level beyond them).
     fn get(&self, class: Class) -> Option<Offsets> {
         if class == Class::far(class.level) {
             return self.far.get(usize::from(class.level)).copied();
@@ -1369,8 +1369,7 @@ pub(crate) fn bootstrap(
                 .map(|z| z.map_or(reach::DEFAULT_TAIL_FROM, |z| z.above))
                 .collect::<Vec<_>>(),
         ),
-        dense: DenseOffsets::new(&offsets),
-        offsets,
+        offsets: DenseOffsets::new(&offsets),
         summary: summary.offsets(options.confidence),
         few_regions: {
             let h = public.hierarchy;
